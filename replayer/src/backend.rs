@@ -1,0 +1,101 @@
+//! The one trait every API backend implements. The planner and the command line only
+//! talk to this trait, never to an API.
+
+use trace_format::{BlobStore, Command, MemId, NodeId, Patch, Trace};
+
+/// What a backend can fail with; `Unavailable` maps to exit code 3.
+#[derive(Debug, thiserror::Error)]
+pub enum BackendError {
+    /// The API, its driver or the device is missing on this machine.
+    #[error("{0}")]
+    Unavailable(String),
+    /// The trace asks for something this backend cannot do.
+    #[error("unsupported: {0}")]
+    Unsupported(String),
+    /// The API returned an error.
+    #[error("{call} failed: {detail}")]
+    Api { call: String, detail: String },
+}
+
+pub type BackendResult<T> = Result<T, BackendError>;
+
+/// A native command buffer built by a backend, named by the backend.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct BufferHandle(pub usize);
+
+/// How a patch reached a built command buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UpdateKind {
+    /// Through the API's update call (`cuGraphExecKernelNodeSetParams`, `clUpdateMutableCommandsKHR`).
+    Native,
+    /// The command buffer was rebuilt because the device cannot update in place.
+    Rebuilt,
+}
+
+/// The nodes of one partition, in topological order, with the edges between them.
+pub struct PartitionNodes<'t> {
+    pub nodes: Vec<(NodeId, &'t trace_format::Node)>,
+    /// Edges between members of `nodes`, as indices into `nodes`.
+    pub edges: Vec<(usize, usize)>,
+    /// Every node depends on its predecessor: the backend may build an in-order buffer.
+    pub straight_line: bool,
+}
+
+/// Options chosen on the command line that a backend honours.
+#[derive(Clone, Debug, Default)]
+pub struct BackendOptions {
+    /// Index or name fragment of the device to use; the first device when `None`.
+    pub device: Option<String>,
+    /// Place memory at the recorded addresses (CUDA virtual memory).
+    pub exact_addresses: bool,
+    /// Collect per-node start and end times.
+    pub profile: bool,
+}
+
+/// Per-node device times of the last run, in nanoseconds on the device's clock.
+#[derive(Clone, Debug)]
+pub struct NodeTiming {
+    pub node: NodeId,
+    pub queue: usize,
+    pub start_ns: u64,
+    pub end_ns: u64,
+}
+
+pub trait Backend {
+    /// The device the backend runs on, for reports.
+    fn device_name(&self) -> String;
+
+    /// Whether the native command buffer can hold this command; the planner runs the
+    /// others eagerly between partitions.
+    fn can_record(&self, command: &Command) -> bool;
+
+    /// Create programs, kernels, queues and memory objects for the whole trace.
+    fn load(&mut self, trace: &Trace, blobs: &BlobStore) -> BackendResult<()>;
+
+    /// Replace the contents of a memory object (initial state, `--input`).
+    fn write_memory(&mut self, mem: MemId, data: &[u8]) -> BackendResult<()>;
+
+    /// Read a memory object back after `finish`.
+    fn read_memory(&mut self, mem: MemId) -> BackendResult<Vec<u8>>;
+
+    /// Build one native command buffer (graph) from a partition.
+    fn build(&mut self, part: &PartitionNodes<'_>) -> BackendResult<BufferHandle>;
+
+    /// Submit a built command buffer; it runs after everything submitted before it.
+    fn launch(&mut self, buffer: BufferHandle) -> BackendResult<()>;
+
+    /// Submit the nodes of a partition one command at a time, with events for its edges.
+    fn run_eager(&mut self, part: &PartitionNodes<'_>, blobs: &BlobStore) -> BackendResult<()>;
+
+    /// Apply patches to a built command buffer, natively where the device can.
+    fn update(&mut self, buffer: BufferHandle, part: &PartitionNodes<'_>, patches: &[Patch])
+        -> BackendResult<UpdateKind>;
+
+    /// Wait until everything submitted has completed.
+    fn finish(&mut self) -> BackendResult<()>;
+
+    /// Device times of each node of the last run, when `BackendOptions::profile` was set.
+    fn timings(&mut self) -> BackendResult<Vec<NodeTiming>> {
+        Ok(Vec::new())
+    }
+}

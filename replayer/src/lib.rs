@@ -1,0 +1,3 @@
+//! The replayer: validation, planning and backends.
+
+pub mod backend;

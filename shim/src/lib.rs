@@ -1,0 +1,1 @@
+//! libshim.so: records the GPU work of unmodified programs.

@@ -1,0 +1,391 @@
+//! The trace data model: what a recording holds, independent of the API it came from.
+//!
+//! Ids are dense indices into the `Trace` vectors that hold the entities, so a reader can
+//! check that every reference resolves with a bounds check.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+macro_rules! id_type {
+    ($($(#[$doc:meta])* $name:ident),* $(,)?) => {$(
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+        pub struct $name(pub u32);
+        impl $name {
+            pub fn index(self) -> usize { self.0 as usize }
+        }
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result { write!(f, "{}", self.0) }
+        }
+    )*};
+}
+
+id_type!(
+    /// A device of `Trace::devices`.
+    DeviceId,
+    /// A memory object of `Trace::memories`.
+    MemId,
+    /// A program of `Trace::programs`.
+    ProgramId,
+    /// A kernel of `Trace::kernels`.
+    KernelId,
+    /// A queue (stream, command list) of `Trace::queues`.
+    QueueId,
+    /// A node of `Trace::nodes`, or of a sub-graph's `nodes`.
+    NodeId,
+    /// A segment of `Trace::segments`.
+    SegmentId,
+);
+
+/// Content hash (xxh3-128) of a blob's uncompressed bytes; blobs are deduplicated by it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct BlobId(pub u128);
+
+impl BlobId {
+    pub fn of(bytes: &[u8]) -> BlobId {
+        BlobId(xxhash_rust::xxh3::xxh3_128(bytes))
+    }
+}
+
+impl std::fmt::Display for BlobId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:032x}", self.0)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Api {
+    OpenCl,
+    Cuda,
+    LevelZero,
+}
+
+impl std::fmt::Display for Api {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Api::OpenCl => "OpenCL",
+            Api::Cuda => "CUDA",
+            Api::LevelZero => "Level Zero",
+        })
+    }
+}
+
+/// What the recording process was, written first in every trace.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Header {
+    pub api: Api,
+    /// Name and version of the program that wrote the trace (the shim).
+    pub producer: String,
+    /// The recorded program's command line.
+    pub command_line: Vec<String>,
+    pub process_id: u32,
+    /// Seconds since the Unix epoch when recording started.
+    pub started_unix_s: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Device {
+    pub name: String,
+    pub vendor: String,
+    pub driver_version: String,
+    /// API-specific facts a backend may need (platform name, extension revisions,
+    /// compute capability, ...), as the API reported them.
+    pub properties: BTreeMap<String, String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum MemKind {
+    /// A device buffer (`cl_mem` buffer, `cuMemAlloc`, `zeMemAllocDevice`).
+    Buffer,
+    /// A window into another memory object (`clCreateSubBuffer`), at `offset` of `parent`.
+    SubBuffer { parent: MemId, offset: u64 },
+    /// Shared virtual memory / unified shared memory visible to host and device.
+    Shared,
+    /// Host memory the device can reach (pinned, registered).
+    Host,
+    /// A managed (migratable) allocation.
+    Managed,
+    /// A pitched 2D allocation; `size` is `pitch * height`.
+    Pitched { pitch: u64, width: u64, height: u64 },
+    /// Allocated and freed by the recorded work itself (stream-ordered allocation).
+    StreamOrdered,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Memory {
+    pub kind: MemKind,
+    pub size: u64,
+    /// The address (or handle) the program saw at record time; kernel arguments and
+    /// copies are stored relative to the object, this is kept for `--exact-addresses`.
+    pub address: u64,
+    /// The API's creation flags, as the API defines them.
+    pub flags: u64,
+    pub device: Option<DeviceId>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ImageKind {
+    Ptx,
+    Cubin,
+    Fatbin,
+    OpenClSource,
+    /// A device-specific binary (`clCreateProgramWithBinary`, native Level Zero module).
+    DeviceBinary,
+    SpirV,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ProgramImage {
+    pub kind: ImageKind,
+    pub blob: BlobId,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Program {
+    /// Every form of the program the recording saw, best first: a backend rebuilds from
+    /// the first image it can load (source before a binary for another driver).
+    pub images: Vec<ProgramImage>,
+    pub build_options: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ParamKind {
+    /// Plain bytes.
+    Value,
+    /// A memory object or device pointer.
+    Memory,
+    /// Local (shared) memory sized at launch.
+    Local,
+    /// An opaque handle such as an OpenCL sampler.
+    Handle,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Param {
+    /// Byte offset in the API's packed parameter buffer (CUDA); 0 where arguments are set one by one.
+    pub offset: u32,
+    pub size: u32,
+    pub kind: ParamKind,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Kernel {
+    pub program: ProgramId,
+    pub name: String,
+    pub params: Vec<Param>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Queue {
+    pub in_order: bool,
+    pub device: Option<DeviceId>,
+    /// API flags as given at creation (stream flags, queue properties).
+    pub flags: u64,
+    pub priority: i32,
+    /// The API's own name for it, for people ("stream 0x7f..", "legacy default stream").
+    pub label: String,
+}
+
+/// One kernel argument as replay must bind it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Arg {
+    /// Bytes passed by value.
+    Value(Vec<u8>),
+    /// A memory object, or a pointer `offset` bytes into one; replay relocates it.
+    Memory { mem: MemId, offset: u64 },
+    /// A null memory argument.
+    NullMemory,
+    /// Local memory of this many bytes.
+    Local(u64),
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Launch {
+    /// OpenCL / Level Zero style: work-items.
+    NdRange {
+        dims: u32,
+        offset: [u64; 3],
+        global: [u64; 3],
+        local: Option<[u64; 3]>,
+    },
+    /// CUDA style: blocks of threads.
+    Grid {
+        grid: [u32; 3],
+        block: [u32; 3],
+        shared_bytes: u32,
+        cluster: Option<[u32; 3]>,
+        cooperative: bool,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct KernelLaunch {
+    pub kernel: KernelId,
+    pub args: Vec<Arg>,
+    pub launch: Launch,
+}
+
+/// One side of a copy.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Place {
+    Memory { mem: MemId, offset: u64 },
+    /// Host memory. For a source (write), `data` is what the program passed; for a
+    /// destination (read), `data` is what the program received, kept for comparison.
+    Host { data: Option<BlobId> },
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Extent {
+    Linear { bytes: u64 },
+    /// Rectangular 2D/3D region; `region[0]` is in bytes; origins are in bytes/rows/slices.
+    Rect {
+        src_origin: [u64; 3],
+        dst_origin: [u64; 3],
+        region: [u64; 3],
+        src_row_pitch: u64,
+        src_slice_pitch: u64,
+        dst_row_pitch: u64,
+        dst_slice_pitch: u64,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Copy {
+    pub src: Place,
+    pub dst: Place,
+    pub extent: Extent,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Fill {
+    pub mem: MemId,
+    pub offset: u64,
+    pub bytes: u64,
+    /// Repeated to cover `bytes` (1, 2 or 4 bytes for CUDA memsets; up to 128 for OpenCL).
+    pub pattern: Vec<u8>,
+    /// For 2D memsets: (pitch, width in elements, height); `None` for linear fills.
+    pub rows: Option<[u64; 3]>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum HostTaskKind {
+    /// `clCreateUserEvent` + `clSetUserEventStatus`.
+    UserEvent,
+    /// An event callback (`clSetEventCallback`, `cuStreamAddCallback`).
+    Callback,
+    /// `cuLaunchHostFunc`.
+    HostFunction,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Graph {
+    pub nodes: Vec<Node>,
+    pub edges: Vec<Edge>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Command {
+    Kernel(KernelLaunch),
+    Copy(Copy),
+    Fill(Fill),
+    /// Orders without doing work (barrier, marker, empty node, event join).
+    Barrier,
+    /// Host code ran in the graph: a partition boundary at replay.
+    HostTask(HostTaskKind),
+    MemAlloc { mem: MemId },
+    MemFree { mem: MemId },
+    /// A command buffer / graph the program built itself and submitted whole.
+    Subgraph(Graph),
+}
+
+impl Command {
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            Command::Kernel(_) => "kernel",
+            Command::Copy(_) => "copy",
+            Command::Fill(_) => "fill",
+            Command::Barrier => "barrier",
+            Command::HostTask(_) => "host_task",
+            Command::MemAlloc { .. } => "mem_alloc",
+            Command::MemFree { .. } => "mem_free",
+            Command::Subgraph(_) => "subgraph",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Node {
+    pub queue: Option<QueueId>,
+    pub segment: SegmentId,
+    pub command: Command,
+    /// The API call that made it, for people (`clEnqueueNDRangeKernel`).
+    pub call: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum EdgeKind {
+    /// The previous command of an in-order queue.
+    InOrder,
+    /// An event wait (wait lists, `cuStreamWaitEvent`).
+    Event,
+    /// An out-of-order barrier waiting for earlier commands of its queue.
+    Barrier,
+    /// The legacy default stream synchronizing with blocking streams.
+    DefaultStream,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Edge {
+    pub from: NodeId,
+    pub to: NodeId,
+    pub kind: EdgeKind,
+}
+
+/// Contents of one memory object at a point in time.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MemState {
+    pub mem: MemId,
+    pub blob: BlobId,
+}
+
+/// A recorded window between host synchronizations.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Segment {
+    /// Ordinal of the window in the program's run (segments not captured are skipped).
+    pub ordinal: u64,
+    /// What ended it (`clFinish`, `cuStreamSynchronize`, end of program).
+    pub ended_by: String,
+    /// Contents of each memory object just before its first use in this window.
+    pub initial: Vec<MemState>,
+    /// Contents of each memory object the window wrote, after it ended.
+    pub expected: Vec<MemState>,
+}
+
+/// A change that turns a family's base graph into one of its segments, or a user override.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Patch {
+    Arg { node: NodeId, index: u32, value: Arg },
+    Launch { node: NodeId, launch: Launch },
+}
+
+/// Why a recording is incomplete; the trace is still usable up to what it holds.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PartialReason {
+    pub call: String,
+    pub reason: String,
+}
+
+/// A whole trace in memory. Blob contents live in `BlobStore` (see the container).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Trace {
+    pub header: Option<Header>,
+    pub devices: Vec<Device>,
+    pub memories: Vec<Memory>,
+    pub programs: Vec<Program>,
+    pub kernels: Vec<Kernel>,
+    pub queues: Vec<Queue>,
+    pub nodes: Vec<Node>,
+    pub edges: Vec<Edge>,
+    pub segments: Vec<Segment>,
+    pub partial: Vec<PartialReason>,
+}
