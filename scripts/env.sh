@@ -1,0 +1,11 @@
+# Sourced by the scripts and CI: where set-up put the OpenCL runtimes, Python and nvcc.
+deps=${REPRISE_DEPS:-$HOME/.cache/reprise}
+venv="$deps/venv"
+if [ -f "$venv/lib/libintelocl.so" ]; then
+  export REPRISE_INTEL_OCL="$venv/lib/libintelocl.so"
+fi
+if [ -x "$venv/bin/python" ]; then
+  export REPRISE_PYTHON="$venv/bin/python"
+  nvcc_bin=$(ls "$venv"/lib/python3*/site-packages/nvidia/cu13/bin/nvcc 2>/dev/null | head -n 1 || true)
+  [ -n "$nvcc_bin" ] && export REPRISE_NVCC="$nvcc_bin"
+fi
