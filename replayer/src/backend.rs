@@ -84,7 +84,9 @@ pub trait Backend {
     /// Submit a built command buffer; it runs after everything submitted before it.
     fn launch(&mut self, buffer: BufferHandle) -> BackendResult<()>;
 
-    /// Submit the nodes of a partition one command at a time, with events for its edges.
+    /// Submit the nodes of a partition one command at a time, with events for its edges; like
+    /// `launch`, they run after everything submitted before. Host tasks come here too (the
+    /// recorded host code is not in the trace, so they only order).
     fn run_eager(&mut self, part: &PartitionNodes<'_>, blobs: &BlobStore) -> BackendResult<()>;
 
     /// Apply patches to a built command buffer, natively where the device can.

@@ -2,8 +2,11 @@
 //! one command buffer built from the first of them (the base), patched before each member.
 //! What a patch can change is a kernel's argument values, memory bindings and launch
 //! sizes; any other difference (another kernel, a copy or fill of another shape, other
-//! edges) puts the segment in another family.
+//! edges) puts the segment in another family. Commands that run eagerly (host tasks, what
+//! the backend cannot record) run from each member's own node, so they only need to be
+//! of the same kind.
 
+use crate::plan::runs_eagerly;
 use crate::segments::SegmentGraph;
 use std::collections::BTreeSet;
 use trace_format::{Arg, Command, Copy, KernelId, KernelLaunch, Launch, NodeId, Patch, Place, SegmentId, Trace};
@@ -21,13 +24,14 @@ pub struct Family {
     pub patches: Vec<Vec<Patch>>,
 }
 
-/// The families of a validated trace, in the order of their bases.
-pub fn find_families(trace: &Trace, graphs: &[SegmentGraph]) -> Vec<Family> {
+/// The families of a validated trace, in the order of their bases; `can_record` is the
+/// backend's `Backend::can_record`.
+pub fn find_families(trace: &Trace, graphs: &[SegmentGraph], can_record: &dyn Fn(&Command) -> bool) -> Vec<Family> {
     let topologies: Vec<Vec<(usize, usize)>> = graphs.iter().map(topology).collect();
     let mut families: Vec<(usize, Vec<usize>)> = Vec::new();
     for (index, graph) in graphs.iter().enumerate() {
         let joined = families.iter_mut().find(|(base, _)| {
-            topologies[*base] == topologies[index] && same_shape(trace, &graphs[*base], graph)
+            topologies[*base] == topologies[index] && same_shape(trace, &graphs[*base], graph, can_record)
         });
         match joined {
             Some((_, members)) => members.push(index),
@@ -55,10 +59,15 @@ fn topology(graph: &SegmentGraph) -> Vec<(usize, usize)> {
     edges
 }
 
-fn same_shape(trace: &Trace, base: &SegmentGraph, other: &SegmentGraph) -> bool {
+fn same_shape(trace: &Trace, base: &SegmentGraph, other: &SegmentGraph, can_record: &dyn Fn(&Command) -> bool) -> bool {
     base.nodes.len() == other.nodes.len()
         && base.nodes.iter().zip(&other.nodes).all(|(a, b)| {
-            patchable_into(trace, &trace.nodes[a.index()].command, &trace.nodes[b.index()].command)
+            let (a, b) = (&trace.nodes[a.index()].command, &trace.nodes[b.index()].command);
+            match (runs_eagerly(a, can_record), runs_eagerly(b, can_record)) {
+                (true, true) => a.kind_name() == b.kind_name(),
+                (false, false) => patchable_into(trace, a, b),
+                _ => false,
+            }
         })
 }
 
@@ -171,7 +180,7 @@ mod tests {
     use trace_format::{Extent, MemId};
 
     fn families_of(builder: &TraceBuilder) -> Vec<Family> {
-        find_families(&builder.trace, &segment_graphs(&builder.trace))
+        find_families(&builder.trace, &segment_graphs(&builder.trace), &|_| true)
     }
 
     fn members(families: &[Family]) -> Vec<Vec<u32>> {
@@ -279,6 +288,25 @@ mod tests {
             b.launch(segment, k, vec![Arg::Value(bytes)], 16);
         }
         assert_eq!(members(&families_of(&b)), vec![vec![0], vec![1]]);
+    }
+
+    #[test]
+    fn commands_run_eagerly_need_only_the_same_kind() {
+        let mut b = TraceBuilder::new();
+        let buffer = b.memory(64);
+        for offset in [0, 32] {
+            let segment = b.segment();
+            let data = b.blobs.insert(vec![offset as u8; 32]);
+            b.node(segment, Command::Copy(Copy {
+                src: Place::Host { data: Some(data) },
+                dst: Place::Memory { mem: buffer, offset },
+                extent: Extent::Linear { bytes: 32 },
+            }));
+        }
+        let graphs = segment_graphs(&b.trace);
+        assert_eq!(members(&find_families(&b.trace, &graphs, &|_| true)), vec![vec![0], vec![1]]);
+        let no_copies = |c: &Command| !matches!(c, Command::Copy(_));
+        assert_eq!(members(&find_families(&b.trace, &graphs, &no_copies)), vec![vec![0, 1]]);
     }
 
     #[test]

@@ -61,6 +61,11 @@ pub enum PlanError {
     Cycle { segment: SegmentId, nodes: Vec<NodeId> },
 }
 
+/// Whether a command runs outside command buffers: host tasks, and what the backend cannot record.
+pub fn runs_eagerly(command: &Command, can_record: &dyn Fn(&Command) -> bool) -> bool {
+    matches!(command, Command::HostTask(_)) || !can_record(command)
+}
+
 /// Plans `graph` (a validated segment of `trace`); `can_record` is the backend's
 /// `Backend::can_record`.
 pub fn plan_segment(
@@ -72,14 +77,8 @@ pub fn plan_segment(
         segment: graph.segment,
         nodes: blocked.iter().map(|&local| graph.nodes[local]).collect(),
     })?;
-    let is_boundary: Vec<bool> = graph
-        .nodes
-        .iter()
-        .map(|id| {
-            let command = &trace.nodes[id.index()].command;
-            matches!(command, Command::HostTask(_)) || !can_record(command)
-        })
-        .collect();
+    let is_boundary: Vec<bool> =
+        graph.nodes.iter().map(|id| runs_eagerly(&trace.nodes[id.index()].command, can_record)).collect();
     let group_of = group_nodes(graph, &order, &is_boundary);
     Ok(SegmentPlan { partitions: build_partitions(graph, &order, &group_of, &is_boundary) })
 }
