@@ -34,3 +34,33 @@ pub fn chrome_trace(trace: &Trace, device: &str, timings: &[NodeTiming]) -> Valu
     }
     json!({"traceEvents": events, "displayTimeUnit": "ns"})
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_traces::{mem, TraceBuilder};
+    use trace_format::NodeId;
+
+    #[test]
+    fn one_complete_event_per_node_on_its_queue_track_in_time_order() {
+        let mut b = TraceBuilder::new();
+        let k = b.kernel("scale", &[None]);
+        let buffer = b.memory(64);
+        let segment = b.segment();
+        let first = b.launch(segment, k, vec![mem(buffer)], 16);
+        let host = b.host_task(segment);
+        let timings = [
+            NodeTiming { node: host, queue: 0, start_ns: 5_000, end_ns: 5_500 },
+            NodeTiming { node: first, queue: 0, start_ns: 2_000, end_ns: 4_000 },
+        ];
+        let profile = chrome_trace(&b.trace, "test device", &timings);
+        let events = profile["traceEvents"].as_array().expect("events");
+        let spans: Vec<&Value> = events.iter().filter(|e| e["ph"] == "X").collect();
+        assert_eq!(spans.len(), 2);
+        assert_eq!((spans[0]["name"].as_str(), spans[0]["ts"].as_f64(), spans[0]["dur"].as_f64()), (Some("scale"), Some(0.0), Some(2.0)));
+        assert_eq!((spans[1]["name"].as_str(), spans[1]["ts"].as_f64()), (Some("host_task"), Some(3.0)));
+        assert_eq!(spans[1]["args"]["node"], NodeId(1).0);
+        let track = events.iter().find(|e| e["name"] == "thread_name").expect("a track per queue");
+        assert_eq!(track["args"]["name"], "queue 0: queue");
+    }
+}
