@@ -1,1 +1,15 @@
 //! libshim.so: records the GPU work of unmodified programs.
+//!
+//! The API-agnostic core (`interpose`, `entry`, `config`, `recorder`, `session`, `writer`)
+//! and one module per API, which exports the API's functions as hooks.
+
+mod config;
+mod entry;
+mod interpose;
+mod log;
+mod recorder;
+
+/// Every API's hooks, for the exported `dlsym` to hand out.
+fn hook_tables() -> &'static [&'static [&'static interpose::Hook]] {
+    &[]
+}

@@ -1,0 +1,145 @@
+//! How calls reach the shim and how the shim reaches the real functions: the exported `dlsym`
+//! hands out hooks for names the shim hooks, and each hook finds its real function once.
+
+use std::ffi::{c_char, c_int, c_void, CStr};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// One exported hook: its name, its own address, and the real function it forwards to.
+pub struct Hook {
+    pub name: &'static CStr,
+    address: *const c_void,
+    /// The real function's address once known; 0 until then.
+    real: AtomicUsize,
+}
+
+// The address is a function's, immutable and valid for the whole process.
+unsafe impl Sync for Hook {}
+
+impl Hook {
+    pub const fn new(name: &'static CStr, address: *const c_void) -> Hook {
+        Hook { name, address, real: AtomicUsize::new(0) }
+    }
+
+    /// The hook's own address, what `dlsym` hands out instead of the real function.
+    pub fn address(&self) -> *mut c_void {
+        self.address.cast_mut()
+    }
+
+    /// The real function: the one a library handle gave for this name, else the next
+    /// definition after the shim (`dlsym(RTLD_NEXT)`). Cached once found.
+    pub fn real(&self) -> Option<usize> {
+        match self.real.load(Ordering::Acquire) {
+            0 => {
+                let found = self.accept(real_dlsym(libc::RTLD_NEXT, self.name.as_ptr()))?;
+                Some(self.remember(found))
+            }
+            known => Some(known),
+        }
+    }
+
+    /// The real function from any library loaded in the process, for programs whose API
+    /// library is private (loaded `RTLD_LOCAL` where `RTLD_NEXT` cannot see it).
+    pub fn real_in_loaded_libraries(&self) -> Option<usize> {
+        let found = loaded_library_names().into_iter().find_map(|library| {
+            // SAFETY: RTLD_NOLOAD only takes a new reference to an already loaded library.
+            let handle = unsafe { libc::dlopen(library.as_ptr(), libc::RTLD_NOLOAD | libc::RTLD_LAZY) };
+            if handle.is_null() {
+                return None;
+            }
+            let found = self.accept(real_dlsym(handle, self.name.as_ptr()));
+            // SAFETY: balances the reference taken above; the library stays loaded.
+            unsafe { libc::dlclose(handle) };
+            found
+        })?;
+        Some(self.remember(found))
+    }
+
+    /// Keeps `address` as the real function unless one is known already; returns the one kept.
+    fn remember(&self, address: usize) -> usize {
+        match self.real.compare_exchange(0, address, Ordering::AcqRel, Ordering::Acquire) {
+            Ok(_) => address,
+            Err(known) => known,
+        }
+    }
+
+    /// A found address is a real function unless it is null or the hook itself.
+    fn accept(&self, address: *mut c_void) -> Option<usize> {
+        (!address.is_null() && address.cast_const() != self.address).then_some(address as usize)
+    }
+}
+
+/// The hook named `name`, in any API's table.
+pub fn lookup(name: &CStr) -> Option<&'static Hook> {
+    crate::hook_tables().iter().flat_map(|table| table.iter()).copied().find(|hook| hook.name == name)
+}
+
+type DlsymFn = unsafe extern "C" fn(*mut c_void, *const c_char) -> *mut c_void;
+
+/// glibc's `dlsym`, which the shim's own `dlsym` shadows.
+fn real_dlsym(handle: *mut c_void, symbol: *const c_char) -> *mut c_void {
+    static REAL: AtomicUsize = AtomicUsize::new(0);
+    let mut address = REAL.load(Ordering::Acquire);
+    if address == 0 {
+        // SAFETY: dlvsym with constant, NUL-terminated names.
+        address = unsafe { libc::dlvsym(libc::RTLD_NEXT, c"dlsym".as_ptr(), c"GLIBC_2.2.5".as_ptr()) } as usize;
+        if address == 0 {
+            return std::ptr::null_mut();
+        }
+        REAL.store(address, Ordering::Release);
+    }
+    // SAFETY: the address is glibc's dlsym, whose signature this is.
+    unsafe { std::mem::transmute::<usize, DlsymFn>(address)(handle, symbol) }
+}
+
+/// Looks `symbol` up as glibc does; a function the shim hooks comes back as its hook, and the
+/// library's definition is remembered for forwarding. (`RTLD_NEXT` lookups are resolved from
+/// the shim's position, not the caller's: glibc gives no way to pass the caller on.)
+///
+/// # Safety
+/// As for glibc's `dlsym`.
+#[no_mangle]
+pub unsafe extern "C" fn dlsym(handle: *mut c_void, symbol: *const c_char) -> *mut c_void {
+    let found = real_dlsym(handle, symbol);
+    if found.is_null() || symbol.is_null() {
+        return found;
+    }
+    // SAFETY: dlsym found a symbol under this name, so it is a valid C string.
+    let Some(hook) = lookup(unsafe { CStr::from_ptr(symbol) }) else { return found };
+    match hook.accept(found) {
+        Some(real) => {
+            hook.remember(real);
+            hook.address()
+        }
+        None => found,
+    }
+}
+
+/// File names of the libraries loaded in the process, except the program and the shim.
+fn loaded_library_names() -> Vec<std::ffi::CString> {
+    unsafe extern "C" fn collect(info: *mut libc::dl_phdr_info, _size: usize, names: *mut c_void) -> c_int {
+        // SAFETY: dl_iterate_phdr passes a valid entry and our vector.
+        let (info, names) = unsafe { (&*info, &mut *names.cast::<Vec<std::ffi::CString>>()) };
+        if !info.dlpi_name.is_null() {
+            // SAFETY: the loader's names are C strings.
+            let name = unsafe { CStr::from_ptr(info.dlpi_name) };
+            if !name.is_empty() {
+                names.push(name.to_owned());
+            }
+        }
+        0
+    }
+    let mut names: Vec<std::ffi::CString> = Vec::new();
+    // SAFETY: the callback only reads the entries it is given.
+    unsafe { libc::dl_iterate_phdr(Some(collect), (&raw mut names).cast()) };
+    let own = own_library_name();
+    names.retain(|name| Some(name) != own.as_ref());
+    names
+}
+
+fn own_library_name() -> Option<std::ffi::CString> {
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    // SAFETY: dladdr fills `info` for an address inside the shim.
+    let found = unsafe { libc::dladdr(real_dlsym as *const c_void, &mut info) };
+    // SAFETY: on success dli_fname is the loader's C string.
+    (found != 0 && !info.dli_fname.is_null()).then(|| unsafe { CStr::from_ptr(info.dli_fname) }.to_owned())
+}

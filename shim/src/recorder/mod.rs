@@ -1,0 +1,615 @@
+//! The recorder: turns the commands an API module reports into the trace's dependency graph,
+//! segments and memory states. It never names an API: objects are opaque `Key`s (a handle or
+//! an address) chosen by the API module, which also does the device reads (`MemoryAccess`).
+//!
+//! A command goes through two calls, under one lock of the recorder, around the real call:
+//! `prepare` (before: snapshots the initial contents of memory the window has not used yet)
+//! and `submit` (after the real call succeeded: adds the node and its edges).
+//!
+//! Windows: the commands between two host synchronizations form a window; each window gets
+//! an ordinal (from 0), and those in the capture range are written as segments. A window's
+//! nodes and edges are written when it ends, after its final memory contents are read.
+
+mod memory;
+mod objects;
+mod sink;
+mod window;
+#[cfg(test)]
+mod tests;
+
+pub use memory::{MemDesc, MemShape};
+pub use objects::{QueueDesc, QueueSync};
+pub use sink::{MemoryAccess, Sink};
+
+use crate::config::Capture;
+use crate::log;
+use memory::MemoryTable;
+use objects::{KernelEntry, Objects, ProgramEntry};
+use std::collections::{HashMap, HashSet};
+use trace_format::{
+    BlobId, Command, Device, DeviceId, Edge, EdgeKind, Header, HostTaskKind, ImageKind, KernelId, MemId, MemKind,
+    MemState, Memory, Node, NodeId, Param, PartialReason, Place, Program, ProgramId, ProgramImage, QueueId, Record,
+    SegmentId,
+};
+use window::{QueueRef, Window};
+
+/// An API object as the API module names it: a handle value or an address.
+pub type Key = u64;
+
+/// How a command orders against earlier commands of an out-of-order queue (in-order queues
+/// order everything anyway).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Order {
+    Command,
+    /// With an empty wait list, waits for all earlier commands of its queue.
+    Marker,
+    /// Like a marker, and every later command of its queue waits for it.
+    Barrier,
+}
+
+/// A memory object a command uses. Kernels are taken to read and write every memory argument.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Access {
+    pub mem: Key,
+    pub write: bool,
+}
+
+/// Host memory the program receives data in (`address` as an integer, `len` bytes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HostRegion {
+    pub address: usize,
+    pub len: usize,
+}
+
+/// How a command was submitted; what it does is built separately (see `Recorder::submit`).
+#[derive(Clone, Debug)]
+pub struct Submission<'a> {
+    /// The API call, for people (`Node::call`).
+    pub call: &'a str,
+    /// `None` for commands outside any queue.
+    pub queue: Option<Key>,
+    pub order: Order,
+    /// Events the command waits for.
+    pub waits: &'a [Key],
+    /// The event that stands for this command, if any.
+    pub signals: Option<Key>,
+    /// For a read or map whose data may arrive later: where the program receives it. The
+    /// bytes there become the `Place::Host` data of the command's copy destination when the
+    /// window ends (or at `capture_received`).
+    pub received: Option<HostRegion>,
+}
+
+/// What `prepare` found out before the real call; handed to `submit`.
+#[must_use = "a prepared command is recorded by `Recorder::submit`"]
+pub struct Prepared {
+    capture: bool,
+    accesses: Vec<Access>,
+    /// Initial contents of memory (root keys) first used by this command.
+    snapshots: Vec<(Key, Option<Vec<u8>>)>,
+}
+
+impl Prepared {
+    /// Whether the command will be recorded; if not, building its `Command` can be skipped.
+    pub fn capturing(&self) -> bool {
+        self.capture
+    }
+}
+
+/// Ids handed out so far, per kind (records are numbered in write order).
+#[derive(Default)]
+struct Counts {
+    devices: u32,
+    memories: u32,
+    programs: u32,
+    kernels: u32,
+    queues: u32,
+    nodes: u32,
+    segments: u32,
+}
+
+pub struct Recorder {
+    sink: Box<dyn Sink>,
+    capture: Capture,
+    /// Whether capture markers (profiler start/stop) currently allow capture.
+    markers_allow: bool,
+    objects: Objects,
+    memory: MemoryTable,
+    /// User events created and not yet set, with the call that created them.
+    unset_user_events: HashMap<Key, String>,
+    window: Option<Window>,
+    next_ordinal: u64,
+    counts: Counts,
+    sent_blobs: HashSet<BlobId>,
+    partial_reported: HashSet<(String, String)>,
+}
+
+impl Recorder {
+    /// A recorder writing to `sink`, which receives `header` first.
+    pub fn new(header: Header, capture: Capture, mut sink: Box<dyn Sink>) -> Recorder {
+        sink.record(Record::Header(header));
+        Recorder {
+            sink,
+            capture,
+            markers_allow: capture != Capture::Markers,
+            objects: Objects::default(),
+            memory: MemoryTable::default(),
+            unset_user_events: HashMap::new(),
+            window: None,
+            next_ordinal: 0,
+            counts: Counts::default(),
+            sent_blobs: HashSet::new(),
+            partial_reported: HashSet::new(),
+        }
+    }
+
+    // ---- objects -------------------------------------------------------------------------
+
+    /// A device the program uses; its record is written when a recorded object needs it.
+    pub fn device_seen(&mut self, key: Key, device: Device) {
+        self.objects.devices.entry(key).or_insert((device, None));
+    }
+
+    pub fn queue_created(&mut self, key: Key, desc: QueueDesc) {
+        self.objects.queues.insert(key, (desc, None));
+    }
+
+    /// The program released a queue. A window using it ends first (with `call` as its end),
+    /// while the queue can still be waited for.
+    pub fn queue_released(&mut self, key: Key, call: &str, access: &dyn MemoryAccess) {
+        if self.window.as_ref().is_some_and(|window| window.uses_queue(key)) {
+            self.host_sync(call, access);
+        }
+    }
+
+    pub fn memory_created(&mut self, key: Key, desc: MemDesc) {
+        self.memory.insert(key, desc);
+    }
+
+    /// The program freed a memory object. A window using it ends first (with `call` as its
+    /// end), while its final contents can still be read.
+    pub fn memory_released(&mut self, key: Key, call: &str, access: &dyn MemoryAccess) {
+        let root = self.memory.get(key).map(|entry| entry.root);
+        if root.is_some_and(|root| self.window.as_ref().is_some_and(|window| window.used.contains(&root))) {
+            self.host_sync(call, access);
+        }
+        self.memory.release(key);
+    }
+
+    /// The memory object holding `address` (an addressable one), and the offset into it.
+    pub fn locate(&self, address: u64) -> Option<(Key, u64)> {
+        self.memory.locate(address)
+    }
+
+    /// Whether `key` is a memory object the recorder knows.
+    pub fn is_memory(&self, key: Key) -> bool {
+        self.memory.get(key).is_some()
+    }
+
+    /// A program and the images it was created from, best first (see `Program::images`).
+    pub fn program_created(&mut self, key: Key, images: Vec<(ImageKind, Vec<u8>)>) {
+        self.objects.programs.insert(key, ProgramEntry { images, build_options: String::new(), id: None });
+    }
+
+    /// The program was (re)built with `options`; kernels created later use this build.
+    pub fn program_built(&mut self, key: Key, options: &str) {
+        if let Some(program) = self.objects.programs.get_mut(&key) {
+            program.build_options = options.to_string();
+            program.id = None;
+        }
+    }
+
+    pub fn kernel_created(&mut self, key: Key, program: Key, name: &str) {
+        self.objects.kernels.insert(key, KernelEntry { program, name: name.to_string(), ids: Vec::new() });
+    }
+
+    // ---- ids of objects a recorded command names (writing their records on first use) ----
+
+    pub fn device_id(&mut self, key: Key) -> Option<DeviceId> {
+        let (device, id) = self.objects.devices.get_mut(&key)?;
+        if id.is_none() {
+            self.sink.record(Record::Device(device.clone()));
+            *id = Some(DeviceId(self.counts.devices));
+            self.counts.devices += 1;
+        }
+        *id
+    }
+
+    pub fn mem_id(&mut self, key: Key) -> Option<MemId> {
+        let entry = self.memory.get(key)?;
+        if let Some(id) = entry.id {
+            return Some(id);
+        }
+        let desc = entry.desc.clone();
+        let kind = match desc.shape {
+            MemShape::Whole(kind) => kind,
+            MemShape::Within { parent, offset } => MemKind::SubBuffer { parent: self.mem_id(parent)?, offset },
+        };
+        let device = desc.device.and_then(|device| self.device_id(device));
+        self.sink.record(Record::Memory(Memory { kind, size: desc.size, address: desc.address, flags: desc.flags, device }));
+        let id = MemId(self.counts.memories);
+        self.counts.memories += 1;
+        self.memory.get_mut(key)?.id = Some(id);
+        Some(id)
+    }
+
+    pub fn queue_id(&mut self, key: Key) -> Option<QueueId> {
+        let (desc, id) = self.objects.queues.get(&key)?;
+        if let Some(id) = id {
+            return Some(*id);
+        }
+        let desc = desc.clone();
+        let device = desc.device.and_then(|device| self.device_id(device));
+        self.sink.record(Record::Queue(trace_format::Queue {
+            in_order: desc.in_order,
+            device,
+            flags: desc.flags,
+            priority: desc.priority,
+            label: desc.label,
+        }));
+        let id = QueueId(self.counts.queues);
+        self.counts.queues += 1;
+        self.objects.queues.get_mut(&key)?.1 = Some(id);
+        Some(id)
+    }
+
+    pub fn program_id(&mut self, key: Key) -> Option<ProgramId> {
+        let program = self.objects.programs.get(&key)?;
+        if let Some(id) = program.id {
+            return Some(id);
+        }
+        let images = program.images.clone();
+        let build_options = program.build_options.clone();
+        let images = images.into_iter().map(|(kind, bytes)| ProgramImage { kind, blob: self.blob(bytes) }).collect();
+        self.sink.record(Record::Program(Program { images, build_options }));
+        let id = ProgramId(self.counts.programs);
+        self.counts.programs += 1;
+        self.objects.programs.get_mut(&key)?.id = Some(id);
+        Some(id)
+    }
+
+    /// The trace kernel for `key` launched with these parameters (a kernel launched with
+    /// different parameter kinds gets one trace kernel per list).
+    pub fn kernel_id(&mut self, key: Key, params: &[Param]) -> Option<KernelId> {
+        let kernel = self.objects.kernels.get(&key)?;
+        if let Some((_, id)) = kernel.ids.iter().find(|(known, _)| known == params) {
+            return Some(*id);
+        }
+        let (program, name) = (kernel.program, kernel.name.clone());
+        let program = self.program_id(program)?;
+        self.sink.record(Record::Kernel(trace_format::Kernel { program, name, params: params.to_vec() }));
+        let id = KernelId(self.counts.kernels);
+        self.counts.kernels += 1;
+        self.objects.kernels.get_mut(&key)?.ids.push((params.to_vec(), id));
+        Some(id)
+    }
+
+    /// Stores `bytes` as a blob (once per content) and returns its id.
+    pub fn blob(&mut self, bytes: Vec<u8>) -> BlobId {
+        let id = BlobId::of(&bytes);
+        if self.sent_blobs.insert(id) {
+            self.sink.blob(bytes);
+        }
+        id
+    }
+
+    /// Marks the trace incomplete: `call` could not be recorded faithfully, for `reason`.
+    /// Each (call, reason) is written once.
+    pub fn partial(&mut self, call: &str, reason: &str) {
+        if self.partial_reported.insert((call.to_string(), reason.to_string())) {
+            log::warning!("{call}: {reason}; the trace is marked partial");
+            self.sink.record(Record::Partial(PartialReason { call: call.to_string(), reason: reason.to_string() }));
+        }
+    }
+
+    // ---- commands --------------------------------------------------------------------------
+
+    /// Whether a command submitted now would be recorded.
+    pub fn capturing(&self) -> bool {
+        match &self.window {
+            Some(window) => window.segment.is_some(),
+            None => self.markers_allow && self.capture.includes(self.next_ordinal),
+        }
+    }
+
+    /// Before the real call of a command using `accesses`: reads the initial contents of the
+    /// memory this window has not used yet.
+    pub fn prepare(&mut self, accesses: &[Access], access: &dyn MemoryAccess) -> Prepared {
+        let capture = self.capturing();
+        let mut snapshots: Vec<(Key, Option<Vec<u8>>)> = Vec::new();
+        if capture {
+            for use_ in accesses {
+                let Some(entry) = self.memory.get(use_.mem) else { continue };
+                let root = entry.root;
+                let seen = self.window.as_ref().is_some_and(|window| window.used.contains(&root));
+                if !seen && !snapshots.iter().any(|(known, _)| *known == root) {
+                    let size = self.memory.get(root).map_or(entry.desc.size, |root| root.desc.size);
+                    snapshots.push((root, access.read(root, size)));
+                }
+            }
+        }
+        Prepared { capture, accesses: accesses.to_vec(), snapshots }
+    }
+
+    /// After the real call succeeded: records the command. `build` makes what it does, and is
+    /// only called when the window is captured.
+    pub fn submit(&mut self, prepared: Prepared, submission: Submission<'_>, build: impl FnOnce(&mut Recorder) -> Command) {
+        self.open_window();
+        let waited = self.resolve_waits(submission.waits);
+        let Some(segment) = self.window.as_ref().and_then(|window| window.segment) else { return };
+        if !prepared.capture {
+            return;
+        }
+        for (root, contents) in prepared.snapshots {
+            self.initial_state(segment, root, contents);
+        }
+        let mut written = Vec::new();
+        for use_ in prepared.accesses.iter().filter(|use_| use_.write) {
+            let Some(root) = self.memory.get(use_.mem).map(|entry| entry.root) else { continue };
+            let size = self.memory.get(root).map_or(0, |entry| entry.desc.size);
+            if let Some(mem) = self.mem_id(root) {
+                written.push((mem, (root, size)));
+            }
+        }
+        let mut command = build(self);
+        let queue = submission.queue.and_then(|key| self.queue_ref(key));
+        let queue_id = submission.queue.and_then(|key| self.queue_id(key));
+        set_segment(&mut command, segment);
+        let Some(window) = self.window.as_mut() else { return };
+        let node = window.next_node();
+        let edges = match &queue {
+            Some(queue) => window.queue_edges(node, queue, submission.order, &waited),
+            None => waited.iter().map(|&from| (from, EdgeKind::Event)).collect(),
+        };
+        window.edges.extend(edges.into_iter().map(|(from, kind)| Edge { from, to: node, kind }));
+        window.nodes.push(Node { queue: queue_id, segment, command, call: submission.call.to_string() });
+        if let Some(event) = submission.signals {
+            window.set_event(event, vec![node]);
+        }
+        window.written.extend(written);
+        if let Some(region) = submission.received {
+            window.received.push((node, region));
+        }
+    }
+
+    /// The event `event` now stands for all work submitted to `queue` so far (`cuEventRecord`).
+    pub fn record_event(&mut self, event: Key, queue: Key) {
+        let queue = self.queue_ref(queue);
+        if let (Some(window), Some(queue)) = (self.window.as_mut(), queue) {
+            let nodes = window.queue_frontier(&queue);
+            window.set_event(event, nodes);
+        }
+    }
+
+    /// The next command of `queue` waits for `event` as it stands now (`cuStreamWaitEvent`).
+    pub fn queue_waits(&mut self, queue: Key, event: Key) {
+        let nodes = self.resolve_waits(&[event]);
+        if let Some(window) = self.window.as_mut() {
+            window.add_queue_waits(queue, nodes);
+        }
+    }
+
+    /// A user event (signalled by the host) was created; commands waiting for it wait for a
+    /// host task.
+    pub fn user_event_created(&mut self, event: Key, call: &str) {
+        self.unset_user_events.insert(event, call.to_string());
+        if let Some(window) = self.window.as_mut() {
+            window.forget_event(event);
+        }
+    }
+
+    /// The host set a user event: commands waiting for it can run, and the window may end.
+    pub fn user_event_set(&mut self, event: Key) {
+        self.unset_user_events.remove(&event);
+        if let Some(window) = self.window.as_mut() {
+            window.blocked_by.remove(&event);
+        }
+    }
+
+    /// Host code runs when `event` completes (`clSetEventCallback`, a host function): a host
+    /// task node after the event's nodes.
+    pub fn host_callback(&mut self, event: Key, call: &str) {
+        let waited = self.resolve_waits(&[event]);
+        let Some(segment) = self.window.as_ref().and_then(|window| window.segment) else { return };
+        if let (false, Some(window)) = (waited.is_empty(), self.window.as_mut()) {
+            window.add_host_task(segment, HostTaskKind::Callback, call, &waited);
+        }
+    }
+
+    /// Called by the API module before `region` stops being valid (an unmap): the data a
+    /// pending read or map delivered there is taken now.
+    pub fn capture_received(&mut self, address: usize) {
+        let Some(window) = self.window.as_mut() else { return };
+        let (now, later): (Vec<_>, Vec<_>) = window.received.drain(..).partition(|(_, region)| region.address == address);
+        window.received = later;
+        for (node, region) in now {
+            self.keep_received(node, region);
+        }
+    }
+
+    // ---- windows -----------------------------------------------------------------------------
+
+    /// The host waited for device work (`clFinish`, a blocking read, `cuStreamSynchronize`):
+    /// the window ends, unless some of its commands still wait for a user event not set yet.
+    pub fn host_sync(&mut self, call: &str, access: &dyn MemoryAccess) {
+        let Some(window) = &self.window else { return };
+        if !window.blocked_by.is_empty() {
+            log::debug!("{call}: the window goes on: some of its commands wait for user events not set yet");
+            return;
+        }
+        self.end_window(call, access);
+    }
+
+    /// A capture marker: `start` true for a start (`cuProfilerStart`), false for a stop. The
+    /// window open at the marker ends there; with `REPRISE_CAPTURE=markers` only windows
+    /// between a start and a stop are captured, with `all` a stop pauses capture until a start.
+    pub fn capture_marker(&mut self, start: bool, call: &str, access: &dyn MemoryAccess) {
+        self.host_sync(call, access);
+        if matches!(self.capture, Capture::All | Capture::Markers) {
+            self.markers_allow = start;
+        }
+    }
+
+    /// The program is exiting: the open window ends, unless it waits for a user event that was
+    /// never set (its work never ran: it is dropped, and the trace marked partial).
+    pub fn end_of_program(&mut self, access: &dyn MemoryAccess) {
+        match &self.window {
+            Some(window) if !window.blocked_by.is_empty() => {
+                let captured = window.segment.is_some();
+                self.window = None;
+                if captured {
+                    self.partial("end of program", "the last window waits for user events that were never set; it is left out");
+                }
+            }
+            Some(_) => self.end_window("end of program", access),
+            None => {}
+        }
+        self.sink.flush();
+    }
+
+    fn open_window(&mut self) {
+        if self.window.is_some() {
+            return;
+        }
+        let ordinal = self.next_ordinal;
+        let segment = (self.markers_allow && self.capture.includes(ordinal)).then(|| {
+            self.sink.record(Record::SegmentBegin { ordinal });
+            self.counts.segments += 1;
+            SegmentId(self.counts.segments - 1)
+        });
+        self.window = Some(Window::new(ordinal, segment, self.counts.nodes));
+    }
+
+    fn end_window(&mut self, call: &str, access: &dyn MemoryAccess) {
+        let Some(window) = self.window.as_mut() else { return };
+        self.next_ordinal = window.ordinal + 1;
+        if window.segment.is_some() {
+            access.wait(&window.queues_used());
+            for (node, region) in std::mem::take(&mut window.received) {
+                self.keep_received(node, region);
+            }
+        }
+        let Some(window) = self.window.take() else { return };
+        let Some(segment) = window.segment else { return };
+        self.counts.nodes += window.nodes.len() as u32;
+        for node in window.nodes {
+            self.sink.record(Record::Node(node));
+        }
+        for edge in window.edges {
+            self.sink.record(Record::Edge(edge));
+        }
+        let mut expected = Vec::new();
+        for (mem, (key, size)) in window.written {
+            match access.read(key, size) {
+                Some(contents) => expected.push(MemState { mem, blob: self.blob(contents) }),
+                None => self.partial(call, &format!("the final contents of memory {mem} could not be read")),
+            }
+        }
+        self.sink.record(Record::SegmentEnd { segment, ended_by: call.to_string(), expected });
+        self.sink.flush();
+    }
+
+    // ---- helpers -----------------------------------------------------------------------------
+
+    /// Resolves a wait list to nodes of the window; waits on unset user events make host-task
+    /// nodes (once per event and window) and keep the window open.
+    fn resolve_waits(&mut self, events: &[Key]) -> Vec<NodeId> {
+        let mut nodes = Vec::new();
+        for &event in events {
+            let Some(window) = self.window.as_mut() else { break };
+            let known = window.event_nodes(event);
+            if !known.is_empty() {
+                nodes.extend(known);
+                continue;
+            }
+            let Some(call) = self.unset_user_events.get(&event) else { continue };
+            window.blocked_by.insert(event);
+            if let Some(segment) = window.segment {
+                let node = window.add_host_task(segment, HostTaskKind::UserEvent, call, &[]);
+                window.user_event_nodes.insert(event, node);
+                nodes.push(node);
+            }
+        }
+        nodes
+    }
+
+    fn queue_ref(&mut self, key: Key) -> Option<QueueRef> {
+        if !self.objects.queues.contains_key(&key) {
+            log::debug!("a command went to queue {key:#x}, which the shim did not see created");
+            let desc = QueueDesc {
+                in_order: true,
+                sync: QueueSync::Independent,
+                group: 0,
+                device: None,
+                flags: 0,
+                priority: 0,
+                label: format!("queue {key:#x}"),
+            };
+            self.objects.queues.insert(key, (desc, None));
+        }
+        let (desc, _) = self.objects.queues.get(&key)?;
+        let (in_order, sync, group) = (desc.in_order, desc.sync, desc.group);
+        let blocking_peers = match sync {
+            QueueSync::LegacyDefault => self
+                .objects
+                .queues
+                .iter()
+                .filter(|(_, (peer, _))| peer.group == group && peer.sync == QueueSync::Blocking)
+                .map(|(&peer, _)| peer)
+                .collect(),
+            _ => Vec::new(),
+        };
+        let legacy_default = match sync {
+            QueueSync::Blocking => self.objects.legacy_default(group),
+            _ => None,
+        };
+        Some(QueueRef { key, in_order, sync, blocking_peers, legacy_default })
+    }
+
+    fn initial_state(&mut self, segment: SegmentId, root: Key, contents: Option<Vec<u8>>) {
+        let Some(mem) = self.mem_id(root) else { return };
+        if let Some(window) = self.window.as_mut() {
+            window.used.insert(root);
+        }
+        match contents {
+            Some(contents) => {
+                let blob = self.blob(contents);
+                self.sink.record(Record::InitialState { segment, state: MemState { mem, blob } });
+            }
+            None => self.partial("initial state", &format!("the contents of memory {mem} could not be read")),
+        }
+    }
+
+    fn keep_received(&mut self, node: NodeId, region: HostRegion) {
+        let data = self.host_bytes(region);
+        if let Some(window) = self.window.as_mut() {
+            let index = node.0 - window.first_node;
+            set_received(&mut window.nodes, index, data);
+        }
+    }
+
+    /// The bytes of host memory the program received data in, as a blob.
+    fn host_bytes(&mut self, region: HostRegion) -> BlobId {
+        // SAFETY: the API module names host memory the program handed to the API for this
+        // command, which stays valid until the command's window ends or `capture_received`.
+        let bytes = unsafe { std::slice::from_raw_parts(region.address as *const u8, region.len) }.to_vec();
+        self.blob(bytes)
+    }
+}
+
+/// Nodes inside a command buffer belong to the segment of the command that runs them.
+fn set_segment(command: &mut Command, segment: SegmentId) {
+    if let Command::Subgraph(graph) = command {
+        for node in &mut graph.nodes {
+            node.segment = segment;
+            set_segment(&mut node.command, segment);
+        }
+    }
+}
+
+fn set_received(nodes: &mut [Node], index: u32, data: BlobId) {
+    if let Some(Node { command: Command::Copy(copy), .. }) = nodes.get_mut(index as usize) {
+        if let Place::Host { data: slot } = &mut copy.dst {
+            *slot = Some(data);
+        }
+    }
+}

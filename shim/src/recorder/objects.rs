@@ -1,0 +1,65 @@
+//! Devices, programs, kernels and queues the program created, kept until a recorded command
+//! first needs one; only then is its record written (a trace holds what its work uses).
+
+use super::Key;
+use std::collections::HashMap;
+use trace_format::{Device, DeviceId, ImageKind, KernelId, Param, ProgramId, QueueId};
+
+/// How a queue takes part in implicit synchronization between queues.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QueueSync {
+    /// No implicit synchronization: OpenCL queues, CUDA non-blocking streams.
+    Independent,
+    /// Synchronizes with the legacy default queue of its group (a blocking CUDA stream, the
+    /// per-thread default stream).
+    Blocking,
+    /// The legacy default queue of its group: each command waits for the work of every
+    /// blocking queue of the group, and their later commands wait for it.
+    LegacyDefault,
+}
+
+/// A queue as the API created it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct QueueDesc {
+    pub in_order: bool,
+    pub sync: QueueSync,
+    /// Queues synchronize implicitly only within a group (the CUDA context).
+    pub group: Key,
+    pub device: Option<Key>,
+    /// `Queue::flags`: the API's flags as given at creation.
+    pub flags: u64,
+    pub priority: i32,
+    /// `Queue::label`: the API's name for it, for people.
+    pub label: String,
+}
+
+pub(super) struct ProgramEntry {
+    pub images: Vec<(ImageKind, Vec<u8>)>,
+    pub build_options: String,
+    pub id: Option<ProgramId>,
+}
+
+pub(super) struct KernelEntry {
+    pub program: Key,
+    pub name: String,
+    /// One trace kernel per parameter list the kernel was launched with.
+    pub ids: Vec<(Vec<Param>, KernelId)>,
+}
+
+#[derive(Default)]
+pub(super) struct Objects {
+    pub devices: HashMap<Key, (Device, Option<DeviceId>)>,
+    pub programs: HashMap<Key, ProgramEntry>,
+    pub kernels: HashMap<Key, KernelEntry>,
+    pub queues: HashMap<Key, (QueueDesc, Option<QueueId>)>,
+}
+
+impl Objects {
+    /// The legacy default queue of `group`, if the API registered one.
+    pub fn legacy_default(&self, group: Key) -> Option<Key> {
+        self.queues
+            .iter()
+            .find(|(_, (desc, _))| desc.group == group && desc.sync == QueueSync::LegacyDefault)
+            .map(|(&key, _)| key)
+    }
+}

@@ -1,0 +1,451 @@
+//! The recorder driven by scripted call sequences, as an API module would drive it, with the
+//! exact edges, segments and memory states it writes asserted. `FakeDevice` is a test double
+//! for the API module's device reads.
+
+use super::*;
+use crate::config::Capture;
+use std::cell::RefCell;
+use std::sync::{Arc, Mutex};
+use trace_format::{Arg, Copy, Extent, Fill, KernelLaunch, Launch, ParamKind};
+use EdgeKind::{Barrier, DefaultStream, Event, InOrder};
+
+#[derive(Default)]
+struct Collected {
+    records: Vec<Record>,
+    blobs: HashMap<BlobId, Vec<u8>>,
+    flushes: usize,
+}
+
+#[derive(Clone, Default)]
+struct SharedSink(Arc<Mutex<Collected>>);
+
+impl Sink for SharedSink {
+    fn record(&mut self, record: Record) {
+        self.0.lock().unwrap().records.push(record);
+    }
+    fn blob(&mut self, bytes: Vec<u8>) {
+        self.0.lock().unwrap().blobs.insert(BlobId::of(&bytes), bytes);
+    }
+    fn flush(&mut self) {
+        self.0.lock().unwrap().flushes += 1;
+    }
+}
+
+/// Test double for device memory: contents by key, which the test changes as "the device"
+/// would; records the queues it was asked to wait for.
+#[derive(Default)]
+struct FakeDevice {
+    contents: RefCell<HashMap<Key, Vec<u8>>>,
+    waited: RefCell<Vec<Vec<Key>>>,
+}
+
+impl MemoryAccess for FakeDevice {
+    fn wait(&self, queues: &[Key]) {
+        self.waited.borrow_mut().push(queues.to_vec());
+    }
+    fn read(&self, mem: Key, size: u64) -> Option<Vec<u8>> {
+        let contents = self.contents.borrow().get(&mem).cloned()?;
+        assert_eq!(contents.len() as u64, size, "read of memory {mem} with the wrong size");
+        Some(contents)
+    }
+}
+
+const KERNEL: Key = 0xc0;
+
+struct Harness {
+    rec: Recorder,
+    sink: SharedSink,
+    device: FakeDevice,
+}
+
+fn header() -> Header {
+    Header { api: trace_format::Api::OpenCl, producer: "test".into(), command_line: vec![], process_id: 1, started_unix_s: 0 }
+}
+
+impl Harness {
+    fn new(capture: Capture) -> Harness {
+        let sink = SharedSink::default();
+        let mut rec = Recorder::new(header(), capture, Box::new(sink.clone()));
+        rec.program_created(0xb0, vec![(ImageKind::OpenClSource, b"kernel void k(global int *a) {}".to_vec())]);
+        rec.kernel_created(KERNEL, 0xb0, "k");
+        Harness { rec, sink, device: FakeDevice::default() }
+    }
+
+    fn queue(&mut self, key: Key, in_order: bool) {
+        self.cuda_stream(key, in_order, QueueSync::Independent);
+    }
+
+    fn cuda_stream(&mut self, key: Key, in_order: bool, sync: QueueSync) {
+        let desc = QueueDesc { in_order, sync, group: 1, device: None, flags: 0, priority: 0, label: format!("q{key}") };
+        self.rec.queue_created(key, desc);
+    }
+
+    fn buffer(&mut self, key: Key, size: u64, fill: u8) {
+        self.buffer_at(key, size, fill, key, false);
+    }
+
+    fn buffer_at(&mut self, key: Key, size: u64, fill: u8, address: u64, addressable: bool) {
+        let desc = MemDesc { shape: MemShape::Whole(MemKind::Buffer), size, address, flags: 0, device: None, addressable };
+        self.rec.memory_created(key, desc);
+        self.device.contents.borrow_mut().insert(key, vec![fill; size as usize]);
+    }
+
+    /// Submits a command to `queue` using `mems` (read and written).
+    fn command(&mut self, queue: Key, order: Order, waits: &[Key], signals: Option<Key>, mems: &[Key]) {
+        let accesses: Vec<Access> = mems.iter().map(|&mem| Access { mem, write: true }).collect();
+        let prepared = self.rec.prepare(&accesses, &self.device);
+        let submission =
+            Submission { call: "enqueue", queue: Some(queue), order, waits, signals, received: None };
+        let mems = mems.to_vec();
+        self.rec.submit(prepared, submission, |rec| match order {
+            Order::Command => {
+                let args: Vec<Arg> =
+                    mems.iter().map(|&mem| Arg::Memory { mem: rec.mem_id(mem).unwrap(), offset: 0 }).collect();
+                let params = vec![Param { offset: 0, size: 8, kind: ParamKind::Memory }; args.len()];
+                let kernel = rec.kernel_id(KERNEL, &params).unwrap();
+                let launch = Launch::NdRange { dims: 1, offset: [0; 3], global: [4, 1, 1], local: None };
+                Command::Kernel(KernelLaunch { kernel, args, launch })
+            }
+            Order::Marker | Order::Barrier => Command::Barrier,
+        });
+    }
+
+    fn kernel(&mut self, queue: Key, waits: &[Key], signals: Option<Key>) {
+        self.command(queue, Order::Command, waits, signals, &[]);
+    }
+
+    fn sync(&mut self) {
+        self.rec.host_sync("clFinish", &self.device);
+    }
+
+    fn records(&self) -> Vec<Record> {
+        self.sink.0.lock().unwrap().records.clone()
+    }
+
+    fn edges(&self) -> Vec<(u32, u32, EdgeKind)> {
+        let mut edges: Vec<_> = self
+            .records()
+            .into_iter()
+            .filter_map(|record| match record {
+                Record::Edge(edge) => Some((edge.from.0, edge.to.0, edge.kind)),
+                _ => None,
+            })
+            .collect();
+        edges.sort_by_key(|&(from, to, _)| (from, to));
+        edges
+    }
+
+    fn nodes(&self) -> Vec<Node> {
+        self.records().into_iter().filter_map(|r| if let Record::Node(n) = r { Some(n) } else { None }).collect()
+    }
+
+    fn blob(&self, id: BlobId) -> Vec<u8> {
+        self.sink.0.lock().unwrap().blobs[&id].clone()
+    }
+}
+
+#[test]
+fn an_in_order_queue_chains_its_commands() {
+    let mut h = Harness::new(Capture::All);
+    h.queue(1, true);
+    for _ in 0..3 {
+        h.kernel(1, &[], None);
+    }
+    h.sync();
+    assert_eq!(h.edges(), [(0, 1, InOrder), (1, 2, InOrder)]);
+    assert!(h.nodes().iter().all(|node| node.queue == Some(QueueId(0)) && node.segment == SegmentId(0)));
+}
+
+#[test]
+fn an_out_of_order_queue_is_ordered_by_its_events_only() {
+    let mut h = Harness::new(Capture::All);
+    h.queue(1, false);
+    h.kernel(1, &[], Some(0xe1)); // 0
+    h.kernel(1, &[], Some(0xe2)); // 1
+    h.kernel(1, &[0xe1, 0xe2], None); // 2
+    h.kernel(1, &[0xe2], Some(0xe3)); // 3
+    h.kernel(1, &[], None); // 4: independent
+    h.kernel(1, &[0xe3, 0xe3], None); // 5: a repeated wait is one edge
+    h.sync();
+    assert_eq!(h.edges(), [(0, 2, Event), (1, 2, Event), (1, 3, Event), (3, 5, Event)]);
+}
+
+#[test]
+fn events_join_queues() {
+    let mut h = Harness::new(Capture::All);
+    h.queue(1, true);
+    h.queue(2, true);
+    h.kernel(1, &[], Some(0xe1)); // 0
+    h.kernel(2, &[0xe1], Some(0xe2)); // 1
+    h.kernel(1, &[], None); // 2
+    h.kernel(1, &[0xe2], None); // 3
+    h.sync();
+    assert_eq!(h.edges(), [(0, 1, Event), (0, 2, InOrder), (1, 3, Event), (2, 3, InOrder)]);
+}
+
+#[test]
+fn out_of_order_barriers_and_markers() {
+    let mut h = Harness::new(Capture::All);
+    h.queue(1, false);
+    h.kernel(1, &[], Some(0xe1)); // 0
+    h.kernel(1, &[], None); // 1
+    h.command(1, Order::Barrier, &[], None, &[]); // 2: waits for 0 and 1
+    h.kernel(1, &[], None); // 3: after the barrier
+    h.kernel(1, &[], None); // 4: after the barrier
+    h.command(1, Order::Marker, &[], None, &[]); // 5: waits for 3 and 4 (the barrier is behind them)
+    h.kernel(1, &[], None); // 6: after the barrier, not the marker
+    h.command(1, Order::Barrier, &[0xe1], None, &[]); // 7: waits for 0 (listed) and the last barrier
+    h.kernel(1, &[], None); // 8: after barrier 7
+    h.command(1, Order::Barrier, &[], None, &[]); // 9: everything since marker 5, which stands for the rest
+    h.sync();
+    assert_eq!(
+        h.edges(),
+        [
+            (0, 2, Barrier),
+            (0, 7, Event),
+            (1, 2, Barrier),
+            (2, 3, Barrier),
+            (2, 4, Barrier),
+            (2, 6, Barrier),
+            (2, 7, Barrier),
+            (3, 5, Barrier),
+            (4, 5, Barrier),
+            (5, 9, Barrier),
+            (6, 9, Barrier),
+            (7, 8, Barrier),
+            (7, 9, Barrier),
+            (8, 9, Barrier),
+        ]
+    );
+}
+
+#[test]
+fn the_legacy_default_stream_synchronizes_with_blocking_streams_only() {
+    let mut h = Harness::new(Capture::All);
+    h.cuda_stream(10, true, QueueSync::LegacyDefault);
+    h.cuda_stream(11, true, QueueSync::Blocking);
+    h.cuda_stream(12, true, QueueSync::Blocking);
+    h.cuda_stream(13, true, QueueSync::Independent); // non-blocking
+    h.kernel(11, &[], None); // 0
+    h.kernel(13, &[], None); // 1
+    h.kernel(10, &[], None); // 2: waits for the blocking stream 11 (12 is empty), not 13
+    h.kernel(11, &[], None); // 3: waits for 2
+    h.kernel(12, &[], None); // 4: waits for 2
+    h.kernel(13, &[], None); // 5: in order only
+    h.kernel(11, &[], None); // 6: 2 is already behind it
+    h.kernel(10, &[], None); // 7: waits for 6 and 4
+    h.sync();
+    assert_eq!(
+        h.edges(),
+        [
+            (0, 2, DefaultStream),
+            (0, 3, InOrder),
+            (1, 5, InOrder),
+            (2, 3, DefaultStream),
+            (2, 4, DefaultStream),
+            (2, 7, InOrder),
+            (3, 6, InOrder),
+            (4, 7, DefaultStream),
+            (6, 7, DefaultStream),
+        ]
+    );
+}
+
+#[test]
+fn recorded_events_and_stream_waits() {
+    let mut h = Harness::new(Capture::All);
+    h.cuda_stream(1, true, QueueSync::Independent);
+    h.cuda_stream(2, true, QueueSync::Independent);
+    h.kernel(1, &[], None); // 0
+    h.rec.record_event(0xe1, 1);
+    h.kernel(1, &[], None); // 1: not covered by the event
+    h.rec.queue_waits(2, 0xe1);
+    h.rec.record_event(0xe2, 2); // stream 2 has no work yet, but waits for 0
+    h.kernel(2, &[], None); // 2: waits for 0
+    h.rec.queue_waits(1, 0xe2);
+    h.kernel(1, &[], None); // 3: waits for 0 through e2 (redundant with the queue order, kept)
+    h.sync();
+    assert_eq!(h.edges(), [(0, 1, InOrder), (0, 2, Event), (0, 3, Event), (1, 3, InOrder)]);
+}
+
+#[test]
+fn windows_outside_the_capture_range_are_counted_not_written() {
+    let mut h = Harness::new(Capture::parse("1-2").unwrap());
+    h.queue(1, true);
+    for window in 0..4 {
+        h.kernel(1, &[], None);
+        if window == 1 {
+            h.kernel(1, &[], None);
+        }
+        h.sync();
+        h.sync(); // a second synchronization with nothing between opens no window
+    }
+    let segments: Vec<_> = h
+        .records()
+        .into_iter()
+        .filter_map(|r| match r {
+            Record::SegmentBegin { ordinal } => Some(format!("begin {ordinal}")),
+            Record::SegmentEnd { segment, .. } => Some(format!("end {segment}")),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(segments, ["begin 1", "end 0", "begin 2", "end 1"]);
+    assert_eq!(h.edges(), [(0, 1, InOrder)]);
+    let segment_of: Vec<_> = h.nodes().iter().map(|node| node.segment.0).collect();
+    assert_eq!(segment_of, [0, 0, 1]);
+}
+
+#[test]
+fn capture_markers_delimit_the_capture() {
+    let mut h = Harness::new(Capture::Markers);
+    h.queue(1, true);
+    h.kernel(1, &[], None); // window 0: before the start marker
+    h.rec.capture_marker(true, "cuProfilerStart", &h.device);
+    h.kernel(1, &[], None); // window 1
+    h.sync();
+    h.kernel(1, &[], None); // window 2
+    h.rec.capture_marker(false, "cuProfilerStop", &h.device);
+    h.kernel(1, &[], None); // window 3: after the stop
+    h.sync();
+    let ends: Vec<_> = h
+        .records()
+        .into_iter()
+        .filter_map(|r| match r {
+            Record::SegmentBegin { ordinal } => Some(format!("begin {ordinal}")),
+            Record::SegmentEnd { ended_by, .. } => Some(ended_by),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ends, ["begin 1", "clFinish", "begin 2", "cuProfilerStop"]);
+}
+
+#[test]
+fn addresses_relocate_to_memory_and_offset() {
+    let mut h = Harness::new(Capture::All);
+    h.buffer_at(1, 256, 0, 0x1000, true);
+    h.buffer_at(2, 16, 0, 0x1100, true);
+    h.buffer_at(3, 16, 0, 0x1040, false); // a handle, not an address range
+    assert_eq!(h.rec.locate(0x1000), Some((1, 0)));
+    assert_eq!(h.rec.locate(0x10ff), Some((1, 0xff)));
+    assert_eq!(h.rec.locate(0x1100), Some((2, 0)), "the start of the next allocation wins over an end pointer");
+    assert_eq!(h.rec.locate(0x1110), Some((2, 16)), "an end pointer belongs to its allocation");
+    assert_eq!(h.rec.locate(0x1111), None);
+    assert_eq!(h.rec.locate(0xfff), None);
+    h.rec.memory_released(1, "cuMemFree", &h.device);
+    assert_eq!(h.rec.locate(0x1010), None);
+}
+
+#[test]
+fn memory_states_initial_at_first_use_and_final_when_written() {
+    let mut h = Harness::new(Capture::All);
+    h.queue(1, true);
+    h.buffer(0xa, 8, 1);
+    h.buffer(0xb, 4, 2);
+    let sub = MemDesc { shape: MemShape::Within { parent: 0xa, offset: 4 }, size: 4, address: 0xa1, flags: 0, device: None, addressable: false };
+    h.rec.memory_created(0xa1, sub);
+    // Reads 0xb, writes the sub-buffer (whose contents live in 0xa).
+    let accesses = [Access { mem: 0xb, write: false }, Access { mem: 0xa1, write: true }];
+    let prepared = h.rec.prepare(&accesses, &h.device);
+    assert!(prepared.capturing());
+    let submission = Submission { call: "clEnqueueCopyBuffer", queue: Some(1), order: Order::Command, waits: &[], signals: None, received: None };
+    h.rec.submit(prepared, submission, |rec| {
+        let (src, dst) = (rec.mem_id(0xb).unwrap(), rec.mem_id(0xa1).unwrap());
+        Command::Copy(Copy {
+            src: Place::Memory { mem: src, offset: 0 },
+            dst: Place::Memory { mem: dst, offset: 0 },
+            extent: Extent::Linear { bytes: 4 },
+        })
+    });
+    h.device.contents.borrow_mut().insert(0xa, vec![1, 1, 1, 1, 2, 2, 2, 2]);
+    h.command(1, Order::Command, &[], None, &[0xa]); // 0xa again: no second snapshot
+    h.sync();
+    let records = h.records();
+    let memories: Vec<_> = records.iter().filter_map(|r| if let Record::Memory(m) = r { Some(m.kind) } else { None }).collect();
+    assert_eq!(memories, [MemKind::Buffer, MemKind::Buffer, MemKind::SubBuffer { parent: MemId(1), offset: 4 }]);
+    let initial: Vec<_> = records
+        .iter()
+        .filter_map(|r| if let Record::InitialState { state, .. } = r { Some((state.mem.0, h.blob(state.blob))) } else { None })
+        .collect();
+    assert_eq!(initial, [(0, vec![2; 4]), (1, vec![1; 8])]);
+    let Some(Record::SegmentEnd { expected, ended_by, .. }) = records.last() else { panic!("no segment end") };
+    assert_eq!(ended_by, "clFinish");
+    let expected: Vec<_> = expected.iter().map(|state| (state.mem.0, h.blob(state.blob))).collect();
+    assert_eq!(expected, [(1, vec![1, 1, 1, 1, 2, 2, 2, 2])]);
+    assert_eq!(*h.device.waited.borrow(), [vec![1]]);
+    assert_eq!(h.sink.0.lock().unwrap().flushes, 1);
+}
+
+#[test]
+fn a_user_event_is_a_host_task_and_keeps_the_window_open() {
+    let mut h = Harness::new(Capture::All);
+    h.queue(1, true);
+    h.queue(2, true);
+    h.rec.user_event_created(0x5e, "clCreateUserEvent");
+    h.kernel(1, &[], None); // 0
+    h.kernel(2, &[0x5e], Some(0xe2)); // host task 1, then 2
+    h.kernel(1, &[0x5e], None); // 3: the same host task
+    h.sync(); // the queues wait for the user event: the window goes on
+    assert!(h.nodes().is_empty());
+    h.rec.host_callback(0xe2, "clSetEventCallback"); // 4
+    h.rec.user_event_set(0x5e);
+    h.sync();
+    let kinds: Vec<_> = h.nodes().iter().map(|node| node.command.kind_name()).collect();
+    assert_eq!(kinds, ["kernel", "host_task", "kernel", "kernel", "host_task"]);
+    assert_eq!(h.edges(), [(0, 3, InOrder), (1, 2, Event), (1, 3, Event), (2, 4, Event)]);
+}
+
+#[test]
+fn data_the_program_receives_is_kept_when_the_window_ends() {
+    let mut h = Harness::new(Capture::All);
+    h.queue(1, true);
+    h.buffer(0xa, 4, 7);
+    let host = vec![0u8; 4];
+    let region = HostRegion { address: host.as_ptr() as usize, len: host.len() };
+    let prepared = h.rec.prepare(&[Access { mem: 0xa, write: false }], &h.device);
+    let submission = Submission { call: "clEnqueueReadBuffer", queue: Some(1), order: Order::Command, waits: &[], signals: None, received: Some(region) };
+    h.rec.submit(prepared, submission, |rec| {
+        let mem = rec.mem_id(0xa).unwrap();
+        Command::Copy(Copy { src: Place::Memory { mem, offset: 0 }, dst: Place::Host { data: None }, extent: Extent::Linear { bytes: 4 } })
+    });
+    // The read completes later; the fill shows the data is taken at the window's end.
+    let mut host = host;
+    host.copy_from_slice(&[7; 4]);
+    h.sync();
+    let Command::Copy(copy) = &h.nodes()[0].command else { panic!("not a copy") };
+    let Place::Host { data: Some(blob) } = copy.dst else { panic!("no received data") };
+    assert_eq!(h.blob(blob), [7; 4]);
+    drop(host);
+}
+
+#[test]
+fn releasing_memory_used_by_the_window_ends_it_first() {
+    let mut h = Harness::new(Capture::All);
+    h.queue(1, true);
+    h.buffer(0xa, 4, 3);
+    h.command(1, Order::Command, &[], None, &[0xa]);
+    h.rec.memory_released(0xa, "clReleaseMemObject", &h.device);
+    let Some(Record::SegmentEnd { ended_by, expected, .. }) = h.records().last().cloned() else { panic!("window still open") };
+    assert_eq!(ended_by, "clReleaseMemObject");
+    assert_eq!(expected.len(), 1);
+    assert!(!h.rec.is_memory(0xa));
+}
+
+#[test]
+fn fills_and_partial_marks() {
+    let mut h = Harness::new(Capture::All);
+    h.queue(1, true);
+    h.buffer(0xa, 8, 0);
+    let prepared = h.rec.prepare(&[Access { mem: 0xa, write: true }], &h.device);
+    let submission = Submission { call: "clEnqueueFillBuffer", queue: Some(1), order: Order::Command, waits: &[], signals: None, received: None };
+    h.rec.submit(prepared, submission, |rec| {
+        let mem = rec.mem_id(0xa).unwrap();
+        Command::Fill(Fill { mem, offset: 0, bytes: 8, pattern: vec![1, 2], rows: None })
+    });
+    h.rec.partial("clEnqueueNativeKernel", "native kernels are not recorded");
+    h.rec.partial("clEnqueueNativeKernel", "native kernels are not recorded");
+    h.rec.end_of_program(&h.device);
+    let records = h.records();
+    assert_eq!(records.iter().filter(|r| matches!(r, Record::Partial(_))).count(), 1);
+    assert!(matches!(records.last(), Some(Record::SegmentEnd { ended_by, .. }) if ended_by == "end of program"));
+    assert!(matches!(records.first(), Some(Record::Header(_))));
+}
