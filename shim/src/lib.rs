@@ -7,7 +7,6 @@ mod config;
 mod entry;
 mod interpose;
 mod log;
-mod recorder;
 
 /// Every API's hooks, for the exported `dlsym` to hand out.
 fn hook_tables() -> &'static [&'static [&'static interpose::Hook]] {
