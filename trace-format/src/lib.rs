@@ -1,9 +1,8 @@
-//! Reprise traces: the data model (`model`) and the framed, versioned container that stores it.
+//! Reprise traces: the data model (`model`) and the framed, versioned container that stores it
+//! (`container`).
 
+pub mod container;
 pub mod model;
 
+pub use container::*;
 pub use model::*;
-
-/// Placeholder until the container lands: blob contents by id.
-#[derive(Clone, Debug, Default)]
-pub struct BlobStore;

@@ -353,7 +353,8 @@ pub struct MemState {
 pub struct Segment {
     /// Ordinal of the window in the program's run (segments not captured are skipped).
     pub ordinal: u64,
-    /// What ended it (`clFinish`, `cuStreamSynchronize`, end of program).
+    /// What ended it (`clFinish`, `cuStreamSynchronize`, end of program); empty while the
+    /// window was still open when the recording stopped.
     pub ended_by: String,
     /// Contents of each memory object just before its first use in this window.
     pub initial: Vec<MemState>,

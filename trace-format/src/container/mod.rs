@@ -1,0 +1,29 @@
+//! The trace file: a header, then a stream of framed records (kind, length, CRC32, payload),
+//! then an index and a fixed trailer that points at it.
+//!
+//! ```text
+//! file    = header frame* [index-frame trailer]
+//! header  = "REPRISE\0" version:u32le flags:u32le
+//! frame   = kind:u8 length:u32le crc32(payload):u32le payload
+//! trailer = index-offset:u64le "RPRSIDX\0"
+//! ```
+//!
+//! Metadata frames hold one postcard-encoded `Record`; blob frames hold a blob's id, codec,
+//! raw length and (usually lz4-compressed) bytes. A writer killed at any point leaves a file
+//! whose whole frames all read back: the index only makes reading faster.
+
+mod blobs;
+mod error;
+mod frame;
+mod read;
+mod record;
+mod write;
+
+pub use blobs::BlobStore;
+pub use error::FormatError;
+pub use read::{read_trace, read_trace_bytes, Completeness, TraceFile};
+pub use record::Record;
+pub use write::{write_trace, write_trace_to, TraceWriter};
+
+/// The format version this build writes and the newest it reads.
+pub const FORMAT_VERSION: u32 = 1;

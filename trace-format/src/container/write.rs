@@ -1,0 +1,176 @@
+use super::frame::{frame_header, Codec, FrameKind, HEADER_LEN, MAGIC, TRAILER_MAGIC};
+use super::{BlobStore, FormatError, Record, FORMAT_VERSION};
+use crate::{BlobId, SegmentId, Trace};
+use serde::{Deserialize, Serialize};
+use std::collections::HashSet;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+
+/// Blobs smaller than this are stored raw: compressing them saves too little to matter.
+const MIN_COMPRESSED_LEN: usize = 512;
+/// Bytes compressed first to judge whether a blob is worth compressing at all.
+const PROBE_LEN: usize = 64 * 1024;
+
+/// Where each frame starts, written at the end so readers need not scan.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub(super) struct Index {
+    pub records: Vec<u64>,
+    pub blobs: Vec<u64>,
+}
+
+/// Writes a trace as it is recorded: every call appends whole frames, so a process killed at
+/// any point leaves a readable prefix. `finish` adds the index.
+pub struct TraceWriter<W: Write> {
+    out: W,
+    position: u64,
+    written_blobs: HashSet<BlobId>,
+    index: Index,
+    scratch: Vec<u8>,
+}
+
+impl TraceWriter<BufWriter<File>> {
+    pub fn create(path: &Path) -> Result<Self, FormatError> {
+        TraceWriter::new(BufWriter::with_capacity(1 << 20, File::create(path)?))
+    }
+}
+
+impl<W: Write> TraceWriter<W> {
+    pub fn new(mut out: W) -> Result<Self, FormatError> {
+        let mut header = [0u8; HEADER_LEN];
+        header[..8].copy_from_slice(MAGIC);
+        header[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+        out.write_all(&header)?;
+        Ok(TraceWriter { out, position: HEADER_LEN as u64, written_blobs: HashSet::new(), index: Index::default(), scratch: Vec::new() })
+    }
+
+    pub fn record(&mut self, record: &Record) -> Result<(), FormatError> {
+        let payload = postcard::to_allocvec(record).map_err(|e| FormatError::Io(std::io::Error::other(e)))?;
+        self.index.records.push(self.position);
+        self.frame(FrameKind::Record, &[&payload])
+    }
+
+    /// Stores `bytes` once per trace, compressed when that pays; returns its id either way.
+    pub fn blob(&mut self, bytes: &[u8]) -> Result<BlobId, FormatError> {
+        self.blob_with_id(BlobId::of(bytes), bytes)
+    }
+
+    /// As `blob`, for a caller that already hashed the bytes.
+    pub fn blob_with_id(&mut self, id: BlobId, bytes: &[u8]) -> Result<BlobId, FormatError> {
+        if !self.written_blobs.insert(id) {
+            return Ok(id);
+        }
+        let codec = self.compress(bytes);
+        let mut prefix = [0u8; super::frame::BLOB_PREFIX_LEN];
+        prefix[..16].copy_from_slice(&id.0.to_le_bytes());
+        prefix[16] = codec as u8;
+        prefix[17..25].copy_from_slice(&(bytes.len() as u64).to_le_bytes());
+        self.index.blobs.push(self.position);
+        let scratch = std::mem::take(&mut self.scratch);
+        let stored = if codec == Codec::Lz4 { &scratch[..] } else { bytes };
+        let result = self.frame(FrameKind::Blob, &[&prefix, stored]);
+        self.scratch = scratch;
+        result.map(|()| id)
+    }
+
+    /// Bytes written so far, header included.
+    pub fn position(&self) -> u64 {
+        self.position
+    }
+
+    pub fn flush(&mut self) -> Result<(), FormatError> {
+        Ok(self.out.flush()?)
+    }
+
+    /// The output as it is, without index: what a killed writer leaves (for tests and tools).
+    pub fn into_inner_for_tests(mut self) -> W {
+        let _ = self.out.flush();
+        self.out
+    }
+
+    /// Writes the index and trailer and hands back the output.
+    pub fn finish(mut self) -> Result<W, FormatError> {
+        let index_offset = self.position;
+        let payload = postcard::to_allocvec(&self.index).map_err(|e| FormatError::Io(std::io::Error::other(e)))?;
+        self.frame(FrameKind::Index, &[&payload])?;
+        self.out.write_all(&index_offset.to_le_bytes())?;
+        self.out.write_all(TRAILER_MAGIC)?;
+        self.out.flush()?;
+        Ok(self.out)
+    }
+
+    /// Compresses into `scratch` when it shrinks the blob by at least an eighth; incompressible
+    /// data is detected on a prefix so it costs little.
+    fn compress(&mut self, bytes: &[u8]) -> Codec {
+        if bytes.len() < MIN_COMPRESSED_LEN {
+            return Codec::Raw;
+        }
+        let worth_it = |input: &[u8], scratch: &mut Vec<u8>| {
+            scratch.resize(lz4_flex::block::get_maximum_output_size(input.len()), 0);
+            match lz4_flex::block::compress_into(input, scratch) {
+                Ok(n) if n < input.len() - input.len() / 8 => {
+                    scratch.truncate(n);
+                    true
+                }
+                _ => false,
+            }
+        };
+        if bytes.len() > PROBE_LEN && !worth_it(&bytes[..PROBE_LEN], &mut self.scratch) {
+            return Codec::Raw;
+        }
+        if worth_it(bytes, &mut self.scratch) {
+            Codec::Lz4
+        } else {
+            Codec::Raw
+        }
+    }
+
+    fn frame(&mut self, kind: FrameKind, parts: &[&[u8]]) -> Result<(), FormatError> {
+        let header = frame_header(kind, parts);
+        self.out.write_all(&header)?;
+        for part in parts {
+            self.out.write_all(part)?;
+        }
+        self.position += (header.len() + parts.iter().map(|p| p.len()).sum::<usize>()) as u64;
+        Ok(())
+    }
+}
+
+/// Writes a whole in-memory trace to a file, with every blob of `blobs`.
+pub fn write_trace(path: &Path, trace: &Trace, blobs: &BlobStore) -> Result<(), FormatError> {
+    write_trace_to(TraceWriter::create(path)?, trace, blobs).map(drop)
+}
+
+/// Writes a whole in-memory trace through `writer`, finishes it and hands back the output.
+pub fn write_trace_to<W: Write>(mut writer: TraceWriter<W>, trace: &Trace, blobs: &BlobStore) -> Result<W, FormatError> {
+    for record in records_of(trace) {
+        writer.record(&record)?;
+    }
+    let mut ids: Vec<BlobId> = blobs.ids().collect();
+    ids.sort();
+    for id in ids {
+        writer.blob_with_id(id, &blobs.get(id)?)?;
+    }
+    writer.finish()
+}
+
+/// The records that rebuild `trace`, in an order that assigns every id as it has it.
+fn records_of(trace: &Trace) -> Vec<Record> {
+    let mut records = Vec::new();
+    records.extend(trace.header.clone().map(Record::Header));
+    records.extend(trace.devices.iter().cloned().map(Record::Device));
+    records.extend(trace.memories.iter().cloned().map(Record::Memory));
+    records.extend(trace.programs.iter().cloned().map(Record::Program));
+    records.extend(trace.kernels.iter().cloned().map(Record::Kernel));
+    records.extend(trace.queues.iter().cloned().map(Record::Queue));
+    records.extend(trace.segments.iter().map(|s| Record::SegmentBegin { ordinal: s.ordinal }));
+    records.extend(trace.nodes.iter().cloned().map(Record::Node));
+    records.extend(trace.edges.iter().copied().map(Record::Edge));
+    for (index, segment) in trace.segments.iter().enumerate() {
+        let id = SegmentId(index as u32);
+        records.extend(segment.initial.iter().cloned().map(|state| Record::InitialState { segment: id, state }));
+        records.push(Record::SegmentEnd { segment: id, ended_by: segment.ended_by.clone(), expected: segment.expected.clone() });
+    }
+    records.extend(trace.partial.iter().cloned().map(Record::Partial));
+    records
+}
