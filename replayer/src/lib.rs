@@ -4,11 +4,18 @@
 pub mod backend;
 pub mod backends;
 pub mod describe;
+pub mod diff;
 pub mod dot;
 pub mod families;
 pub mod graph;
+pub mod info;
 pub mod memory_diff;
 pub mod overrides;
 pub mod plan;
 pub mod profile;
+pub mod replay;
 pub mod segments;
+pub mod validate;
+
+#[cfg(test)]
+mod test_traces;

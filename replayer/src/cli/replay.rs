@@ -1,0 +1,255 @@
+//! `replayer replay`: check every input first, then run, report, and write what was asked.
+
+use super::failure::{Exit, Failure};
+use super::inspect::print_json;
+use super::load::load_valid;
+use super::progress::Progress;
+use clap::{Args, ValueEnum};
+use replayer::backend::BackendOptions;
+use replayer::backends;
+use replayer::overrides::{apply_overrides, ArgOverride, SizeOverride};
+use replayer::profile::chrome_trace;
+use replayer::replay::{Mode, Replayer, RunOptions, RunReport};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::str::FromStr;
+use trace_format::{MemId, MemKind, Trace};
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ModeArg {
+    Graph,
+    Eager,
+    /// Graph, then eager, with the ratio of their times.
+    Both,
+}
+
+/// `MEM=FILE`: a memory object and a file of its contents.
+#[derive(Clone, Debug)]
+pub struct MemFile {
+    mem: MemId,
+    path: PathBuf,
+}
+
+impl FromStr for MemFile {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Self, String> {
+        let (mem, path) = text.split_once('=').ok_or("expected MEM=FILE, for example `3=input.bin`")?;
+        let mem = mem.parse().map_err(|_| format!("memory id `{mem}` is not a number"))?;
+        if path.is_empty() {
+            return Err("the file name is missing; expected MEM=FILE".to_string());
+        }
+        Ok(MemFile { mem: MemId(mem), path: PathBuf::from(path) })
+    }
+}
+
+#[derive(Args)]
+pub struct ReplayArgs {
+    trace: PathBuf,
+    #[arg(long, value_enum, default_value_t = ModeArg::Graph)]
+    mode: ModeArg,
+    /// Timed iterations (a warm-up iteration runs first and is not counted).
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
+    iterations: u32,
+    /// Compare each segment's final memory with the recording, byte for byte (exit 1 when it differs).
+    #[arg(long)]
+    compare: bool,
+    /// Machine-readable report.
+    #[arg(long)]
+    json: bool,
+    /// Device index or a fragment of its name.
+    #[arg(long)]
+    device: Option<String>,
+    /// Place memory at the addresses it had when recorded.
+    #[arg(long)]
+    exact_addresses: bool,
+    /// Set a kernel argument of a node, or of every launch of a kernel (types f32, f64, i32, u32, i64, u64, mem:MEMID[+OFFSET]).
+    #[arg(long = "set", value_name = "NODE_OR_KERNEL:INDEX=TYPE:VALUE")]
+    set: Vec<ArgOverride>,
+    /// Replace the global size (ND-range) or grid of a node, or of every launch of a kernel.
+    #[arg(long = "global", value_name = "NODE_OR_KERNEL=X[,Y[,Z]]")]
+    global: Vec<SizeOverride>,
+    /// Start a memory object from a file's contents instead of the recorded ones.
+    #[arg(long, value_name = "MEM=FILE")]
+    input: Vec<MemFile>,
+    /// Write a memory object's final contents to a file.
+    #[arg(long, value_name = "MEM=FILE")]
+    output: Vec<MemFile>,
+    /// Write the final contents of every memory object (but stream-ordered ones) to DIR/mem<ID>.bin.
+    #[arg(long, value_name = "DIR")]
+    dump: Option<PathBuf>,
+    /// Write per-node device times of the last iteration in Chrome trace format (Perfetto).
+    #[arg(long, value_name = "FILE.json")]
+    profile: Option<PathBuf>,
+}
+
+pub fn replay(args: &ReplayArgs) -> Result<ExitCode, Failure> {
+    let file = load_valid(&args.trace)?;
+    let mut trace = file.trace.clone();
+    apply_overrides(&mut trace, &args.set, &args.global).map_err(|error| Failure::bad_input(error.to_string()))?;
+    let inputs = read_inputs(&trace, &args.input)?;
+    for output in &args.output {
+        memory_exists(&trace, output.mem, "--output")?;
+    }
+    let api = trace.header.as_ref().map(|h| h.api).ok_or_else(|| Failure::bad_input("the trace has no header"))?;
+    let options = BackendOptions {
+        device: args.device.clone(),
+        exact_addresses: args.exact_addresses,
+        profile: args.profile.is_some(),
+    };
+    let backend = backends::open(api, &options)?;
+    let mut replayer = Replayer::new(backend, &trace, &file.blobs)?;
+    let modes: &[Mode] = match args.mode {
+        ModeArg::Graph => &[Mode::Graph],
+        ModeArg::Eager => &[Mode::Eager],
+        ModeArg::Both => &[Mode::Graph, Mode::Eager],
+    };
+    let mut reports = Vec::new();
+    for &mode in modes {
+        let run = RunOptions {
+            mode,
+            iterations: args.iterations as usize,
+            compare: args.compare,
+            profile: args.profile.is_some(),
+            inputs: inputs.clone(),
+        };
+        let mut progress = Progress::new(&format!("replay ({})", mode_name(mode)));
+        reports.push(replayer.run(&run, &mut |done, total| progress.update(done, total))?);
+    }
+    write_outputs(&mut replayer, &trace, args)?;
+    // With `--mode both`, the graph run's times: the command buffers are what is profiled.
+    if let (Some(path), Some(report)) = (&args.profile, reports.first()) {
+        let profile = chrome_trace(&trace, &report.device, &report.timings);
+        write_file(path, profile.to_string().as_bytes())?;
+    }
+    if args.json {
+        print_json(&json_report(&reports))?;
+    } else {
+        print!("{}", plain_report(&reports));
+    }
+    let mismatch = reports.iter().any(|r| r.comparison.as_ref().is_some_and(|c| !c.passed()));
+    Ok(if mismatch { Exit::Mismatch.into() } else { ExitCode::SUCCESS })
+}
+
+fn mode_name(mode: Mode) -> &'static str {
+    match mode {
+        Mode::Graph => "graph",
+        Mode::Eager => "eager",
+    }
+}
+
+fn memory_exists(trace: &Trace, mem: MemId, option: &str) -> Result<u64, Failure> {
+    trace.memories.get(mem.index()).map(|m| m.size).ok_or_else(|| {
+        Failure::bad_input(format!("{option} {mem}: memory {mem} does not exist (the trace has {})", trace.memories.len()))
+    })
+}
+
+fn read_inputs(trace: &Trace, inputs: &[MemFile]) -> Result<BTreeMap<MemId, Vec<u8>>, Failure> {
+    let mut contents = BTreeMap::new();
+    for input in inputs {
+        let size = memory_exists(trace, input.mem, "--input")?;
+        let data = std::fs::read(&input.path)
+            .map_err(|error| Failure::bad_input(format!("--input {}: cannot read {}: {error}", input.mem, input.path.display())))?;
+        if data.len() as u64 != size {
+            return Err(Failure::bad_input(format!(
+                "--input {}: {} holds {} bytes; memory {} has {size}",
+                input.mem,
+                input.path.display(),
+                data.len(),
+                input.mem
+            )));
+        }
+        contents.insert(input.mem, data);
+    }
+    Ok(contents)
+}
+
+fn write_file(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
+    std::fs::write(path, bytes).map_err(|error| Failure::bad_input(format!("cannot write {}: {error}", path.display())))
+}
+
+/// `--output` and `--dump`: final contents after the last run.
+fn write_outputs(replayer: &mut Replayer<'_>, trace: &Trace, args: &ReplayArgs) -> Result<(), Failure> {
+    for output in &args.output {
+        write_file(&output.path, &replayer.read_memory(output.mem)?)?;
+    }
+    if let Some(dir) = &args.dump {
+        std::fs::create_dir_all(dir).map_err(|error| Failure::bad_input(format!("cannot create {}: {error}", dir.display())))?;
+        // Stream-ordered memory exists only while the recorded work runs.
+        let lasting = trace.memories.iter().enumerate().filter(|(_, m)| m.kind != MemKind::StreamOrdered);
+        for mem in lasting.map(|(id, _)| MemId(id as u32)) {
+            write_file(&dir.join(format!("mem{mem}.bin")), &replayer.read_memory(mem)?)?;
+        }
+    }
+    Ok(())
+}
+
+/// Graph over eager median time: how much command buffers gain.
+fn speedup(reports: &[RunReport]) -> Option<(f64, f64, f64)> {
+    let median = |mode| reports.iter().find(|r| r.mode == mode)?.time_per_iteration_us.map(|t| t.median);
+    let (graph, eager) = (median(Mode::Graph)?, median(Mode::Eager)?);
+    Some((graph, eager, eager / graph))
+}
+
+fn json_report(reports: &[RunReport]) -> serde_json::Value {
+    match reports {
+        [single] => serde_json::json!(single),
+        _ => {
+            let mut both = serde_json::json!({ "mode": "both" });
+            for report in reports {
+                both[mode_name(report.mode)] = serde_json::json!(report);
+            }
+            both["eager_over_graph"] = serde_json::json!(speedup(reports).map(|(_, _, ratio)| ratio));
+            both
+        }
+    }
+}
+
+fn plain_report(reports: &[RunReport]) -> String {
+    let mut text = String::new();
+    for report in reports {
+        text += &format!(
+            "{} on {}: {} iterations, {} segments, {} families, {} partitions per iteration, \
+             {} command buffers built, {} native updates, {} rebuilds\n",
+            mode_name(report.mode),
+            report.device,
+            report.iterations,
+            report.segments,
+            report.families,
+            report.partitions,
+            report.command_buffers_built,
+            report.native_updates,
+            report.rebuilds
+        );
+        if let Some(t) = report.time_per_iteration_us {
+            text += &format!("  time per iteration: min {:.1} µs, median {:.1} µs, max {:.1} µs\n", t.min, t.median, t.max);
+        }
+        if let Some(comparison) = &report.comparison {
+            if comparison.passed() {
+                text += &format!("  comparison: passed ({} memory states equal byte for byte)\n", comparison.compared);
+            } else {
+                text += &format!("  comparison: FAILED ({} of {} memory states differ)\n", comparison.mismatches.len(), comparison.compared);
+                for m in &comparison.mismatches {
+                    text += &format!(
+                        "    segment {} memory {}: {} bytes differ, first at offset {} (expected {} bytes, got {})\n",
+                        m.segment,
+                        m.mem,
+                        m.difference.differing_bytes,
+                        m.difference.first_offset,
+                        m.difference.expected_len,
+                        m.difference.actual_len
+                    );
+                }
+            }
+        }
+    }
+    if let Some((graph, eager, ratio)) = speedup(reports) {
+        let verdict = if ratio >= 1.0 {
+            format!("command buffers are {ratio:.2}x faster")
+        } else {
+            format!("command buffers are {:.2}x slower", 1.0 / ratio)
+        };
+        text += &format!("what-if: graph {graph:.1} µs vs eager {eager:.1} µs per iteration (median): {verdict}\n");
+    }
+    text
+}

@@ -1,0 +1,72 @@
+//! Which initial states to write before a segment. A segment records the contents of the
+//! memory it uses as they were when it started; where that equals what the recording says
+//! the previous segments left there, the replay already holds it (if it matched the
+//! recording), so only memory the program changed from the host in between is written.
+//! That keeps what-if changes (`--set`, `--input`) flowing from one segment to the next.
+
+use std::collections::{BTreeSet, HashMap};
+use trace_format::{BlobId, MemId, MemState, Segment, Trace};
+
+pub struct RecordedContents {
+    /// What each memory object held in the recording at the current point.
+    known: HashMap<MemId, BlobId>,
+}
+
+impl RecordedContents {
+    /// At the start of an iteration nothing is known, except that memory replaced with
+    /// `--input` stands for what the recording started with.
+    pub fn new(trace: &Trace, replaced: &BTreeSet<MemId>) -> Self {
+        let mut known = HashMap::new();
+        for segment in &trace.segments {
+            for state in segment.initial.iter().filter(|s| replaced.contains(&s.mem)) {
+                known.entry(state.mem).or_insert(state.blob);
+            }
+        }
+        RecordedContents { known }
+    }
+
+    /// The initial states of `segment` that the device does not hold yet.
+    pub fn to_write<'s>(&self, segment: &'s Segment) -> Vec<&'s MemState> {
+        segment.initial.iter().filter(|s| self.known.get(&s.mem) != Some(&s.blob)).collect()
+    }
+
+    /// Records that `segment` ran: it started from its initial states and left its expected ones.
+    pub fn segment_ran(&mut self, segment: &Segment) {
+        for state in segment.initial.iter().chain(&segment.expected) {
+            self.known.insert(state.mem, state.blob);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state(mem: u32, blob: u128) -> MemState {
+        MemState { mem: MemId(mem), blob: BlobId(blob) }
+    }
+
+    fn segment(initial: Vec<MemState>, expected: Vec<MemState>) -> Segment {
+        Segment { ordinal: 0, ended_by: "clFinish".to_string(), initial, expected }
+    }
+
+    #[test]
+    fn only_memory_the_host_changed_between_segments_is_written() {
+        let first = segment(vec![state(0, 1), state(1, 2)], vec![state(1, 3)]);
+        // Memory 1 holds what the first segment left; memory 0 was rewritten by the host.
+        let second = segment(vec![state(0, 9), state(1, 3)], vec![]);
+        let trace = Trace { segments: vec![first.clone(), second.clone()], ..Trace::default() };
+        let mut contents = RecordedContents::new(&trace, &BTreeSet::new());
+        assert_eq!(contents.to_write(&first).len(), 2);
+        contents.segment_ran(&first);
+        assert_eq!(contents.to_write(&second), vec![&state(0, 9)]);
+    }
+
+    #[test]
+    fn replaced_memory_keeps_its_input_contents() {
+        let first = segment(vec![state(0, 1), state(1, 2)], vec![]);
+        let trace = Trace { segments: vec![first.clone()], ..Trace::default() };
+        let contents = RecordedContents::new(&trace, &BTreeSet::from([MemId(0)]));
+        assert_eq!(contents.to_write(&first), vec![&state(1, 2)]);
+    }
+}

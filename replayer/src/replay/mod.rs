@@ -1,0 +1,343 @@
+//! The replay driver. It loads a validated trace into a backend; then, for a warm-up
+//! iteration and each timed one, and for each segment in order, it writes the initial
+//! state the segment needs (untimed), runs the segment's partitions, waits and times.
+//! Graph mode builds each family's command buffers once and patches them before each
+//! member; eager mode submits command by command. After the last iteration each segment's
+//! final memory is compared with the recording, byte for byte.
+
+mod contents;
+mod stats;
+
+pub use stats::{summarize, TimeStats};
+
+use crate::backend::{Backend, BackendError, BufferHandle, NodeTiming, PartitionNodes, UpdateKind};
+use crate::families::{find_families, Family};
+use crate::memory_diff::{byte_difference, ByteDifference};
+use crate::plan::{plan_segment, PartitionKind, PlanError, SegmentPlan};
+use crate::segments::{segment_graphs, SegmentGraph};
+use contents::RecordedContents;
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::time::{Duration, Instant};
+use trace_format::{BlobStore, FormatError, MemId, NodeId, Patch, Trace};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// Native command buffers, patched between segments of a family.
+    Graph,
+    /// One command at a time, as the program submitted them.
+    Eager,
+}
+
+pub struct RunOptions {
+    pub mode: Mode,
+    /// Timed iterations; one warm-up iteration runs before them.
+    pub iterations: usize,
+    pub compare: bool,
+    /// Collect per-node device times in the last iteration (`Backend::timings`).
+    pub profile: bool,
+    /// Contents that replace the recorded initial state of memory objects (`--input`).
+    pub inputs: BTreeMap<MemId, Vec<u8>>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct RunReport {
+    pub mode: Mode,
+    pub device: String,
+    pub iterations: usize,
+    pub segments: usize,
+    pub families: usize,
+    /// Partitions run per iteration.
+    pub partitions: usize,
+    pub command_buffers_built: usize,
+    pub native_updates: usize,
+    pub rebuilds: usize,
+    pub time_per_iteration_us: Option<TimeStats>,
+    /// `None` unless a comparison was asked for.
+    pub comparison: Option<Comparison>,
+    #[serde(skip)]
+    pub timings: Vec<NodeTiming>,
+}
+
+#[derive(Debug, Default)]
+pub struct Comparison {
+    /// Memory states compared.
+    pub compared: usize,
+    pub mismatches: Vec<Mismatch>,
+}
+
+impl Comparison {
+    pub fn passed(&self) -> bool {
+        self.mismatches.is_empty()
+    }
+}
+
+impl Serialize for Comparison {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut fields = serializer.serialize_struct("Comparison", 3)?;
+        fields.serialize_field("passed", &self.passed())?;
+        fields.serialize_field("compared", &self.compared)?;
+        fields.serialize_field("mismatches", &self.mismatches)?;
+        fields.end()
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub struct Mismatch {
+    pub segment: u32,
+    pub mem: u32,
+    #[serde(flatten)]
+    pub difference: ByteDifference,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    #[error(transparent)]
+    Backend(#[from] BackendError),
+    #[error(transparent)]
+    Plan(#[from] PlanError),
+    #[error("cannot read data of the trace: {0}")]
+    Blob(#[from] FormatError),
+}
+
+/// A native command buffer and what it was built from.
+struct CommandBuffer<'t> {
+    handle: BufferHandle,
+    nodes: PartitionNodes<'t>,
+    /// The patches it holds now.
+    applied: Vec<Patch>,
+}
+
+/// A family as graph mode runs it.
+struct BuiltFamily<'t> {
+    plan: SegmentPlan,
+    /// Per partition of `plan`: its command buffer, `None` for eager partitions.
+    buffers: Vec<Option<CommandBuffer<'t>>>,
+    /// Per member, per partition: the member's patches for the nodes of that partition.
+    patches: Vec<Vec<Vec<Patch>>>,
+}
+
+#[derive(Default)]
+struct Counters {
+    built: usize,
+    native_updates: usize,
+    rebuilds: usize,
+}
+
+pub struct Replayer<'t> {
+    backend: Box<dyn Backend>,
+    trace: &'t Trace,
+    blobs: &'t BlobStore,
+    graphs: Vec<SegmentGraph>,
+    families: Vec<Family>,
+    /// For each segment, its family and its place among the family's members.
+    membership: Vec<(usize, usize)>,
+    /// Graph mode: each family's plan and command buffers, made on first use.
+    built: Vec<Option<BuiltFamily<'t>>>,
+    /// Eager mode: each segment's plan, made on first use.
+    eager_plans: Vec<Option<SegmentPlan>>,
+}
+
+impl<'t> Replayer<'t> {
+    /// Loads `trace` (validated) into `backend`.
+    pub fn new(mut backend: Box<dyn Backend>, trace: &'t Trace, blobs: &'t BlobStore) -> Result<Self, BackendError> {
+        backend.load(trace, blobs)?;
+        let graphs = segment_graphs(trace);
+        let families = find_families(trace, &graphs, &|command| backend.can_record(command));
+        let mut membership = vec![(0, 0); graphs.len()];
+        for (family_index, family) in families.iter().enumerate() {
+            for (member, segment) in family.members.iter().enumerate() {
+                membership[segment.index()] = (family_index, member);
+            }
+        }
+        Ok(Replayer {
+            backend,
+            trace,
+            blobs,
+            built: (0..families.len()).map(|_| None).collect(),
+            eager_plans: vec![None; graphs.len()],
+            graphs,
+            families,
+            membership,
+        })
+    }
+
+    pub fn device_name(&self) -> String {
+        self.backend.device_name()
+    }
+
+    pub fn families(&self) -> &[Family] {
+        &self.families
+    }
+
+    /// The contents of a memory object now (after a run: after its last iteration).
+    pub fn read_memory(&mut self, mem: MemId) -> Result<Vec<u8>, BackendError> {
+        self.backend.read_memory(mem)
+    }
+
+    /// Runs the trace in `options.mode`; `progress(done, total)` follows the iterations.
+    pub fn run(&mut self, options: &RunOptions, progress: &mut dyn FnMut(usize, usize)) -> Result<RunReport, ReplayError> {
+        let mut counters = Counters::default();
+        let replaced: BTreeSet<MemId> = options.inputs.keys().copied().collect();
+        let total = options.iterations + 1;
+        let mut iteration_us = Vec::with_capacity(options.iterations);
+        let mut comparison = options.compare.then(Comparison::default);
+        let mut timings = Vec::new();
+        for iteration in 0..total {
+            let last = iteration + 1 == total;
+            for (mem, data) in &options.inputs {
+                self.backend.write_memory(*mem, data)?;
+            }
+            let mut contents = RecordedContents::new(self.trace, &replaced);
+            let mut elapsed = Duration::ZERO;
+            for (segment, recorded) in self.trace.segments.iter().enumerate() {
+                for state in contents.to_write(recorded) {
+                    self.backend.write_memory(state.mem, &self.blobs.get(state.blob)?)?;
+                }
+                let started = Instant::now();
+                match options.mode {
+                    Mode::Graph => self.run_graph(segment, &mut counters)?,
+                    Mode::Eager => self.run_eager(segment)?,
+                }
+                self.backend.finish()?;
+                elapsed += started.elapsed();
+                contents.segment_ran(recorded);
+                if last && options.profile {
+                    let segment_timings = self.backend.timings()?;
+                    timings.extend(segment_timings.into_iter().map(|timing| self.on_own_node(segment, timing)));
+                }
+                if let (true, Some(comparison)) = (last, comparison.as_mut()) {
+                    self.compare_segment(segment, comparison)?;
+                }
+            }
+            if iteration > 0 {
+                iteration_us.push(elapsed.as_secs_f64() * 1e6);
+            }
+            progress(iteration + 1, total);
+        }
+        Ok(RunReport {
+            mode: options.mode,
+            device: self.backend.device_name(),
+            iterations: options.iterations,
+            segments: self.trace.segments.len(),
+            families: self.families.len(),
+            partitions: self.partitions_per_iteration(options.mode),
+            command_buffers_built: counters.built,
+            native_updates: counters.native_updates,
+            rebuilds: counters.rebuilds,
+            time_per_iteration_us: summarize(&iteration_us),
+            comparison,
+            timings,
+        })
+    }
+
+    /// A family's command buffers hold its base's nodes: name the segment's own node instead.
+    fn on_own_node(&self, segment: usize, mut timing: NodeTiming) -> NodeTiming {
+        let base = &self.graphs[self.families[self.membership[segment].0].base.index()];
+        if let Ok(local) = base.nodes.binary_search(&timing.node) {
+            timing.node = self.graphs[segment].nodes[local];
+        }
+        timing
+    }
+
+    fn partitions_per_iteration(&self, mode: Mode) -> usize {
+        let count = |plan: Option<&SegmentPlan>| plan.map_or(0, |p| p.partitions.len());
+        match mode {
+            Mode::Graph => self.membership.iter().map(|&(family, _)| count(self.built[family].as_ref().map(|b| &b.plan))).sum(),
+            Mode::Eager => self.eager_plans.iter().map(|plan| count(plan.as_ref())).sum(),
+        }
+    }
+
+    fn run_graph(&mut self, segment: usize, counters: &mut Counters) -> Result<(), ReplayError> {
+        let (family, member) = self.membership[segment];
+        if self.built[family].is_none() {
+            self.built[family] = Some(self.build_family(family, counters)?);
+        }
+        let Some(built) = self.built[family].as_mut() else { return Ok(()) };
+        for (index, partition) in built.plan.partitions.iter().enumerate() {
+            match &mut built.buffers[index] {
+                Some(buffer) => {
+                    let patches = &built.patches[member][index];
+                    if *patches != buffer.applied {
+                        match self.backend.update(buffer.handle, &buffer.nodes, patches)? {
+                            UpdateKind::Native => counters.native_updates += 1,
+                            UpdateKind::Rebuilt => counters.rebuilds += 1,
+                        }
+                        buffer.applied.clone_from(patches);
+                    }
+                    self.backend.launch(buffer.handle)?;
+                }
+                // The member's own node: the base's may differ in what no patch carries.
+                None => self.backend.run_eager(&partition.nodes_of(self.trace, &self.graphs[segment].nodes), self.blobs)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// Plans a family's base segment and builds a command buffer per recorded partition.
+    fn build_family(&mut self, family: usize, counters: &mut Counters) -> Result<BuiltFamily<'t>, ReplayError> {
+        let trace = self.trace;
+        let base = &self.graphs[self.families[family].base.index()];
+        let backend = &mut self.backend;
+        let plan = plan_segment(trace, base, &|command| backend.can_record(command))?;
+        let mut partition_of: HashMap<NodeId, usize> = HashMap::new();
+        for (index, partition) in plan.partitions.iter().enumerate() {
+            partition_of.extend(partition.nodes.iter().map(|&local| (base.nodes[local], index)));
+        }
+        let patches: Vec<Vec<Vec<Patch>>> = self.families[family]
+            .patches
+            .iter()
+            .map(|member| {
+                let mut by_partition = vec![Vec::new(); plan.partitions.len()];
+                for patch in member {
+                    let (Patch::Arg { node, .. } | Patch::Launch { node, .. }) = patch;
+                    if let Some(&index) = partition_of.get(node) {
+                        by_partition[index].push(patch.clone());
+                    }
+                }
+                by_partition
+            })
+            .collect();
+        let mut buffers = Vec::with_capacity(plan.partitions.len());
+        for (index, partition) in plan.partitions.iter().enumerate() {
+            buffers.push(match partition.kind {
+                PartitionKind::Recorded => {
+                    let nodes = partition.nodes_of(trace, &base.nodes);
+                    let handle = backend.build(&nodes)?;
+                    counters.built += 1;
+                    // Member 0 is the base, which the buffer was built from.
+                    Some(CommandBuffer { handle, nodes, applied: patches[0][index].clone() })
+                }
+                PartitionKind::Eager => None,
+            });
+        }
+        Ok(BuiltFamily { plan, buffers, patches })
+    }
+
+    fn run_eager(&mut self, segment: usize) -> Result<(), ReplayError> {
+        if self.eager_plans[segment].is_none() {
+            let backend = &self.backend;
+            self.eager_plans[segment] =
+                Some(plan_segment(self.trace, &self.graphs[segment], &|command| backend.can_record(command))?);
+        }
+        let Some(plan) = &self.eager_plans[segment] else { return Ok(()) };
+        for partition in &plan.partitions {
+            self.backend.run_eager(&partition.nodes_of(self.trace, &self.graphs[segment].nodes), self.blobs)?;
+        }
+        Ok(())
+    }
+
+    fn compare_segment(&mut self, segment: usize, comparison: &mut Comparison) -> Result<(), ReplayError> {
+        for state in &self.trace.segments[segment].expected {
+            let actual = self.backend.read_memory(state.mem)?;
+            let expected = self.blobs.get(state.blob)?;
+            comparison.compared += 1;
+            if let Some(difference) = byte_difference(&expected, &actual) {
+                comparison.mismatches.push(Mismatch { segment: segment as u32, mem: state.mem.0, difference });
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,412 @@
+//! Checks that a trace can be planned and replayed: every reference resolves, every blob
+//! is present, the graph is acyclic and edges stay inside their segment. Problems are
+//! collected, not stopped at, so one run names everything that is wrong.
+
+use crate::graph::topological_order;
+use trace_format::{
+    Arg, BlobId, BlobStore, Command, Copy, Edge, Extent, Fill, KernelLaunch, Launch, MemId, MemKind, Node,
+    Place, Trace,
+};
+
+/// One thing wrong with a trace: what it concerns (`node 12`) and what is wrong with it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Problem {
+    pub subject: String,
+    pub message: String,
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.subject, self.message)
+    }
+}
+
+/// Every problem found in `trace`; empty when it can be replayed.
+pub fn validate(trace: &Trace, blobs: &BlobStore) -> Vec<Problem> {
+    let mut checker = Checker { trace, blobs, problems: Vec::new() };
+    checker.header();
+    checker.memories();
+    checker.programs_kernels_queues();
+    checker.graph("", &trace.nodes, &trace.edges, true);
+    checker.segments();
+    checker.problems
+}
+
+struct Checker<'a> {
+    trace: &'a Trace,
+    blobs: &'a BlobStore,
+    problems: Vec<Problem>,
+}
+
+impl Checker<'_> {
+    fn report(&mut self, subject: &str, message: String) {
+        self.problems.push(Problem { subject: subject.to_string(), message });
+    }
+
+    /// Reports `what index` unless it is below `count`; returns whether it resolves.
+    fn resolves(&mut self, subject: &str, what: &str, index: usize, count: usize) -> bool {
+        if index < count {
+            return true;
+        }
+        self.report(subject, format!("{what} {index} does not exist (the trace has {count})"));
+        false
+    }
+
+    fn blob_present(&mut self, subject: &str, what: &str, blob: BlobId) -> bool {
+        if self.blobs.contains(blob) {
+            return true;
+        }
+        self.report(subject, format!("{what} blob {blob} is missing from the trace"));
+        false
+    }
+
+    /// Checks that `mem` exists and that `[offset, offset + bytes)` lies inside it.
+    fn memory_range(&mut self, subject: &str, mem: MemId, offset: u64, bytes: u64) {
+        if !self.resolves(subject, "memory", mem.index(), self.trace.memories.len()) {
+            return;
+        }
+        let size = self.trace.memories[mem.index()].size;
+        if offset.checked_add(bytes).is_none_or(|end| end > size) {
+            let range = if bytes == 0 { format!("offset {offset} lies") } else { format!("bytes {offset}..{} lie", offset.saturating_add(bytes)) };
+            self.report(subject, format!("{range} outside memory {mem} of {size} bytes"));
+        }
+    }
+
+    fn header(&mut self) {
+        if self.trace.header.is_none() {
+            self.report("trace", "it has no header, so its API is unknown".to_string());
+        }
+    }
+
+    fn memories(&mut self) {
+        let trace = self.trace;
+        for (id, memory) in trace.memories.iter().enumerate() {
+            let subject = format!("memory {id}");
+            if let Some(device) = memory.device {
+                self.resolves(&subject, "device", device.index(), trace.devices.len());
+            }
+            match memory.kind {
+                MemKind::SubBuffer { parent, offset } => {
+                    if parent.index() == id {
+                        self.report(&subject, "it is its own parent".to_string());
+                    } else if self.resolves(&subject, "parent memory", parent.index(), trace.memories.len()) {
+                        self.memory_range(&subject, parent, offset, memory.size);
+                    }
+                }
+                MemKind::Pitched { pitch, height, .. } if pitch.checked_mul(height) != Some(memory.size) => {
+                    self.report(&subject, format!("pitch {pitch} times height {height} is not its size {}", memory.size));
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn programs_kernels_queues(&mut self) {
+        let trace = self.trace;
+        for (id, program) in trace.programs.iter().enumerate() {
+            let subject = format!("program {id}");
+            if program.images.is_empty() {
+                self.report(&subject, "it has no image to build from".to_string());
+            }
+            for image in &program.images {
+                self.blob_present(&subject, &format!("{:?} image", image.kind), image.blob);
+            }
+        }
+        for (id, kernel) in trace.kernels.iter().enumerate() {
+            self.resolves(&format!("kernel {id} ({})", kernel.name), "program", kernel.program.index(), trace.programs.len());
+        }
+        for (id, queue) in trace.queues.iter().enumerate() {
+            if let Some(device) = queue.device {
+                self.resolves(&format!("queue {id}"), "device", device.index(), trace.devices.len());
+            }
+        }
+    }
+
+    /// Checks the nodes and edges of the trace (`top_level`) or of a nested sub-graph, whose
+    /// subjects start with `prefix`.
+    fn graph(&mut self, prefix: &str, nodes: &[Node], edges: &[Edge], top_level: bool) {
+        for (id, node) in nodes.iter().enumerate() {
+            self.node(&format!("{prefix}node {id}"), node);
+        }
+        let mut valid_edges = Vec::with_capacity(edges.len());
+        for (index, edge) in edges.iter().enumerate() {
+            let subject = format!("{prefix}edge {index} ({} -> {})", edge.from, edge.to);
+            let from_ok = self.resolves(&subject, "node", edge.from.index(), nodes.len());
+            let to_ok = self.resolves(&subject, "node", edge.to.index(), nodes.len());
+            if !(from_ok && to_ok) {
+                continue;
+            }
+            let (from, to) = (&nodes[edge.from.index()], &nodes[edge.to.index()]);
+            if top_level && from.segment != to.segment {
+                self.report(&subject, format!("it joins segment {} to segment {}; edges must stay inside a segment", from.segment, to.segment));
+            }
+            valid_edges.push((edge.from.index(), edge.to.index()));
+        }
+        if let Err(blocked) = topological_order(nodes.len(), valid_edges) {
+            let shown: Vec<String> = blocked.iter().take(10).map(|n| n.to_string()).collect();
+            let more = if blocked.len() > 10 { format!(" and {} more", blocked.len() - 10) } else { String::new() };
+            let subject = if prefix.is_empty() { "graph".to_string() } else { prefix.trim_end_matches(" > ").to_string() };
+            self.report(&subject, format!("the edges form a cycle; nodes on or behind it: {}{more}", shown.join(", ")));
+        }
+    }
+
+    fn node(&mut self, subject: &str, node: &Node) {
+        let trace = self.trace;
+        if let Some(queue) = node.queue {
+            self.resolves(subject, "queue", queue.index(), trace.queues.len());
+        }
+        self.resolves(subject, "segment", node.segment.index(), trace.segments.len());
+        match &node.command {
+            Command::Kernel(launch) => self.kernel_launch(subject, launch),
+            Command::Copy(copy) => self.copy(subject, copy),
+            Command::Fill(fill) => self.fill(subject, fill),
+            Command::MemAlloc { mem } | Command::MemFree { mem } => {
+                self.resolves(subject, "memory", mem.index(), trace.memories.len());
+            }
+            Command::Subgraph(graph) => self.graph(&format!("{subject} > "), &graph.nodes, &graph.edges, false),
+            Command::Barrier | Command::HostTask(_) => {}
+        }
+    }
+
+    fn kernel_launch(&mut self, subject: &str, launch: &KernelLaunch) {
+        let trace = self.trace;
+        if self.resolves(subject, "kernel", launch.kernel.index(), trace.kernels.len()) {
+            let kernel = &trace.kernels[launch.kernel.index()];
+            if launch.args.len() != kernel.params.len() {
+                self.report(subject, format!("it passes {} arguments; kernel {} takes {}", launch.args.len(), kernel.name, kernel.params.len()));
+            }
+            for (index, (arg, param)) in launch.args.iter().zip(&kernel.params).enumerate() {
+                if let Arg::Value(bytes) = arg {
+                    if bytes.len() != param.size as usize {
+                        self.report(subject, format!("argument {index} has {} bytes; the parameter has {}", bytes.len(), param.size));
+                    }
+                }
+            }
+        }
+        for (index, arg) in launch.args.iter().enumerate() {
+            if let Arg::Memory { mem, offset } = arg {
+                self.memory_range(&format!("{subject} argument {index}"), *mem, *offset, 0);
+            }
+        }
+        match &launch.launch {
+            Launch::NdRange { dims, global, .. } => {
+                if !(1..=3).contains(dims) {
+                    self.report(subject, format!("its ND-range has {dims} dimensions; 1 to 3 are possible"));
+                } else if global[..*dims as usize].contains(&0) {
+                    self.report(subject, format!("its global size {:?} has an empty dimension", &global[..*dims as usize]));
+                }
+            }
+            Launch::Grid { grid, block, .. } => {
+                if grid.contains(&0) || block.contains(&0) {
+                    self.report(subject, format!("its grid {grid:?} or block {block:?} has an empty dimension"));
+                }
+            }
+        }
+    }
+
+    fn copy(&mut self, subject: &str, copy: &Copy) {
+        for (side, place) in [("source", &copy.src), ("destination", &copy.dst)] {
+            let subject = format!("{subject} {side}");
+            match place {
+                Place::Memory { mem, offset } => {
+                    let bytes = match copy.extent {
+                        Extent::Linear { bytes } => bytes,
+                        // Rectangles are checked by the backend, which knows the pitches' meaning.
+                        Extent::Rect { .. } => 0,
+                    };
+                    self.memory_range(&subject, *mem, *offset, bytes);
+                }
+                Place::Host { data: Some(blob) } => {
+                    self.blob_present(&subject, "host data", *blob);
+                }
+                Place::Host { data: None } => {}
+            }
+        }
+    }
+
+    fn fill(&mut self, subject: &str, fill: &Fill) {
+        if fill.pattern.is_empty() {
+            self.report(subject, "its fill pattern is empty".to_string());
+        }
+        let bytes = if fill.rows.is_some() { 0 } else { fill.bytes };
+        self.memory_range(subject, fill.mem, fill.offset, bytes);
+    }
+
+    fn segments(&mut self) {
+        let trace = self.trace;
+        for (id, segment) in trace.segments.iter().enumerate() {
+            for (what, states) in [("initial", &segment.initial), ("expected", &segment.expected)] {
+                for state in states {
+                    let subject = format!("segment {id} {what} state of memory {}", state.mem);
+                    let mem_ok = self.resolves(&subject, "memory", state.mem.index(), trace.memories.len());
+                    if self.blob_present(&subject, "contents", state.blob) && mem_ok {
+                        let size = trace.memories[state.mem.index()].size;
+                        let held = self.blobs.raw_len(state.blob).unwrap_or(0);
+                        if held != size {
+                            self.report(&subject, format!("it holds {held} bytes; the memory has {size}"));
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_traces::{mem, value, TraceBuilder};
+    use trace_format::{BlobId, EdgeKind, Graph, KernelId, NodeId, SegmentId};
+
+    /// A valid trace: one segment, `k(buffer, 4-byte value)` then a read of the buffer.
+    fn valid() -> TraceBuilder {
+        let mut b = TraceBuilder::new();
+        let k = b.kernel("k", &[None, Some(4)]);
+        let buffer = b.memory(64);
+        let segment = b.segment();
+        let launch = b.launch(segment, k, vec![mem(buffer), value(3)], 16);
+        let received = b.blobs.insert(vec![0; 64]);
+        let read = b.node(
+            segment,
+            Command::Copy(Copy {
+                src: Place::Memory { mem: buffer, offset: 0 },
+                dst: Place::Host { data: Some(received) },
+                extent: Extent::Linear { bytes: 64 },
+            }),
+        );
+        b.edge(launch, read);
+        b.initial(segment, buffer, vec![1; 64]);
+        b.expected(segment, buffer, vec![2; 64]);
+        b
+    }
+
+    fn problems(b: &TraceBuilder) -> Vec<String> {
+        validate(&b.trace, &b.blobs).iter().map(ToString::to_string).collect()
+    }
+
+    fn launch_mut(b: &mut TraceBuilder, node: usize) -> &mut KernelLaunch {
+        match &mut b.trace.nodes[node].command {
+            Command::Kernel(launch) => launch,
+            _ => panic!("node {node} is not a launch"),
+        }
+    }
+
+    #[test]
+    fn a_valid_trace_has_no_problems() {
+        assert_eq!(problems(&valid()), Vec::<String>::new());
+    }
+
+    #[test]
+    fn missing_kernel_memory_and_queue_are_named() {
+        let mut b = valid();
+        launch_mut(&mut b, 0).kernel = KernelId(9);
+        b.trace.nodes[1].queue = Some(trace_format::QueueId(4));
+        if let Command::Copy(copy) = &mut b.trace.nodes[1].command {
+            copy.src = Place::Memory { mem: MemId(7), offset: 0 };
+        }
+        assert_eq!(
+            problems(&b),
+            vec![
+                "node 0: kernel 9 does not exist (the trace has 1)",
+                "node 1: queue 4 does not exist (the trace has 1)",
+                "node 1 source: memory 7 does not exist (the trace has 1)",
+            ]
+        );
+    }
+
+    #[test]
+    fn argument_count_and_size_must_match_the_kernel() {
+        let mut b = valid();
+        launch_mut(&mut b, 0).args[1] = Arg::Value(vec![0; 8]);
+        assert_eq!(problems(&b), vec!["node 0: argument 1 has 8 bytes; the parameter has 4"]);
+        launch_mut(&mut b, 0).args.pop();
+        assert_eq!(problems(&b), vec!["node 0: it passes 1 arguments; kernel k takes 2"]);
+    }
+
+    #[test]
+    fn ranges_outside_memory_are_problems() {
+        let mut b = valid();
+        launch_mut(&mut b, 0).args[0] = Arg::Memory { mem: MemId(0), offset: 65 };
+        assert_eq!(problems(&b), vec!["node 0 argument 0: offset 65 lies outside memory 0 of 64 bytes"]);
+    }
+
+    #[test]
+    fn missing_blobs_are_named() {
+        let mut b = valid();
+        b.trace.segments[0].expected[0].blob = BlobId(42);
+        b.trace.programs[0].images[0].blob = BlobId(43);
+        let found = problems(&b);
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert!(found[0].starts_with("program 0: OpenClSource image blob"));
+        assert!(found[1].starts_with("segment 0 expected state of memory 0: contents blob"));
+    }
+
+    #[test]
+    fn states_must_cover_the_whole_memory() {
+        let mut b = valid();
+        b.expected(SegmentId(0), MemId(0), vec![0; 10]);
+        assert_eq!(problems(&b), vec!["segment 0 expected state of memory 0: it holds 10 bytes; the memory has 64"]);
+    }
+
+    #[test]
+    fn sub_buffers_need_a_parent_that_holds_them() {
+        let mut b = valid();
+        b.trace.memories.push(trace_format::Memory { kind: MemKind::SubBuffer { parent: MemId(0), offset: 60 }, size: 8, address: 0, flags: 0, device: None });
+        b.trace.memories.push(trace_format::Memory { kind: MemKind::SubBuffer { parent: MemId(9), offset: 0 }, size: 8, address: 0, flags: 0, device: None });
+        assert_eq!(
+            problems(&b),
+            vec![
+                "memory 1: bytes 60..68 lie outside memory 0 of 64 bytes",
+                "memory 2: parent memory 9 does not exist (the trace has 3)",
+            ]
+        );
+    }
+
+    #[test]
+    fn edges_must_resolve_stay_in_their_segment_and_not_cycle() {
+        let mut b = valid();
+        b.trace.edges.push(Edge { from: NodeId(1), to: NodeId(0), kind: EdgeKind::Event });
+        b.trace.edges.push(Edge { from: NodeId(1), to: NodeId(5), kind: EdgeKind::InOrder });
+        let other = b.segment();
+        let k = KernelId(0);
+        let late = b.launch(other, k, vec![mem(MemId(0)), value(1)], 4);
+        b.edge(NodeId(0), late);
+        assert_eq!(
+            problems(&b),
+            vec![
+                "edge 2 (1 -> 5): node 5 does not exist (the trace has 3)",
+                "edge 3 (0 -> 2): it joins segment 0 to segment 1; edges must stay inside a segment",
+                "graph: the edges form a cycle; nodes on or behind it: 0, 1, 2",
+            ]
+        );
+    }
+
+    #[test]
+    fn nested_sub_graphs_are_checked_too() {
+        let mut b = valid();
+        let inner = b.trace.nodes[0].clone();
+        let mut broken = inner.clone();
+        if let Command::Kernel(launch) = &mut broken.command {
+            launch.kernel = KernelId(5);
+        }
+        let graph = Graph {
+            nodes: vec![inner, broken],
+            edges: vec![Edge { from: NodeId(0), to: NodeId(3), kind: EdgeKind::InOrder }],
+        };
+        b.node(SegmentId(0), Command::Subgraph(graph));
+        assert_eq!(
+            problems(&b),
+            vec![
+                "node 2 > node 1: kernel 5 does not exist (the trace has 1)",
+                "node 2 > edge 0 (0 -> 3): node 3 does not exist (the trace has 2)",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_trace_without_header_is_a_problem() {
+        let mut b = valid();
+        b.trace.header = None;
+        assert_eq!(problems(&b), vec!["trace: it has no header, so its API is unknown"]);
+    }
+}
