@@ -5,9 +5,12 @@ use crate::log;
 use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Once;
+use std::sync::{Mutex, Once, PoisonError};
 
 static RECORDING: AtomicBool = AtomicBool::new(true);
+
+/// Why recording stopped before the end, if it did.
+static STOPPED_BECAUSE: Mutex<Option<String>> = Mutex::new(None);
 
 thread_local! {
     /// Set while this thread runs shim code, so calls the shim (or the driver under it) makes
@@ -23,7 +26,14 @@ pub fn recording() -> bool {
 pub fn stop_recording(why: std::fmt::Arguments<'_>) {
     if RECORDING.swap(false, Ordering::Relaxed) {
         log::error!("recording stopped: {why}");
+        *STOPPED_BECAUSE.lock().unwrap_or_else(PoisonError::into_inner) = Some(why.to_string());
     }
+}
+
+/// Stops recording as the process exits; returns why it had stopped before, if it had.
+pub fn stop_for_exit() -> Option<String> {
+    RECORDING.store(false, Ordering::Relaxed);
+    STOPPED_BECAUSE.lock().unwrap_or_else(PoisonError::into_inner).take()
 }
 
 /// The real function of a hook, called at most once; the program gets its first result.

@@ -7,8 +7,14 @@ mod config;
 mod entry;
 mod interpose;
 mod log;
+mod opencl;
+mod recorder;
+mod session;
+mod writer;
 
 /// Every API's hooks, for the exported `dlsym` to hand out.
+static HOOK_TABLES: [&[&interpose::Hook]; 1] = [opencl::HOOKS];
+
 fn hook_tables() -> &'static [&'static [&'static interpose::Hook]] {
-    &[]
+    &HOOK_TABLES
 }

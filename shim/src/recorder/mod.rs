@@ -88,13 +88,6 @@ pub struct Prepared {
     snapshots: Vec<(Key, Option<Vec<u8>>)>,
 }
 
-impl Prepared {
-    /// Whether the command will be recorded; if not, building its `Command` can be skipped.
-    pub fn capturing(&self) -> bool {
-        self.capture
-    }
-}
-
 /// Ids handed out so far, per kind (records are numbered in write order).
 #[derive(Default)]
 struct Counts {
@@ -196,6 +189,11 @@ impl Recorder {
             program.build_options = options.to_string();
             program.id = None;
         }
+    }
+
+    /// The images a program was created from, as given to `program_created`.
+    pub fn program_images(&self, key: Key) -> Option<&[(ImageKind, Vec<u8>)]> {
+        self.objects.programs.get(&key).map(|program| program.images.as_slice())
     }
 
     pub fn kernel_created(&mut self, key: Key, program: Key, name: &str) {
@@ -439,6 +437,16 @@ impl Recorder {
         self.end_window(call, access);
     }
 
+    /// The queues a `host_sync` now would wait for through `MemoryAccess::wait` (empty when the
+    /// window would go on). An API module whose waits could need another thread's hook to
+    /// finish (an event callback) waits for them itself first, without holding any lock.
+    pub fn queues_to_settle(&self) -> Vec<Key> {
+        match &self.window {
+            Some(window) if window.blocked_by.is_empty() => window.queues_used(),
+            _ => Vec::new(),
+        }
+    }
+
     /// A capture marker: `start` true for a start (`cuProfilerStart`), false for a stop. The
     /// window open at the marker ends there; with `REPRISE_CAPTURE=markers` only windows
     /// between a start and a stop are captured, with `all` a stop pauses capture until a start.
@@ -482,8 +490,10 @@ impl Recorder {
     fn end_window(&mut self, call: &str, access: &dyn MemoryAccess) {
         let Some(window) = self.window.as_mut() else { return };
         self.next_ordinal = window.ordinal + 1;
+        // Also for windows not captured: work still running would race with the snapshots
+        // of a captured window after it.
+        access.wait(&window.queues_used());
         if window.segment.is_some() {
-            access.wait(&window.queues_used());
             for (node, region) in std::mem::take(&mut window.received) {
                 self.keep_received(node, region);
             }

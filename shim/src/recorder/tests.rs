@@ -345,8 +345,8 @@ fn memory_states_initial_at_first_use_and_final_when_written() {
     h.rec.memory_created(0xa1, sub);
     // Reads 0xb, writes the sub-buffer (whose contents live in 0xa).
     let accesses = [Access { mem: 0xb, write: false }, Access { mem: 0xa1, write: true }];
+    assert!(h.rec.capturing());
     let prepared = h.rec.prepare(&accesses, &h.device);
-    assert!(prepared.capturing());
     let submission = Submission { call: "clEnqueueCopyBuffer", queue: Some(1), order: Order::Command, waits: &[], signals: None, received: None };
     h.rec.submit(prepared, submission, |rec| {
         let (src, dst) = (rec.mem_id(0xb).unwrap(), rec.mem_id(0xa1).unwrap());

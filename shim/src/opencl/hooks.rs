@@ -1,0 +1,285 @@
+//! Every OpenCL function the shim exports, with its C signature, how its real function is
+//! found when no loader is in sight (`object(arg)`: the argument's ICD dispatch table;
+//! `first(list)`: the first object of a list; `loader`: only from a loaded library), and the
+//! function that records it (`unsupported`: passed through, the trace marked partial).
+
+#![allow(non_snake_case, clippy::too_many_arguments)]
+
+use super::{commands, memory, programs, queues, sync, unsupported, ContextNotify, EventNotify, NotFound, ProgramNotify};
+use crate::interpose::Hook;
+use libc::size_t;
+use opencl_sys::*;
+use std::ffi::{c_char, c_uchar, c_void};
+
+type NativeKernel = Option<unsafe extern "C" fn(*mut c_void)>;
+type SvmFreeNotify = Option<unsafe extern "C" fn(cl_command_queue, cl_uint, *mut *mut c_void, *mut c_void)>;
+
+/// The real function's address through the dispatch table, typed as the hook is: a table entry
+/// of another type does not compile, which checks the signatures against cl_icd.h.
+macro_rules! through_dispatch {
+    (loader, $name:ident, $real:ty) => {
+        None::<usize>
+    };
+    (object($object:ident), $name:ident, $real:ty) => {
+        unsafe { crate::opencl::dispatch::table($object) }.and_then(|table| table.$name).map(|function: $real| function as usize)
+    };
+    (first($list:ident), $name:ident, $real:ty) => {{
+        let first = if $list.is_null() { std::ptr::null_mut() } else { unsafe { *$list } };
+        through_dispatch!(object(first), $name, $real)
+    }};
+}
+
+macro_rules! record {
+    (unsupported, $name:ident, $forward:ident, $($arg:ident),*) => {
+        unsupported($forward, stringify!($name))
+    };
+    ($($record:ident)::+, $name:ident, $forward:ident, $($arg:ident),*) => {
+        unsafe { $($record)::+($forward, $($arg),*) }
+    };
+}
+
+macro_rules! hooks {
+    ($( $name:ident($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty, $how:ident$(($object:ident))? => $($record:ident)::+; )*) => {
+        /// The real functions, for the hooks and for the shim's own calls.
+        pub mod real {
+            use super::*;
+            $(
+                pub unsafe fn $name($($arg: $ty),*) -> $ret {
+                    type Real = unsafe extern "C" fn($($ty),*) -> $ret;
+                    let hook = &super::slots::$name;
+                    let address = hook
+                        .real()
+                        .or_else(|| through_dispatch!($how$(($object))?, $name, Real))
+                        .or_else(|| hook.real_in_loaded_libraries());
+                    match address {
+                        // SAFETY: an address found under this function's name has its type.
+                        Some(address) => unsafe { std::mem::transmute::<usize, Real>(address)($($arg),*) },
+                        None => NotFound::not_found(),
+                    }
+                }
+            )*
+        }
+
+        $(
+            /// # Safety
+            /// As the OpenCL function of this name.
+            #[no_mangle]
+            pub unsafe extern "C" fn $name($($arg: $ty),*) -> $ret {
+                let real = || unsafe { real::$name($($arg),*) };
+                crate::entry::intercept(stringify!($name), &real, |forward| record!($($record)::+, $name, forward, $($arg),*))
+            }
+        )*
+
+        #[allow(non_upper_case_globals)]
+        mod slots {
+            use crate::interpose::Hook;
+            $(
+                pub static $name: Hook = Hook::new(
+                    match std::ffi::CStr::from_bytes_with_nul(concat!(stringify!($name), "\0").as_bytes()) {
+                        Ok(name) => name,
+                        Err(_) => panic!("hook names are C identifiers"),
+                    },
+                    super::$name as *const std::ffi::c_void,
+                );
+            )*
+        }
+
+        /// Every OpenCL hook, for the exported `dlsym`.
+        pub static HOOKS: &[&Hook] = &[$(&slots::$name),*];
+    };
+}
+
+hooks! {
+    // Contexts and queues.
+    clCreateContext(properties: *const cl_context_properties, num_devices: cl_uint, devices: *const cl_device_id,
+        pfn_notify: ContextNotify, user_data: *mut c_void, errcode_ret: *mut cl_int) -> cl_context,
+        first(devices) => queues::create_context;
+    clCreateContextFromType(properties: *const cl_context_properties, device_type: cl_device_type,
+        pfn_notify: ContextNotify, user_data: *mut c_void, errcode_ret: *mut cl_int) -> cl_context,
+        loader => queues::create_context_from_type;
+    clCreateCommandQueue(context: cl_context, device: cl_device_id, properties: cl_command_queue_properties,
+        errcode_ret: *mut cl_int) -> cl_command_queue,
+        object(context) => queues::create_queue;
+    clCreateCommandQueueWithProperties(context: cl_context, device: cl_device_id,
+        properties: *const cl_queue_properties, errcode_ret: *mut cl_int) -> cl_command_queue,
+        object(context) => queues::create_queue_with_properties;
+    clReleaseCommandQueue(command_queue: cl_command_queue) -> cl_int,
+        object(command_queue) => queues::release_queue;
+
+    // Memory.
+    clCreateBuffer(context: cl_context, flags: cl_mem_flags, size: size_t, host_ptr: *mut c_void,
+        errcode_ret: *mut cl_int) -> cl_mem,
+        object(context) => memory::create_buffer;
+    clCreateBufferWithProperties(context: cl_context, properties: *const cl_mem_properties, flags: cl_mem_flags,
+        size: size_t, host_ptr: *mut c_void, errcode_ret: *mut cl_int) -> cl_mem,
+        object(context) => memory::create_buffer_with_properties;
+    clCreateSubBuffer(buffer: cl_mem, flags: cl_mem_flags, buffer_create_type: cl_buffer_create_type,
+        buffer_create_info: *const c_void, errcode_ret: *mut cl_int) -> cl_mem,
+        object(buffer) => memory::create_sub_buffer;
+    clReleaseMemObject(memobj: cl_mem) -> cl_int,
+        object(memobj) => memory::release;
+    clSVMAlloc(context: cl_context, flags: cl_svm_mem_flags, size: size_t, alignment: cl_uint) -> *mut c_void,
+        object(context) => memory::svm_alloc;
+    clSVMFree(context: cl_context, svm_pointer: *mut c_void) -> (),
+        object(context) => memory::svm_free;
+    clCreateImage(context: cl_context, flags: cl_mem_flags, image_format: *const cl_image_format,
+        image_desc: *const cl_image_desc, host_ptr: *mut c_void, errcode_ret: *mut cl_int) -> cl_mem,
+        object(context) => unsupported;
+    clCreateImageWithProperties(context: cl_context, properties: *const cl_mem_properties, flags: cl_mem_flags,
+        image_format: *const cl_image_format, image_desc: *const cl_image_desc, host_ptr: *mut c_void,
+        errcode_ret: *mut cl_int) -> cl_mem,
+        object(context) => unsupported;
+    clCreateImage2D(context: cl_context, flags: cl_mem_flags, image_format: *const cl_image_format,
+        image_width: size_t, image_height: size_t, image_row_pitch: size_t, host_ptr: *mut c_void,
+        errcode_ret: *mut cl_int) -> cl_mem,
+        object(context) => unsupported;
+    clCreateImage3D(context: cl_context, flags: cl_mem_flags, image_format: *const cl_image_format,
+        image_width: size_t, image_height: size_t, image_depth: size_t, image_row_pitch: size_t,
+        image_slice_pitch: size_t, host_ptr: *mut c_void, errcode_ret: *mut cl_int) -> cl_mem,
+        object(context) => unsupported;
+
+    // Programs and kernels.
+    clCreateProgramWithSource(context: cl_context, count: cl_uint, strings: *mut *const c_char,
+        lengths: *const size_t, errcode_ret: *mut cl_int) -> cl_program,
+        object(context) => programs::create_with_source;
+    clCreateProgramWithBinary(context: cl_context, num_devices: cl_uint, device_list: *const cl_device_id,
+        lengths: *const size_t, binaries: *mut *const c_uchar, binary_status: *mut cl_int,
+        errcode_ret: *mut cl_int) -> cl_program,
+        object(context) => programs::create_with_binary;
+    clCreateProgramWithIL(context: cl_context, il: *const c_void, length: size_t, errcode_ret: *mut cl_int)
+        -> cl_program,
+        object(context) => programs::create_with_il;
+    clCreateProgramWithBuiltInKernels(context: cl_context, num_devices: cl_uint, device_list: *const cl_device_id,
+        kernel_names: *const c_char, errcode_ret: *mut cl_int) -> cl_program,
+        object(context) => unsupported;
+    clBuildProgram(program: cl_program, num_devices: cl_uint, device_list: *const cl_device_id,
+        options: *const c_char, pfn_notify: ProgramNotify, user_data: *mut c_void) -> cl_int,
+        object(program) => programs::build;
+    clCompileProgram(program: cl_program, num_devices: cl_uint, device_list: *const cl_device_id,
+        options: *const c_char, num_input_headers: cl_uint, input_headers: *const cl_program,
+        header_include_names: *mut *const c_char, pfn_notify: ProgramNotify, user_data: *mut c_void) -> cl_int,
+        object(program) => programs::compile;
+    clLinkProgram(context: cl_context, num_devices: cl_uint, device_list: *const cl_device_id,
+        options: *const c_char, num_input_programs: cl_uint, input_programs: *const cl_program,
+        pfn_notify: ProgramNotify, user_data: *mut c_void, errcode_ret: *mut cl_int) -> cl_program,
+        object(context) => programs::link;
+    clCreateKernel(program: cl_program, kernel_name: *const c_char, errcode_ret: *mut cl_int) -> cl_kernel,
+        object(program) => programs::create_kernel;
+    clCreateKernelsInProgram(program: cl_program, num_kernels: cl_uint, kernels: *mut cl_kernel,
+        num_kernels_ret: *mut cl_uint) -> cl_int,
+        object(program) => programs::create_kernels_in_program;
+    clCloneKernel(source_kernel: cl_kernel, errcode_ret: *mut cl_int) -> cl_kernel,
+        object(source_kernel) => programs::clone_kernel;
+    clReleaseKernel(kernel: cl_kernel) -> cl_int,
+        object(kernel) => programs::release_kernel;
+    clSetKernelArg(kernel: cl_kernel, arg_index: cl_uint, arg_size: size_t, arg_value: *const c_void) -> cl_int,
+        object(kernel) => programs::set_arg;
+    clSetKernelArgSVMPointer(kernel: cl_kernel, arg_index: cl_uint, arg_value: *const c_void) -> cl_int,
+        object(kernel) => programs::set_arg_svm_pointer;
+
+    // Commands.
+    clEnqueueNDRangeKernel(command_queue: cl_command_queue, kernel: cl_kernel, work_dim: cl_uint,
+        global_work_offset: *const size_t, global_work_size: *const size_t, local_work_size: *const size_t,
+        num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int,
+        object(command_queue) => commands::nd_range_kernel;
+    clEnqueueTask(command_queue: cl_command_queue, kernel: cl_kernel, num_events_in_wait_list: cl_uint,
+        event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int,
+        object(command_queue) => commands::task;
+    clEnqueueNativeKernel(command_queue: cl_command_queue, user_func: NativeKernel, args: *mut c_void,
+        cb_args: size_t, num_mem_objects: cl_uint, mem_list: *const cl_mem, args_mem_loc: *mut *const c_void,
+        num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int,
+        object(command_queue) => unsupported;
+    clEnqueueReadBuffer(command_queue: cl_command_queue, buffer: cl_mem, blocking_read: cl_bool, offset: size_t,
+        size: size_t, ptr: *mut c_void, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event,
+        event: *mut cl_event) -> cl_int,
+        object(command_queue) => commands::read_buffer;
+    clEnqueueWriteBuffer(command_queue: cl_command_queue, buffer: cl_mem, blocking_write: cl_bool, offset: size_t,
+        size: size_t, ptr: *const c_void, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event,
+        event: *mut cl_event) -> cl_int,
+        object(command_queue) => commands::write_buffer;
+    clEnqueueReadBufferRect(command_queue: cl_command_queue, buffer: cl_mem, blocking_read: cl_bool,
+        buffer_origin: *const size_t, host_origin: *const size_t, region: *const size_t,
+        buffer_row_pitch: size_t, buffer_slice_pitch: size_t, host_row_pitch: size_t, host_slice_pitch: size_t,
+        ptr: *mut c_void, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event,
+        event: *mut cl_event) -> cl_int,
+        object(command_queue) => commands::read_buffer_rect;
+    clEnqueueWriteBufferRect(command_queue: cl_command_queue, buffer: cl_mem, blocking_write: cl_bool,
+        buffer_origin: *const size_t, host_origin: *const size_t, region: *const size_t,
+        buffer_row_pitch: size_t, buffer_slice_pitch: size_t, host_row_pitch: size_t, host_slice_pitch: size_t,
+        ptr: *const c_void, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event,
+        event: *mut cl_event) -> cl_int,
+        object(command_queue) => commands::write_buffer_rect;
+    clEnqueueCopyBuffer(command_queue: cl_command_queue, src_buffer: cl_mem, dst_buffer: cl_mem,
+        src_offset: size_t, dst_offset: size_t, size: size_t, num_events_in_wait_list: cl_uint,
+        event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int,
+        object(command_queue) => commands::copy_buffer;
+    clEnqueueCopyBufferRect(command_queue: cl_command_queue, src_buffer: cl_mem, dst_buffer: cl_mem,
+        src_origin: *const size_t, dst_origin: *const size_t, region: *const size_t, src_row_pitch: size_t,
+        src_slice_pitch: size_t, dst_row_pitch: size_t, dst_slice_pitch: size_t, num_events_in_wait_list: cl_uint,
+        event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int,
+        object(command_queue) => commands::copy_buffer_rect;
+    clEnqueueFillBuffer(command_queue: cl_command_queue, buffer: cl_mem, pattern: *const c_void,
+        pattern_size: size_t, offset: size_t, size: size_t, num_events_in_wait_list: cl_uint,
+        event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int,
+        object(command_queue) => commands::fill_buffer;
+    clEnqueueMapBuffer(command_queue: cl_command_queue, buffer: cl_mem, blocking_map: cl_bool,
+        map_flags: cl_map_flags, offset: size_t, size: size_t, num_events_in_wait_list: cl_uint,
+        event_wait_list: *const cl_event, event: *mut cl_event, errcode_ret: *mut cl_int) -> *mut c_void,
+        object(command_queue) => commands::map_buffer;
+    clEnqueueUnmapMemObject(command_queue: cl_command_queue, memobj: cl_mem, mapped_ptr: *mut c_void,
+        num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int,
+        object(command_queue) => commands::unmap;
+    clEnqueueSVMMemcpy(command_queue: cl_command_queue, blocking_copy: cl_bool, dst_ptr: *mut c_void,
+        src_ptr: *const c_void, size: size_t, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event,
+        event: *mut cl_event) -> cl_int,
+        object(command_queue) => commands::svm_memcpy;
+    clEnqueueSVMMemFill(command_queue: cl_command_queue, svm_ptr: *mut c_void, pattern: *const c_void,
+        pattern_size: size_t, size: size_t, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event,
+        event: *mut cl_event) -> cl_int,
+        object(command_queue) => commands::svm_mem_fill;
+    clEnqueueSVMMap(command_queue: cl_command_queue, blocking_map: cl_bool, flags: cl_map_flags,
+        svm_ptr: *mut c_void, size: size_t, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event,
+        event: *mut cl_event) -> cl_int,
+        object(command_queue) => commands::svm_map;
+    clEnqueueSVMUnmap(command_queue: cl_command_queue, svm_ptr: *mut c_void, num_events_in_wait_list: cl_uint,
+        event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int,
+        object(command_queue) => commands::svm_unmap;
+    clEnqueueSVMFree(command_queue: cl_command_queue, num_svm_pointers: cl_uint, svm_pointers: *mut *mut c_void,
+        pfn_free_func: SvmFreeNotify, user_data: *mut c_void, num_events_in_wait_list: cl_uint,
+        event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int,
+        object(command_queue) => unsupported;
+    clEnqueueMigrateMemObjects(command_queue: cl_command_queue, num_mem_objects: cl_uint,
+        mem_objects: *const cl_mem, flags: cl_mem_migration_flags, num_events_in_wait_list: cl_uint,
+        event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int,
+        object(command_queue) => commands::migrate_mem_objects;
+    clEnqueueSVMMigrateMem(command_queue: cl_command_queue, num_svm_pointers: cl_uint,
+        svm_pointers: *mut *const c_void, sizes: *const size_t, flags: cl_mem_migration_flags,
+        num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int,
+        object(command_queue) => commands::svm_migrate_mem;
+    clEnqueueMarkerWithWaitList(command_queue: cl_command_queue, num_events_in_wait_list: cl_uint,
+        event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int,
+        object(command_queue) => commands::marker_with_wait_list;
+    clEnqueueBarrierWithWaitList(command_queue: cl_command_queue, num_events_in_wait_list: cl_uint,
+        event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int,
+        object(command_queue) => commands::barrier_with_wait_list;
+    clEnqueueMarker(command_queue: cl_command_queue, event: *mut cl_event) -> cl_int,
+        object(command_queue) => commands::marker;
+    clEnqueueBarrier(command_queue: cl_command_queue) -> cl_int,
+        object(command_queue) => commands::barrier;
+    clEnqueueWaitForEvents(command_queue: cl_command_queue, num_events: cl_uint, event_list: *const cl_event)
+        -> cl_int,
+        object(command_queue) => commands::wait_for_events;
+
+    // Host synchronization, user events, callbacks.
+    clFinish(command_queue: cl_command_queue) -> cl_int,
+        object(command_queue) => sync::finish;
+    clWaitForEvents(num_events: cl_uint, event_list: *const cl_event) -> cl_int,
+        first(event_list) => sync::wait_for_events;
+    clCreateUserEvent(context: cl_context, errcode_ret: *mut cl_int) -> cl_event,
+        object(context) => sync::create_user_event;
+    clSetUserEventStatus(event: cl_event, execution_status: cl_int) -> cl_int,
+        object(event) => sync::set_user_event_status;
+    clSetEventCallback(event: cl_event, command_exec_callback_type: cl_int, pfn_notify: EventNotify,
+        user_data: *mut c_void) -> cl_int,
+        object(event) => sync::set_event_callback;
+}

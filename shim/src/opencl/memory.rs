@@ -1,0 +1,107 @@
+//! Buffers, sub-buffers and SVM allocations.
+
+use super::access::DeviceAccess;
+use super::dispatch::call;
+use super::state::{with_recorder, MemObject};
+use super::{created, info, key, sync, Recorded};
+use crate::entry::Forward;
+use crate::recorder::{Key, MemDesc, MemShape};
+use libc::size_t;
+use opencl_sys::*;
+use std::ffi::c_void;
+use trace_format::MemKind;
+
+pub unsafe fn create_buffer(
+    forward: &mut Forward<'_, cl_mem>,
+    context: cl_context,
+    flags: cl_mem_flags,
+    size: size_t,
+    _host_ptr: *mut c_void,
+    errcode_ret: *mut cl_int,
+) -> Recorded {
+    let Some(buffer) = (unsafe { created(forward, errcode_ret) }) else { return Ok(()) };
+    memory_created(context, key(buffer), flags, MemShape::Whole(MemKind::Buffer), size, false)
+}
+
+pub unsafe fn create_buffer_with_properties(
+    forward: &mut Forward<'_, cl_mem>,
+    context: cl_context,
+    _properties: *const cl_mem_properties,
+    flags: cl_mem_flags,
+    size: size_t,
+    host_ptr: *mut c_void,
+    errcode_ret: *mut cl_int,
+) -> Recorded {
+    unsafe { create_buffer(forward, context, flags, size, host_ptr, errcode_ret) }
+}
+
+pub unsafe fn create_sub_buffer(
+    forward: &mut Forward<'_, cl_mem>,
+    buffer: cl_mem,
+    flags: cl_mem_flags,
+    create_type: cl_buffer_create_type,
+    create_info: *const c_void,
+    errcode_ret: *mut cl_int,
+) -> Recorded {
+    let Some(sub_buffer) = (unsafe { created(forward, errcode_ret) }) else { return Ok(()) };
+    if create_type != CL_BUFFER_CREATE_TYPE_REGION {
+        return with_recorder(|_, recorder| recorder.partial("clCreateSubBuffer", "an unknown creation type"));
+    }
+    // SAFETY: the call succeeded with a region, so `create_info` points to one.
+    let region = unsafe { &*create_info.cast::<cl_buffer_region>() };
+    let context: Option<cl_context> =
+        info::value(|size, value, size_ret| call!(clGetMemObjectInfo(buffer, CL_MEM_CONTEXT, size, value, size_ret)));
+    let shape = MemShape::Within { parent: key(buffer), offset: region.origin as u64 };
+    memory_created(context.unwrap_or(std::ptr::null_mut()), key(sub_buffer), flags, shape, region.size, false)
+}
+
+pub unsafe fn svm_alloc(
+    forward: &mut Forward<'_, *mut c_void>,
+    context: cl_context,
+    flags: cl_svm_mem_flags,
+    size: size_t,
+    _alignment: cl_uint,
+) -> Recorded {
+    let pointer = forward.call();
+    if pointer.is_null() {
+        return Ok(());
+    }
+    memory_created(context, key(pointer), flags, MemShape::Whole(MemKind::Shared), size, true)
+}
+
+fn memory_created(context: cl_context, mem: Key, flags: u64, shape: MemShape, size: usize, svm: bool) -> Recorded {
+    with_recorder(|state, recorder| {
+        state.memories.objects.insert(mem, MemObject { context, flags, svm });
+        let desc = MemDesc { shape, size: size as u64, address: mem, flags, device: None, addressable: svm };
+        recorder.memory_created(mem, desc);
+    })
+}
+
+pub unsafe fn release(forward: &mut Forward<'_, cl_int>, mem: cl_mem) -> Recorded {
+    let references: Option<cl_uint> =
+        info::value(|size, value, size_ret| call!(clGetMemObjectInfo(mem, CL_MEM_REFERENCE_COUNT, size, value, size_ret)));
+    if references == Some(1) {
+        released(key(mem), "clReleaseMemObject")?;
+    }
+    forward.call();
+    Ok(())
+}
+
+pub unsafe fn svm_free(forward: &mut Forward<'_, ()>, _context: cl_context, pointer: *mut c_void) -> Recorded {
+    if !pointer.is_null() {
+        released(key(pointer), "clSVMFree")?;
+    }
+    forward.call();
+    Ok(())
+}
+
+/// Before the last reference goes: a window using the memory ends while it can be read.
+fn released(mem: Key, call: &str) -> Recorded {
+    sync::settled(|state, recorder| {
+        recorder.memory_released(mem, call, &DeviceAccess::new(&state.memories));
+        // Sub-buffers keep their parent in the recorder; the shim must still read it then.
+        if !recorder.is_memory(mem) {
+            state.memories.objects.remove(&mem);
+        }
+    })
+}

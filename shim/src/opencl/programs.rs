@@ -1,0 +1,260 @@
+//! Programs (their source, binary or IL, and build options), kernels and kernel arguments.
+
+use super::dispatch::call;
+use super::state::{with_recorder, with_state, ArgValue};
+use super::{created, info, key, succeeded, ProgramNotify, Recorded};
+use crate::entry::Forward;
+use libc::size_t;
+use opencl_sys::*;
+use std::ffi::{c_char, c_uchar, c_void, CStr};
+use trace_format::ImageKind;
+
+/// A C string argument, or empty.
+unsafe fn text(pointer: *const c_char) -> String {
+    if pointer.is_null() {
+        return String::new();
+    }
+    // SAFETY: the API takes NUL-terminated strings here.
+    unsafe { CStr::from_ptr(pointer) }.to_string_lossy().into_owned()
+}
+
+/// `count` bytes at `pointer` (none for null).
+unsafe fn bytes(pointer: *const c_void, count: usize) -> Vec<u8> {
+    if pointer.is_null() {
+        return Vec::new();
+    }
+    // SAFETY: the caller names memory the program passed with its length.
+    unsafe { std::slice::from_raw_parts(pointer.cast::<u8>(), count) }.to_vec()
+}
+
+pub unsafe fn create_with_source(
+    forward: &mut Forward<'_, cl_program>,
+    _context: cl_context,
+    count: cl_uint,
+    strings: *mut *const c_char,
+    lengths: *const size_t,
+    errcode_ret: *mut cl_int,
+) -> Recorded {
+    let Some(program) = (unsafe { created(forward, errcode_ret) }) else { return Ok(()) };
+    let mut source = Vec::new();
+    for index in 0..count as usize {
+        // SAFETY: the call succeeded, so there are `count` strings, each NUL-terminated unless
+        // its length is given.
+        unsafe {
+            let string = *strings.add(index);
+            let length = if lengths.is_null() { 0 } else { *lengths.add(index) };
+            match length {
+                0 => source.extend_from_slice(CStr::from_ptr(string).to_bytes()),
+                length => source.extend(bytes(string.cast(), length)),
+            }
+        }
+    }
+    with_recorder(|_, recorder| recorder.program_created(key(program), vec![(ImageKind::OpenClSource, source)]))
+}
+
+pub unsafe fn create_with_binary(
+    forward: &mut Forward<'_, cl_program>,
+    _context: cl_context,
+    num_devices: cl_uint,
+    _device_list: *const cl_device_id,
+    lengths: *const size_t,
+    binaries: *mut *const c_uchar,
+    _binary_status: *mut cl_int,
+    errcode_ret: *mut cl_int,
+) -> Recorded {
+    let Some(program) = (unsafe { created(forward, errcode_ret) }) else { return Ok(()) };
+    // SAFETY: the call succeeded, so there is a binary with its length per device.
+    let binary = unsafe { bytes((*binaries).cast(), *lengths) };
+    with_recorder(|_, recorder| {
+        if num_devices > 1 {
+            recorder.partial("clCreateProgramWithBinary", "only the first device's binary is kept");
+        }
+        recorder.program_created(key(program), vec![(ImageKind::DeviceBinary, binary)]);
+    })
+}
+
+pub unsafe fn create_with_il(
+    forward: &mut Forward<'_, cl_program>,
+    _context: cl_context,
+    il: *const c_void,
+    length: size_t,
+    errcode_ret: *mut cl_int,
+) -> Recorded {
+    let Some(program) = (unsafe { created(forward, errcode_ret) }) else { return Ok(()) };
+    let il = unsafe { bytes(il, length) };
+    with_recorder(|_, recorder| recorder.program_created(key(program), vec![(ImageKind::SpirV, il)]))
+}
+
+pub unsafe fn build(
+    forward: &mut Forward<'_, cl_int>,
+    program: cl_program,
+    _num_devices: cl_uint,
+    _device_list: *const cl_device_id,
+    options: *const c_char,
+    _pfn_notify: ProgramNotify,
+    _user_data: *mut c_void,
+) -> Recorded {
+    if !succeeded(forward) {
+        return Ok(());
+    }
+    let options = unsafe { text(options) };
+    with_recorder(|_, recorder| recorder.program_built(key(program), &options))
+}
+
+pub unsafe fn compile(
+    forward: &mut Forward<'_, cl_int>,
+    program: cl_program,
+    _num_devices: cl_uint,
+    _device_list: *const cl_device_id,
+    options: *const c_char,
+    num_input_headers: cl_uint,
+    _input_headers: *const cl_program,
+    _header_include_names: *mut *const c_char,
+    _pfn_notify: ProgramNotify,
+    _user_data: *mut c_void,
+) -> Recorded {
+    if !succeeded(forward) {
+        return Ok(());
+    }
+    let options = unsafe { text(options) };
+    with_recorder(|state, recorder| {
+        if num_input_headers > 0 {
+            recorder.partial("clCompileProgram", "embedded headers are not recorded");
+        }
+        state.compile_options.insert(key(program), options);
+    })
+}
+
+/// A linked program is rebuilt from its inputs' sources, with their compile options and the
+/// link options.
+pub unsafe fn link(
+    forward: &mut Forward<'_, cl_program>,
+    _context: cl_context,
+    _num_devices: cl_uint,
+    _device_list: *const cl_device_id,
+    options: *const c_char,
+    num_input_programs: cl_uint,
+    input_programs: *const cl_program,
+    _pfn_notify: ProgramNotify,
+    _user_data: *mut c_void,
+    errcode_ret: *mut cl_int,
+) -> Recorded {
+    let Some(program) = (unsafe { created(forward, errcode_ret) }) else { return Ok(()) };
+    // SAFETY: the call succeeded, so the list holds `num_input_programs` programs.
+    let inputs = unsafe { std::slice::from_raw_parts(input_programs, num_input_programs as usize) };
+    let link_options = unsafe { text(options) };
+    with_recorder(|state, recorder| {
+        let mut images = Vec::new();
+        for &input in inputs {
+            images.extend(recorder.program_images(key(input)).unwrap_or_default().iter().cloned());
+        }
+        if inputs.len() > 1 {
+            recorder.partial("clLinkProgram", "a program linked from several is rebuilt from their sources as one");
+            let source: Vec<u8> = images
+                .iter()
+                .filter(|(kind, _)| *kind == ImageKind::OpenClSource)
+                .flat_map(|(_, source)| source.iter().copied().chain(*b"\n"))
+                .collect();
+            images = vec![(ImageKind::OpenClSource, source)];
+        }
+        let compile_options = inputs.first().and_then(|input| state.compile_options.get(&key(*input))).cloned();
+        let options = [compile_options.unwrap_or_default(), link_options].join(" ").trim().to_string();
+        recorder.program_created(key(program), images);
+        recorder.program_built(key(program), &options);
+    })
+}
+
+pub unsafe fn create_kernel(
+    forward: &mut Forward<'_, cl_kernel>,
+    program: cl_program,
+    _name: *const c_char,
+    errcode_ret: *mut cl_int,
+) -> Recorded {
+    let Some(kernel) = (unsafe { created(forward, errcode_ret) }) else { return Ok(()) };
+    kernel_created(kernel, program, None)
+}
+
+pub unsafe fn create_kernels_in_program(
+    forward: &mut Forward<'_, cl_int>,
+    program: cl_program,
+    num_kernels: cl_uint,
+    kernels: *mut cl_kernel,
+    num_kernels_ret: *mut cl_uint,
+) -> Recorded {
+    if !succeeded(forward) || kernels.is_null() {
+        return Ok(());
+    }
+    let count = if num_kernels_ret.is_null() { num_kernels } else { unsafe { *num_kernels_ret }.min(num_kernels) };
+    for index in 0..count as usize {
+        // SAFETY: the call filled `count` kernels.
+        kernel_created(unsafe { *kernels.add(index) }, program, None)?;
+    }
+    Ok(())
+}
+
+pub unsafe fn clone_kernel(forward: &mut Forward<'_, cl_kernel>, source: cl_kernel, errcode_ret: *mut cl_int) -> Recorded {
+    let Some(kernel) = (unsafe { created(forward, errcode_ret) }) else { return Ok(()) };
+    let program: Option<cl_program> =
+        info::value(|size, value, size_ret| call!(clGetKernelInfo(kernel, CL_KERNEL_PROGRAM, size, value, size_ret)));
+    let arguments = with_state(|state| state.kernel_args.get(&key(source)).cloned());
+    kernel_created(kernel, program.unwrap_or(std::ptr::null_mut()), arguments)
+}
+
+/// Registers a kernel; `arguments` are those it starts with (a clone's), else none set.
+fn kernel_created(kernel: cl_kernel, program: cl_program, arguments: Option<Vec<Option<ArgValue>>>) -> Recorded {
+    let name = info::string(|size, value, size_ret| call!(clGetKernelInfo(kernel, CL_KERNEL_FUNCTION_NAME, size, value, size_ret)));
+    let count: cl_uint = info::kernel(kernel, CL_KERNEL_NUM_ARGS).unwrap_or(0);
+    with_recorder(|state, recorder| {
+        recorder.kernel_created(key(kernel), key(program), &name);
+        state.kernel_args.insert(key(kernel), arguments.unwrap_or_else(|| vec![None; count as usize]));
+    })
+}
+
+pub unsafe fn release_kernel(forward: &mut Forward<'_, cl_int>, kernel: cl_kernel) -> Recorded {
+    let references: Option<cl_uint> = info::kernel(kernel, CL_KERNEL_REFERENCE_COUNT);
+    if succeeded(forward) && references == Some(1) {
+        with_state(|state| state.kernel_args.remove(&key(kernel)));
+    }
+    Ok(())
+}
+
+pub unsafe fn set_arg(
+    forward: &mut Forward<'_, cl_int>,
+    kernel: cl_kernel,
+    index: cl_uint,
+    size: size_t,
+    value: *const c_void,
+) -> Recorded {
+    if !succeeded(forward) {
+        return Ok(());
+    }
+    let argument = match value.is_null() {
+        true => ArgValue::Local(size as u64),
+        false => ArgValue::Bytes(unsafe { bytes(value, size) }),
+    };
+    set(kernel, index, argument);
+    Ok(())
+}
+
+pub unsafe fn set_arg_svm_pointer(
+    forward: &mut Forward<'_, cl_int>,
+    kernel: cl_kernel,
+    index: cl_uint,
+    value: *const c_void,
+) -> Recorded {
+    if succeeded(forward) {
+        set(kernel, index, ArgValue::Svm(value as usize as u64));
+    }
+    Ok(())
+}
+
+fn set(kernel: cl_kernel, index: cl_uint, argument: ArgValue) {
+    with_state(|state| {
+        let arguments = state.kernel_args.entry(key(kernel)).or_default();
+        let index = index as usize;
+        if arguments.len() <= index {
+            arguments.resize(index + 1, None);
+        }
+        arguments[index] = Some(argument);
+    });
+}

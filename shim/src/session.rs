@@ -1,0 +1,113 @@
+//! The process's recording session: the recorder and the trace file behind it, created when an
+//! API module first has something to record (processes that never use a GPU API write
+//! nothing) and completed when the process exits.
+
+use crate::entry;
+use crate::recorder::Recorder;
+use crate::writer::WriterSink;
+use crate::{config, log};
+use std::sync::{Mutex, MutexGuard, Once, PoisonError};
+use std::time::{SystemTime, UNIX_EPOCH};
+use trace_format::{Api, Header};
+
+struct Session {
+    /// The process that created it: a forked child starts its own.
+    pid: u32,
+    api: Api,
+    recorder: Recorder,
+    writer: WriterSink,
+    /// The API module's end-of-program work (ending the open window), run at exit.
+    at_exit: fn(),
+}
+
+static SESSION: Mutex<Option<Session>> = Mutex::new(None);
+
+#[derive(Debug)]
+pub enum SessionError {
+    /// The process records another API; one trace holds one.
+    OtherApi(Api),
+    CannotCreate(String),
+}
+
+impl std::fmt::Display for SessionError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SessionError::OtherApi(api) => write!(f, "this process already records {api}; a trace holds one API"),
+            SessionError::CannotCreate(why) => f.write_str(why),
+        }
+    }
+}
+
+fn lock() -> MutexGuard<'static, Option<Session>> {
+    SESSION.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Runs `work` on the process's recorder for `api`, creating the session (and the trace file)
+/// on first use. `at_exit` is the API module's end-of-program work, called at exit without
+/// the session locked. Lock order: an API module's own state first, then the session.
+pub fn with<R>(api: Api, at_exit: fn(), work: impl FnOnce(&mut Recorder) -> R) -> Result<R, SessionError> {
+    let mut session = lock();
+    let pid = std::process::id();
+    if session.as_ref().is_some_and(|session| session.pid != pid) {
+        // A forked child: the parent's writer thread does not exist here.
+        std::mem::forget(session.take());
+    }
+    let session = match &mut *session {
+        Some(session) => session,
+        empty => empty.insert(start(api, pid, at_exit)?),
+    };
+    if session.api != api {
+        return Err(SessionError::OtherApi(session.api));
+    }
+    Ok(work(&mut session.recorder))
+}
+
+fn start(api: Api, pid: u32, at_exit: fn()) -> Result<Session, SessionError> {
+    let path = config::get().output_path(pid);
+    let writer = WriterSink::start(&path)
+        .map_err(|error| SessionError::CannotCreate(format!("cannot create the trace {}: {error}", path.display())))?;
+    log::info!("recording {api} into {}", path.display());
+    let header = Header {
+        api,
+        producer: format!("reprise shim {}", env!("CARGO_PKG_VERSION")),
+        command_line: command_line(),
+        process_id: pid,
+        started_unix_s: SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |since| since.as_secs()),
+    };
+    let recorder = Recorder::new(header, config::get().capture, Box::new(writer.clone()));
+    static AT_EXIT: Once = Once::new();
+    // SAFETY: registers a plain function with no arguments; it is inherited by forked children.
+    AT_EXIT.call_once(|| unsafe {
+        libc::atexit(finish_at_exit);
+    });
+    Ok(Session { pid, api, recorder, writer, at_exit })
+}
+
+fn command_line() -> Vec<String> {
+    std::fs::read("/proc/self/cmdline")
+        .map(|bytes| {
+            bytes.split(|&byte| byte == 0).filter(|arg| !arg.is_empty()).map(|arg| String::from_utf8_lossy(arg).into_owned()).collect()
+        })
+        .unwrap_or_default()
+}
+
+/// At exit: the API module ends the open window, then the trace gets its index.
+extern "C" fn finish_at_exit() {
+    entry::guarded("exit", || {
+        let at_exit = match &*lock() {
+            Some(session) if session.pid == std::process::id() => session.at_exit,
+            _ => return,
+        };
+        if entry::recording() {
+            at_exit();
+        }
+        // Hooks of threads still running pass through from here on.
+        let stopped = entry::stop_for_exit();
+        let mut session = lock();
+        let Some(session) = session.as_mut() else { return };
+        if let Some(why) = stopped {
+            session.recorder.partial("shim", &format!("recording stopped early: {why}"));
+        }
+        session.writer.finish();
+    });
+}
