@@ -2,7 +2,7 @@
 //! hands out hooks for names the shim hooks, and each hook finds its real function once.
 
 use std::ffi::{c_char, c_int, c_void, CStr};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// One exported hook: its name, its own address, and the real function it forwards to.
 pub struct Hook {
@@ -10,6 +10,8 @@ pub struct Hook {
     address: *const c_void,
     /// The real function's address once known; 0 until then.
     real: AtomicUsize,
+    /// `dlsym(RTLD_NEXT)` found nothing (a private library): not asked again on every call.
+    no_next: AtomicBool,
 }
 
 // The address is a function's, immutable and valid for the whole process.
@@ -17,7 +19,7 @@ unsafe impl Sync for Hook {}
 
 impl Hook {
     pub const fn new(name: &'static CStr, address: *const c_void) -> Hook {
-        Hook { name, address, real: AtomicUsize::new(0) }
+        Hook { name, address, real: AtomicUsize::new(0), no_next: AtomicBool::new(false) }
     }
 
     /// The hook's own address, what `dlsym` hands out instead of the real function.
@@ -29,10 +31,14 @@ impl Hook {
     /// definition after the shim (`dlsym(RTLD_NEXT)`). Cached once found.
     pub fn real(&self) -> Option<usize> {
         match self.real.load(Ordering::Acquire) {
-            0 => {
-                let found = self.accept(real_dlsym(libc::RTLD_NEXT, self.name.as_ptr()))?;
-                Some(self.remember(found))
-            }
+            0 if self.no_next.load(Ordering::Relaxed) => None,
+            0 => match self.accept(real_dlsym(libc::RTLD_NEXT, self.name.as_ptr())) {
+                Some(found) => Some(self.remember(found)),
+                None => {
+                    self.no_next.store(true, Ordering::Relaxed);
+                    None
+                }
+            },
             known => Some(known),
         }
     }

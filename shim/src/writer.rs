@@ -1,12 +1,13 @@
-//! The background thread that owns the trace file: records and blobs reach it over a bounded
-//! channel, so compression and file writes stay off the program's threads.
+//! The background thread that owns the trace file: records and blobs (already hashed by the
+//! recorder, which needs their ids) reach it over a bounded channel, so compression and file
+//! writes stay off the program's threads.
 
 use crate::entry;
 use crate::recorder::Sink;
 use std::path::Path;
 use std::sync::mpsc;
 use std::time::Duration;
-use trace_format::{FormatError, Record, TraceWriter};
+use trace_format::{BlobId, FormatError, Record, TraceWriter};
 
 /// Messages in flight before the program's threads wait for the writer (bounds the memory
 /// held by blobs not yet written).
@@ -17,7 +18,7 @@ const FINISH_TIMEOUT: Duration = Duration::from_secs(120);
 
 enum Message {
     Record(Box<Record>),
-    Blob(Vec<u8>),
+    Blob(BlobId, Vec<u8>),
     Flush,
     Finish(mpsc::Sender<()>),
 }
@@ -59,8 +60,8 @@ impl Sink for WriterSink {
         self.send(Message::Record(Box::new(record)));
     }
 
-    fn blob(&mut self, bytes: Vec<u8>) {
-        self.send(Message::Blob(bytes));
+    fn blob(&mut self, id: BlobId, bytes: Vec<u8>) {
+        self.send(Message::Blob(id, bytes));
     }
 
     fn flush(&mut self) {
@@ -72,7 +73,7 @@ fn write_all<W: std::io::Write + Send>(mut writer: TraceWriter<W>, receiver: mps
     for message in receiver {
         let written = match message {
             Message::Record(record) => writer.record(&record),
-            Message::Blob(bytes) => writer.blob(&bytes).map(drop),
+            Message::Blob(id, bytes) => writer.blob_with_id(id, &bytes).map(drop),
             Message::Flush => writer.flush(),
             Message::Finish(done) => {
                 let finished = writer.finish().map(drop);

@@ -285,7 +285,7 @@ impl Recorder {
     pub fn blob(&mut self, bytes: Vec<u8>) -> BlobId {
         let id = BlobId::of(&bytes);
         if self.sent_blobs.insert(id) {
-            self.sink.blob(bytes);
+            self.sink.blob(id, bytes);
         }
         id
     }

@@ -1,13 +1,13 @@
 //! Where the recorder's output goes: the background writer in a process, a vector in tests.
 
-use trace_format::Record;
+use trace_format::{BlobId, Record};
 
 /// Receives records and blob contents in the order the trace must hold them. Delivery
 /// problems are the sink's to report: the recorder goes on.
 pub trait Sink: Send {
     fn record(&mut self, record: Record);
-    /// Contents of a blob that records refer to by `BlobId::of(&bytes)`; each sent once.
-    fn blob(&mut self, bytes: Vec<u8>);
+    /// Contents of a blob that records refer to by its id (`BlobId::of(&bytes)`); each sent once.
+    fn blob(&mut self, id: BlobId, bytes: Vec<u8>);
     /// A segment ended: make everything so far durable.
     fn flush(&mut self);
 }

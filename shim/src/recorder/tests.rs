@@ -23,8 +23,9 @@ impl Sink for SharedSink {
     fn record(&mut self, record: Record) {
         self.0.lock().unwrap().records.push(record);
     }
-    fn blob(&mut self, bytes: Vec<u8>) {
-        self.0.lock().unwrap().blobs.insert(BlobId::of(&bytes), bytes);
+    fn blob(&mut self, id: BlobId, bytes: Vec<u8>) {
+        assert_eq!(id, BlobId::of(&bytes));
+        self.0.lock().unwrap().blobs.insert(id, bytes);
     }
     fn flush(&mut self) {
         self.0.lock().unwrap().flushes += 1;

@@ -1,0 +1,197 @@
+//! Real OpenCL programs recorded under the shim on PoCL and on Intel's CPU runtime: the
+//! program's output is unchanged, and the trace holds exactly the expected graph and data.
+
+mod support;
+
+use std::collections::BTreeSet;
+use trace_format::Edge;
+use support::host_replay::check_data_movement;
+use support::{record, Runtime, Scratch};
+use trace_format::{Command, EdgeKind, HostTaskKind, Place};
+
+/// The trace's edges as (from, to, kind), in order of the nodes they join.
+fn edges(recording: &support::Recording) -> Vec<(u32, u32, EdgeKind)> {
+    sorted(recording.trace.trace.edges.iter().map(|&Edge { from, to, kind }| (from.0, to.0, kind)).collect())
+}
+
+fn sorted(mut edges: Vec<(u32, u32, EdgeKind)>) -> Vec<(u32, u32, EdgeKind)> {
+    edges.sort_by_key(|&(from, to, _)| (from, to));
+    edges
+}
+
+fn kinds(recording: &support::Recording) -> Vec<&'static str> {
+    recording.trace.trace.nodes.iter().map(|node| node.command.kind_name()).collect()
+}
+
+fn in_order_chain(runtime: Runtime) {
+    let scratch = Scratch::new("chain");
+    let program = scratch.compile("in_order_chain");
+    let recording = record(&scratch, &runtime, &[program.to_str().unwrap(), runtime.platform], &[]);
+    let trace = &recording.trace.trace;
+    assert_eq!(kinds(&recording), ["copy", "kernel", "kernel", "copy", "kernel", "kernel", "copy", "kernel", "kernel", "copy"]);
+    let segments: Vec<_> = trace.segments.iter().map(|segment| (segment.ordinal, segment.ended_by.as_str())).collect();
+    assert_eq!(segments, [(0, "clEnqueueReadBuffer"), (1, "clEnqueueReadBuffer"), (2, "clEnqueueReadBuffer")]);
+    let in_order: Vec<_> = [(0, 1), (1, 2), (2, 3), (4, 5), (5, 6), (7, 8), (8, 9)].map(|(from, to)| (from, to, EdgeKind::InOrder)).into();
+    assert_eq!(edges(&recording), in_order);
+    // The local-memory argument and the value argument are kept as such.
+    let Command::Kernel(twice) = &trace.nodes[2].command else { panic!("node 2 is not a kernel") };
+    assert_eq!(twice.args[1], trace_format::Arg::Local(64));
+    assert_eq!(trace.kernels[twice.kernel.index()].name, "twice");
+    assert_eq!(trace.programs[0].build_options, "-cl-std=CL1.2");
+    // Each segment ends with a read of the whole buffer its kernels wrote: the data the
+    // program received is the buffer's final contents, and its sum is what the program printed.
+    for (segment, read) in trace.segments.iter().zip([3, 6, 9]) {
+        let Command::Copy(read) = &trace.nodes[read].command else { panic!("node {read} is not a copy") };
+        let (Place::Memory { mem, .. }, Place::Host { data: Some(data) }) = (&read.src, &read.dst) else { panic!("not a read") };
+        let written: Vec<_> = segment.expected.iter().map(|state| (state.mem, state.blob)).collect();
+        assert!(written.contains(&(*mem, *data)), "{written:?}");
+    }
+    // Kernels are taken to write every memory argument: `add` writes both buffers each round.
+    assert_eq!(trace.segments.iter().map(|segment| segment.expected.len()).collect::<Vec<_>>(), [2, 2, 2]);
+    let Command::Copy(last_read) = &trace.nodes[9].command else { panic!("node 9 is not a copy") };
+    let Place::Host { data: Some(last_data) } = last_read.dst else { panic!("the read kept no data") };
+    let final_contents = recording.blob(last_data);
+    let sum: i64 = final_contents.chunks_exact(4).map(|v| i64::from(i32::from_ne_bytes(v.try_into().unwrap()))).sum();
+    assert!(recording.stdout().contains(&format!("round 2: sum {sum},")), "{}", recording.stdout());
+    let device = &trace.devices[0].properties;
+    assert_eq!(device["platform"], runtime.platform);
+    assert!(device["opencl_version"].starts_with("OpenCL "));
+}
+
+#[test]
+fn in_order_chain_on_pocl() {
+    in_order_chain(Runtime::pocl());
+}
+
+#[test]
+fn in_order_chain_on_intel() {
+    if let Some(runtime) = Runtime::intel() {
+        in_order_chain(runtime);
+    }
+}
+
+fn event_graph(runtime: Runtime) {
+    let scratch = Scratch::new("events");
+    let program = scratch.compile("event_graph");
+    let recording = record(&scratch, &runtime, &[program.to_str().unwrap(), runtime.platform], &[]);
+    assert_eq!(recording.stdout(), "a[0]=6 a[31]=6 out[0]=8 out[31]=8\n");
+    assert_eq!(
+        kinds(&recording),
+        ["fill", "fill", "kernel", "kernel", "kernel", "barrier", "host_task", "kernel", "barrier", "copy", "copy"]
+    );
+    assert_eq!(recording.trace.trace.nodes[6].command, Command::HostTask(HostTaskKind::UserEvent));
+    use EdgeKind::{Barrier, Event, InOrder};
+    let expected = sorted(vec![
+        (0, 2, Event),
+        (1, 3, Event),
+        (2, 4, Event),
+        (3, 4, Event),
+        // The barrier waits for everything before it on the out-of-order queue.
+        (0, 5, Barrier),
+        (1, 5, Barrier),
+        (2, 5, Barrier),
+        (3, 5, Barrier),
+        (4, 5, Barrier),
+        // The second queue's kernel waits for the user event and the barrier.
+        (5, 7, Event),
+        (6, 7, Event),
+        // The marker waits for that kernel and, like every later command, for the barrier.
+        (5, 8, Barrier),
+        (7, 8, Event),
+        (7, 9, InOrder),
+        (5, 10, Barrier),
+        (8, 10, Event),
+    ]);
+    assert_eq!(edges(&recording), expected);
+    assert_eq!(recording.trace.trace.segments.len(), 1);
+}
+
+#[test]
+fn event_graph_on_pocl() {
+    event_graph(Runtime::pocl());
+}
+
+#[test]
+fn event_graph_on_intel() {
+    if let Some(runtime) = Runtime::intel() {
+        event_graph(runtime);
+    }
+}
+
+fn memory_operations(runtime: Runtime) {
+    let scratch = Scratch::new("memory");
+    let program = scratch.compile("memory_operations");
+    let recording = record(&scratch, &runtime, &[program.to_str().unwrap(), runtime.platform], &[]);
+    check_data_movement(&recording.trace.trace, &recording.trace.blobs);
+    let trace = &recording.trace.trace;
+    assert!(trace.partial.is_empty(), "{:?}", trace.partial);
+    let rects = trace.nodes.iter().filter(|node| matches!(&node.command, Command::Copy(c) if matches!(c.extent, trace_format::Extent::Rect { .. })));
+    assert_eq!(rects.count(), 3);
+    let calls: BTreeSet<&str> = trace.nodes.iter().map(|node| node.call.as_str()).collect();
+    for call in ["clEnqueueSVMMemcpy", "clEnqueueSVMMemFill", "clEnqueueSVMUnmap", "clEnqueueMapBuffer", "clEnqueueUnmapMemObject"] {
+        assert!(calls.contains(call), "no {call} node in {calls:?}");
+    }
+}
+
+#[test]
+fn memory_operations_on_pocl() {
+    memory_operations(Runtime::pocl());
+}
+
+#[test]
+fn memory_operations_on_intel() {
+    if let Some(runtime) = Runtime::intel() {
+        memory_operations(runtime);
+    }
+}
+
+#[test]
+fn a_program_that_dlopens_the_loader_is_recorded() {
+    let scratch = Scratch::new("dlopen");
+    let program = scratch.compile("dlopen_loader");
+    let recording = record(&scratch, &Runtime::pocl(), &[program.to_str().unwrap()], &[]);
+    assert_eq!(recording.stdout(), "01020304 01020304\n");
+    assert_eq!(kinds(&recording), ["fill", "copy"]);
+    check_data_movement(&recording.trace.trace, &recording.trace.blobs);
+}
+
+#[test]
+fn a_pyopencl_program_with_its_private_loader_is_recorded() {
+    let scratch = Scratch::new("pyopencl");
+    let python = std::env::var("REPRISE_PYTHON").unwrap_or_else(|_| "python3".to_string());
+    let script = support::programs_dir().join("pyopencl_twice.py");
+    let recording = record(&scratch, &Runtime::pocl(), &[&python, script.to_str().unwrap(), "Portable"], &[]);
+    assert_eq!(recording.stdout(), "8064 252\n");
+    assert_eq!(kinds(&recording), ["kernel", "kernel", "copy"]);
+    let trace = &recording.trace.trace;
+    assert_eq!(trace.kernels[0].name, "twice");
+    assert_eq!(trace.segments[0].initial.len(), 1, "the buffer's contents before the first kernel");
+}
+
+#[test]
+fn a_capture_range_keeps_only_its_segments() {
+    let scratch = Scratch::new("capture");
+    let program = scratch.compile("in_order_chain");
+    let runtime = Runtime::pocl();
+    let recording = record(&scratch, &runtime, &[program.to_str().unwrap(), runtime.platform], &[("REPRISE_CAPTURE", "1-")]);
+    let ordinals: Vec<u64> = recording.trace.trace.segments.iter().map(|segment| segment.ordinal).collect();
+    assert_eq!(ordinals, [1, 2]);
+    assert_eq!(kinds(&recording), ["kernel", "kernel", "copy", "kernel", "kernel", "copy"]);
+}
+
+#[test]
+fn processes_that_do_no_opencl_work_write_no_trace() {
+    let scratch = Scratch::new("quiet");
+    let program = scratch.compile("platforms_only");
+    let shim = support::shim_library();
+    for command in [vec![program.to_str().unwrap().to_string()], vec!["/bin/sh".into(), "-c".into(), "echo hello | cat".into()]] {
+        let output = std::process::Command::new(&command[0])
+            .args(&command[1..])
+            .env("LD_PRELOAD", &shim)
+            .env("REPRISE_OUTPUT", scratch.0.join("quiet-%p.trace"))
+            .output()
+            .expect("run the program");
+        assert!(output.status.success(), "{command:?}: {}", String::from_utf8_lossy(&output.stderr));
+    }
+    assert_eq!(scratch.traces(), Vec::<std::path::PathBuf>::new());
+}
