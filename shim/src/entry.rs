@@ -48,6 +48,13 @@ impl<R: Copy> Forward<'_, R> {
         let real = self.real;
         *self.result.get_or_insert_with(real)
     }
+
+    /// Runs the real function, then gives the program `result` instead of its result (the
+    /// shim's wrapper in place of an extension function's address).
+    pub fn substitute(&mut self, result: R) {
+        self.call();
+        self.result = Some(result);
+    }
 }
 
 /// Runs a hook: `record` observes the call and runs the real function through `Forward::call`

@@ -16,8 +16,6 @@ struct Session {
     api: Api,
     recorder: Recorder,
     writer: WriterSink,
-    /// The API module's end-of-program work (ending the open window), run at exit.
-    at_exit: fn(),
 }
 
 static SESSION: Mutex<Option<Session>> = Mutex::new(None);
@@ -43,9 +41,8 @@ fn lock() -> MutexGuard<'static, Option<Session>> {
 }
 
 /// Runs `work` on the process's recorder for `api`, creating the session (and the trace file)
-/// on first use. `at_exit` is the API module's end-of-program work, called at exit without
-/// the session locked. Lock order: an API module's own state first, then the session.
-pub fn with<R>(api: Api, at_exit: fn(), work: impl FnOnce(&mut Recorder) -> R) -> Result<R, SessionError> {
+/// on first use. Lock order: an API module's own state first, then the session.
+pub fn with<R>(api: Api, work: impl FnOnce(&mut Recorder) -> R) -> Result<R, SessionError> {
     let mut session = lock();
     let pid = std::process::id();
     if session.as_ref().is_some_and(|session| session.pid != pid) {
@@ -54,7 +51,7 @@ pub fn with<R>(api: Api, at_exit: fn(), work: impl FnOnce(&mut Recorder) -> R) -
     }
     let session = match &mut *session {
         Some(session) => session,
-        empty => empty.insert(start(api, pid, at_exit)?),
+        empty => empty.insert(start(api, pid)?),
     };
     if session.api != api {
         return Err(SessionError::OtherApi(session.api));
@@ -62,7 +59,7 @@ pub fn with<R>(api: Api, at_exit: fn(), work: impl FnOnce(&mut Recorder) -> R) -
     Ok(work(&mut session.recorder))
 }
 
-fn start(api: Api, pid: u32, at_exit: fn()) -> Result<Session, SessionError> {
+fn start(api: Api, pid: u32) -> Result<Session, SessionError> {
     let path = config::get().output_path(pid);
     let writer = WriterSink::start(&path)
         .map_err(|error| SessionError::CannotCreate(format!("cannot create the trace {}: {error}", path.display())))?;
@@ -80,7 +77,7 @@ fn start(api: Api, pid: u32, at_exit: fn()) -> Result<Session, SessionError> {
     AT_EXIT.call_once(|| unsafe {
         libc::atexit(finish_at_exit);
     });
-    Ok(Session { pid, api, recorder, writer, at_exit })
+    Ok(Session { pid, api, recorder, writer })
 }
 
 fn command_line() -> Vec<String> {
@@ -91,22 +88,16 @@ fn command_line() -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// At exit: the API module ends the open window, then the trace gets its index.
+/// At exit: the open window is left out (see `Recorder::end_of_program`) and the trace gets
+/// its index. Hooks of threads still running pass through from here on.
 extern "C" fn finish_at_exit() {
     entry::guarded("exit", || {
-        let at_exit = match &*lock() {
-            Some(session) if session.pid == std::process::id() => session.at_exit,
-            _ => return,
-        };
-        if entry::recording() {
-            at_exit();
-        }
-        // Hooks of threads still running pass through from here on.
         let stopped = entry::stop_for_exit();
         let mut session = lock();
-        let Some(session) = session.as_mut() else { return };
-        if let Some(why) = stopped {
-            session.recorder.partial("shim", &format!("recording stopped early: {why}"));
+        let Some(session) = session.as_mut().filter(|session| session.pid == std::process::id()) else { return };
+        match stopped {
+            Some(why) => session.recorder.partial("shim", &format!("recording stopped early: {why}")),
+            None => session.recorder.end_of_program(),
         }
         session.writer.finish();
     });

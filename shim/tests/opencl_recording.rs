@@ -195,3 +195,36 @@ fn processes_that_do_no_opencl_work_write_no_trace() {
     }
     assert_eq!(scratch.traces(), Vec::<std::path::PathBuf>::new());
 }
+
+fn command_buffer(runtime: Runtime) {
+    let scratch = Scratch::new("command-buffer");
+    let program = scratch.compile("command_buffer");
+    let recording = record(&scratch, &runtime, &[program.to_str().unwrap(), runtime.platform], &[]);
+    assert_eq!(recording.stdout(), "sum 2528, b[1] = 9\n");
+    assert_eq!(kinds(&recording), ["kernel", "subgraph", "subgraph", "subgraph", "copy"]);
+    let trace = &recording.trace.trace;
+    assert!(trace.partial.is_empty(), "{:?}", trace.partial);
+    for node in &trace.nodes[1..4] {
+        let Command::Subgraph(graph) = &node.command else { panic!("not a sub-graph") };
+        let inner: Vec<_> = graph.nodes.iter().map(|node| node.command.kind_name()).collect();
+        assert_eq!(inner, ["fill", "kernel", "barrier", "copy"]);
+        let inner_edges = sorted(graph.edges.iter().map(|&Edge { from, to, kind }| (from.0, to.0, kind)).collect());
+        // Recorded on an in-order queue, each command follows the previous one; the barrier also
+        // waits for the fill's sync point.
+        use EdgeKind::{Event, InOrder};
+        assert_eq!(inner_edges, [(0, 1, InOrder), (0, 2, Event), (1, 2, InOrder), (2, 3, InOrder)]);
+        assert!(graph.nodes.iter().all(|inner| inner.segment == node.segment));
+    }
+}
+
+#[test]
+fn a_program_s_own_command_buffer_is_a_sub_graph_on_pocl() {
+    command_buffer(Runtime::pocl());
+}
+
+#[test]
+fn a_program_s_own_command_buffer_is_a_sub_graph_on_intel() {
+    if let Some(runtime) = Runtime::intel() {
+        command_buffer(runtime);
+    }
+}

@@ -13,7 +13,7 @@ use std::ffi::c_void;
 use trace_format::{Arg, Command, Copy, Extent, Fill, KernelLaunch, Launch, Param, ParamKind, Place};
 
 /// How a command was enqueued.
-struct Enqueued {
+pub(super) struct Enqueued {
     call: &'static str,
     queue: cl_command_queue,
     order: Order,
@@ -27,7 +27,7 @@ struct Enqueued {
 }
 
 impl Enqueued {
-    fn new(call: &'static str, queue: cl_command_queue, count: cl_uint, waits: *const cl_event, event: *mut cl_event) -> Enqueued {
+    pub(super) fn new(call: &'static str, queue: cl_command_queue, count: cl_uint, waits: *const cl_event, event: *mut cl_event) -> Enqueued {
         Enqueued { call, queue, order: Order::Command, waits: (count, waits), event, blocking: false, received: None }
     }
 
@@ -45,7 +45,7 @@ impl Enqueued {
 }
 
 /// Before the real call: the initial contents of memory the command uses first in its window.
-fn prepare(accesses: impl FnOnce(&State, &Recorder) -> Vec<Access>) -> Result<Prepared, Failure> {
+pub(super) fn prepare(accesses: impl FnOnce(&State, &Recorder) -> Vec<Access>) -> Result<Prepared, Failure> {
     with_recorder(|state, recorder| {
         let accesses = accesses(state, recorder);
         recorder.prepare(&accesses, &DeviceAccess::new(&state.memories))
@@ -54,7 +54,7 @@ fn prepare(accesses: impl FnOnce(&State, &Recorder) -> Vec<Access>) -> Result<Pr
 
 /// After the real call succeeded: records the command `build` makes (a barrier, and the trace
 /// marked partial with the reason `build` gives, when it cannot be described).
-unsafe fn record(
+pub(super) unsafe fn record(
     prepared: Prepared,
     enqueued: Enqueued,
     build: impl FnOnce(&mut Recorder, &State) -> Result<Command, &'static str>,
@@ -89,20 +89,20 @@ unsafe fn record(
     Ok(())
 }
 
-const UNKNOWN_MEMORY: &str = "it names memory the shim did not see created";
+pub(super) const UNKNOWN_MEMORY: &str = "it names memory the shim did not see created";
 
-fn memory(recorder: &mut Recorder, mem: Key, offset: u64) -> Result<Place, &'static str> {
+pub(super) fn memory(recorder: &mut Recorder, mem: Key, offset: u64) -> Result<Place, &'static str> {
     recorder.mem_id(mem).map(|mem| Place::Memory { mem, offset }).ok_or(UNKNOWN_MEMORY)
 }
 
 /// An SVM pointer's place: inside a known allocation, else host memory.
-fn svm_place(recorder: &mut Recorder, pointer: *const c_void) -> Option<Place> {
+pub(super) fn svm_place(recorder: &mut Recorder, pointer: *const c_void) -> Option<Place> {
     let (mem, offset) = recorder.locate(pointer as usize as u64)?;
     recorder.mem_id(mem).map(|mem| Place::Memory { mem, offset })
 }
 
 /// `count` bytes of host memory the program passed.
-unsafe fn host_bytes(pointer: *const c_void, count: usize) -> Vec<u8> {
+pub(super) unsafe fn host_bytes(pointer: *const c_void, count: usize) -> Vec<u8> {
     // SAFETY: the program handed the API this memory for the command.
     unsafe { std::slice::from_raw_parts(pointer.cast::<u8>(), count) }.to_vec()
 }
@@ -141,7 +141,7 @@ fn decode(state: &State, recorder: &Recorder, value: &ArgValue) -> Decoded {
 }
 
 /// Every memory argument, read and written (what a kernel does with it is not known).
-fn kernel_accesses(state: &State, recorder: &Recorder, kernel: cl_kernel) -> Vec<Access> {
+pub(super) fn kernel_accesses(state: &State, recorder: &Recorder, kernel: cl_kernel) -> Vec<Access> {
     let arguments = state.kernel_args.get(&key(kernel)).map(Vec::as_slice).unwrap_or_default();
     arguments
         .iter()
@@ -153,7 +153,7 @@ fn kernel_accesses(state: &State, recorder: &Recorder, kernel: cl_kernel) -> Vec
         .collect()
 }
 
-fn kernel_command(recorder: &mut Recorder, state: &State, kernel: cl_kernel, launch: Launch) -> Result<Command, &'static str> {
+pub(super) fn kernel_command(recorder: &mut Recorder, state: &State, kernel: cl_kernel, launch: Launch) -> Result<Command, &'static str> {
     let arguments = state.kernel_args.get(&key(kernel)).ok_or("the shim did not see the kernel created")?;
     let mut params = Vec::with_capacity(arguments.len());
     let mut args = Vec::with_capacity(arguments.len());
@@ -188,6 +188,21 @@ unsafe fn launch_kernel(
     unsafe { record(prepared, enqueued, |recorder, state| kernel_command(recorder, state, kernel, launch)) }
 }
 
+/// An ND-range as the API gives it: `work_dim` sizes in each non-null array.
+pub(super) unsafe fn nd_range(work_dim: cl_uint, offset: *const size_t, global: *const size_t, local: *const size_t) -> Launch {
+    let dims = (work_dim as usize).min(3);
+    // SAFETY: the call succeeded, so each non-null array holds `work_dim` sizes.
+    let sizes = |array: *const size_t, missing: u64| -> Option<[u64; 3]> {
+        (!array.is_null()).then(|| std::array::from_fn(|i| if i < dims { unsafe { *array.add(i) as u64 } } else { missing }))
+    };
+    Launch::NdRange {
+        dims: work_dim,
+        offset: sizes(offset, 0).unwrap_or([0; 3]),
+        global: sizes(global, 1).unwrap_or([0; 3]),
+        local: sizes(local, 1),
+    }
+}
+
 pub unsafe fn nd_range_kernel(
     forward: &mut Forward<'_, cl_int>,
     queue: cl_command_queue,
@@ -200,17 +215,7 @@ pub unsafe fn nd_range_kernel(
     waits: *const cl_event,
     event: *mut cl_event,
 ) -> Recorded {
-    let dims = (work_dim as usize).min(3);
-    // SAFETY: the API reads `work_dim` sizes from each non-null array.
-    let sizes = |array: *const size_t, missing: u64| -> Option<[u64; 3]> {
-        (!array.is_null()).then(|| std::array::from_fn(|i| if i < dims { unsafe { *array.add(i) as u64 } } else { missing }))
-    };
-    let launch = Launch::NdRange {
-        dims: work_dim,
-        offset: sizes(global_work_offset, 0).unwrap_or([0; 3]),
-        global: sizes(global_work_size, 1).unwrap_or([0; 3]),
-        local: sizes(local_work_size, 1),
-    };
+    let launch = unsafe { nd_range(work_dim, global_work_offset, global_work_size, local_work_size) };
     let enqueued = Enqueued::new("clEnqueueNDRangeKernel", queue, wait_count, waits, event);
     unsafe { launch_kernel(forward, enqueued, kernel, launch) }
 }
@@ -440,6 +445,28 @@ pub unsafe fn copy_buffer(
     }
 }
 
+/// The extent of a rectangular copy between buffers, with the API's default pitches.
+pub(super) unsafe fn rect_extent(
+    src_origin: *const size_t,
+    dst_origin: *const size_t,
+    region: *const size_t,
+    src_pitches: (size_t, size_t),
+    dst_pitches: (size_t, size_t),
+) -> Extent {
+    let region = unsafe { triple(region) };
+    let (src_row_pitch, src_slice_pitch) = pitches(region, src_pitches.0, src_pitches.1);
+    let (dst_row_pitch, dst_slice_pitch) = pitches(region, dst_pitches.0, dst_pitches.1);
+    Extent::Rect {
+        src_origin: unsafe { triple(src_origin) },
+        dst_origin: unsafe { triple(dst_origin) },
+        region,
+        src_row_pitch,
+        src_slice_pitch,
+        dst_row_pitch,
+        dst_slice_pitch,
+    }
+}
+
 pub unsafe fn copy_buffer_rect(
     forward: &mut Forward<'_, cl_int>,
     queue: cl_command_queue,
@@ -461,18 +488,7 @@ pub unsafe fn copy_buffer_rect(
     if !succeeded(forward) {
         return Ok(());
     }
-    let region = unsafe { triple(region) };
-    let (src_row_pitch, src_slice_pitch) = pitches(region, src_row_pitch, src_slice_pitch);
-    let (dst_row_pitch, dst_slice_pitch) = pitches(region, dst_row_pitch, dst_slice_pitch);
-    let extent = Extent::Rect {
-        src_origin: unsafe { triple(src_origin) },
-        dst_origin: unsafe { triple(dst_origin) },
-        region,
-        src_row_pitch,
-        src_slice_pitch,
-        dst_row_pitch,
-        dst_slice_pitch,
-    };
+    let extent = unsafe { rect_extent(src_origin, dst_origin, region, (src_row_pitch, src_slice_pitch), (dst_row_pitch, dst_slice_pitch)) };
     let enqueued = Enqueued::new("clEnqueueCopyBufferRect", queue, wait_count, waits, event);
     unsafe {
         record(prepared, enqueued, |recorder, _| {

@@ -1,11 +1,12 @@
 //! Every OpenCL function the shim exports, with its C signature, how its real function is
 //! found when no loader is in sight (`object(arg)`: the argument's ICD dispatch table;
 //! `first(list)`: the first object of a list; `loader`: only from a loaded library), and the
-//! function that records it (`unsupported`: passed through, the trace marked partial).
+//! function that records it (`unsupported`: passed through, the trace marked partial; `pass`:
+//! only passed through, hooked so that the shim's own calls find the real function).
 
 #![allow(non_snake_case, clippy::too_many_arguments)]
 
-use super::{commands, memory, programs, queues, sync, unsupported, ContextNotify, EventNotify, NotFound, ProgramNotify};
+use super::{commands, extensions, memory, programs, queues, sync, unsupported, ContextNotify, EventNotify, NotFound, ProgramNotify};
 use crate::interpose::Hook;
 use libc::size_t;
 use opencl_sys::*;
@@ -30,6 +31,10 @@ macro_rules! through_dispatch {
 }
 
 macro_rules! record {
+    (pass, $name:ident, $forward:ident, $($arg:ident),*) => {{
+        $forward.call();
+        Ok::<(), super::Failure>(())
+    }};
     (unsupported, $name:ident, $forward:ident, $($arg:ident),*) => {
         unsupported($forward, stringify!($name))
     };
@@ -90,6 +95,9 @@ macro_rules! hooks {
 }
 
 hooks! {
+    clGetPlatformIDs(num_entries: cl_uint, platforms: *mut cl_platform_id, num_platforms: *mut cl_uint) -> cl_int,
+        loader => pass;
+
     // Contexts and queues.
     clCreateContext(properties: *const cl_context_properties, num_devices: cl_uint, devices: *const cl_device_id,
         pfn_notify: ContextNotify, user_data: *mut c_void, errcode_ret: *mut cl_int) -> cl_context,
@@ -282,4 +290,10 @@ hooks! {
     clSetEventCallback(event: cl_event, command_exec_callback_type: cl_int, pfn_notify: EventNotify,
         user_data: *mut c_void) -> cl_int,
         object(event) => sync::set_event_callback;
+
+    // Extension functions: the program gets the shim's wrappers for those it records.
+    clGetExtensionFunctionAddress(func_name: *const c_char) -> *mut c_void,
+        loader => extensions::function_address;
+    clGetExtensionFunctionAddressForPlatform(platform: cl_platform_id, func_name: *const c_char) -> *mut c_void,
+        object(platform) => extensions::function_address_for_platform;
 }

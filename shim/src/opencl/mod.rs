@@ -4,8 +4,10 @@
 //! whose loader is private, through the ICD dispatch table every OpenCL object starts with.
 
 mod access;
+mod command_buffers;
 mod commands;
 mod dispatch;
+mod extensions;
 mod hooks;
 mod info;
 mod memory;

@@ -2,14 +2,13 @@
 //! read memory back, each kernel's current arguments (OpenCL cannot report them), and the
 //! regions the program has mapped.
 
-use super::access::DeviceAccess;
-use super::{Failure, Recorded};
-use crate::recorder::{Key, Recorder};
+use super::Failure;
+use crate::recorder::{Access, Key, Recorder};
 use crate::session;
-use opencl_sys::{cl_context, cl_device_id, cl_mem_flags};
+use opencl_sys::{cl_command_queue, cl_context, cl_device_id, cl_mem_flags, cl_sync_point_khr};
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
-use trace_format::Api;
+use trace_format::{Api, Edge, EdgeKind, Graph, Node, NodeId};
 
 /// A memory object as the shim reads it: a `cl_mem` or an SVM allocation.
 pub struct MemObject {
@@ -55,6 +54,43 @@ pub struct State {
     pub mappings: HashMap<usize, Mapping>,
     /// Options of programs compiled (not built), for the programs linked from them.
     pub compile_options: HashMap<Key, String>,
+    /// Command buffers the program records (`cl_khr_command_buffer`).
+    pub command_buffers: HashMap<Key, CommandBuffer>,
+}
+
+/// A command buffer as the program recorded it: a graph run whole at each enqueue.
+pub struct CommandBuffer {
+    pub platform: Key,
+    /// The queue it runs on unless the enqueue names one.
+    pub queue: cl_command_queue,
+    /// Recorded for an in-order queue: each command follows the previous one.
+    pub in_order: bool,
+    pub graph: Graph,
+    /// Memory its commands use.
+    pub accesses: Vec<Access>,
+    /// The node each sync point the driver handed out stands for.
+    pub sync_points: HashMap<cl_sync_point_khr, NodeId>,
+}
+
+impl CommandBuffer {
+    /// Adds a command after the sync points it waits for (and the previous command when in order).
+    pub fn add(&mut self, node: Node, waits: &[cl_sync_point_khr], signals: Option<cl_sync_point_khr>, accesses: &[Access]) {
+        let id = NodeId(self.graph.nodes.len() as u32);
+        if self.in_order && id.0 > 0 {
+            self.graph.edges.push(Edge { from: NodeId(id.0 - 1), to: id, kind: EdgeKind::InOrder });
+        }
+        for wait in waits {
+            let Some(&from) = self.sync_points.get(wait) else { continue };
+            if !self.graph.edges.iter().any(|edge| edge.from == from && edge.to == id) {
+                self.graph.edges.push(Edge { from, to: id, kind: EdgeKind::Event });
+            }
+        }
+        if let Some(sync_point) = signals {
+            self.sync_points.insert(sync_point, id);
+        }
+        self.graph.nodes.push(node);
+        self.accesses.extend_from_slice(accesses);
+    }
 }
 
 // The raw handles are only used on threads that hold the lock.
@@ -67,19 +103,11 @@ static STATE: Mutex<Option<State>> = Mutex::new(None);
 pub fn with_recorder<R>(work: impl FnOnce(&mut State, &mut Recorder) -> R) -> Result<R, Failure> {
     let mut state = STATE.lock().unwrap_or_else(PoisonError::into_inner);
     let state = state.get_or_insert_with(State::default);
-    Ok(session::with(Api::OpenCl, at_exit, |recorder| work(state, recorder))?)
+    Ok(session::with(Api::OpenCl, |recorder| work(state, recorder))?)
 }
 
 /// Runs `work` with the OpenCL state only (tracking that needs no recorder).
 pub fn with_state<R>(work: impl FnOnce(&mut State) -> R) -> R {
     let mut state = STATE.lock().unwrap_or_else(PoisonError::into_inner);
     work(state.get_or_insert_with(State::default))
-}
-
-/// The program is exiting: its open window ends with the memory as it is now.
-fn at_exit() {
-    let ended: Recorded = with_recorder(|state, recorder| recorder.end_of_program(&DeviceAccess::new(&state.memories)));
-    if let Err(error) = ended {
-        crate::log::warning!("at exit: {error}");
-    }
 }

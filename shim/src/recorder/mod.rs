@@ -457,19 +457,14 @@ impl Recorder {
         }
     }
 
-    /// The program is exiting: the open window ends, unless it waits for a user event that was
-    /// never set (its work never ran: it is dropped, and the trace marked partial).
-    pub fn end_of_program(&mut self, access: &dyn MemoryAccess) {
-        match &self.window {
-            Some(window) if !window.blocked_by.is_empty() => {
-                let captured = window.segment.is_some();
-                self.window = None;
-                if captured {
-                    self.partial("end of program", "the last window waits for user events that were never set; it is left out");
-                }
+    /// The program is exiting. A window still open was never waited for (its work may still
+    /// be running, or waiting for a user event never set), so it is left out, and the trace
+    /// marked partial if it was captured; no device calls are made at exit.
+    pub fn end_of_program(&mut self) {
+        if let Some(window) = self.window.take() {
+            if window.segment.is_some() {
+                self.partial("end of program", "the commands after the last host synchronization were never waited for; they are left out");
             }
-            Some(_) => self.end_window("end of program", access),
-            None => {}
         }
         self.sink.flush();
     }
