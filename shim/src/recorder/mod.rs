@@ -333,6 +333,10 @@ impl Recorder {
     pub fn submit(&mut self, prepared: Prepared, submission: Submission<'_>, build: impl FnOnce(&mut Recorder) -> Command) {
         self.open_window();
         let waited = self.resolve_waits(submission.waits);
+        if let Some(event) = submission.signals {
+            // The handle of a user event released unset may come back as a command's event.
+            self.unset_user_events.remove(&event);
+        }
         let Some(segment) = self.window.as_ref().and_then(|window| window.segment) else { return };
         if !prepared.capture {
             return;

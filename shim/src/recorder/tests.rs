@@ -456,3 +456,20 @@ fn fills_partial_marks_and_a_window_never_waited_for() {
     assert_eq!(h.nodes().len(), 1);
     assert!(matches!(records.first(), Some(Record::Header(_))));
 }
+
+#[test]
+fn a_user_event_handle_reused_by_a_command_is_no_longer_a_user_event() {
+    let mut h = Harness::new(Capture::parse("1-").unwrap());
+    h.queue(1, true);
+    h.rec.user_event_created(0x5e, "clCreateUserEvent");
+    // Window 0 (not captured): the user event was released unset; its handle comes back as a
+    // command's event.
+    h.kernel(1, &[], Some(0x5e));
+    h.sync();
+    // Window 1: waiting for that (completed) event neither blocks the window nor adds a host task.
+    h.kernel(1, &[0x5e], None);
+    h.sync();
+    let kinds: Vec<_> = h.nodes().iter().map(|node| node.command.kind_name()).collect();
+    assert_eq!(kinds, ["kernel"]);
+    assert!(matches!(h.records().last(), Some(Record::SegmentEnd { .. })));
+}
