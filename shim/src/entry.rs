@@ -30,6 +30,13 @@ pub fn stop_recording(why: std::fmt::Arguments<'_>) {
     }
 }
 
+/// Ends recording once there is nothing left to record (the capture range is over).
+pub fn end_recording() {
+    if RECORDING.swap(false, Ordering::Relaxed) {
+        log::info!("the capture range is over; the shim only passes calls through from here on");
+    }
+}
+
 /// Stops recording as the process exits; returns why it had stopped before, if it had.
 pub fn stop_for_exit() -> Option<String> {
     RECORDING.store(false, Ordering::Relaxed);

@@ -56,7 +56,13 @@ pub fn with<R>(api: Api, work: impl FnOnce(&mut Recorder) -> R) -> Result<R, Ses
     if session.api != api {
         return Err(SessionError::OtherApi(session.api));
     }
-    Ok(work(&mut session.recorder))
+    let result = work(&mut session.recorder);
+    if session.recorder.capture_over() {
+        // Hooks need not track anything any more: from here on they cost an atomic load.
+        entry::end_recording();
+        session.writer.flush();
+    }
+    Ok(result)
 }
 
 fn start(api: Api, pid: u32) -> Result<Session, SessionError> {

@@ -49,6 +49,11 @@ impl WriterSink {
         }
     }
 
+    /// Makes everything sent so far durable.
+    pub fn flush(&self) {
+        self.send(Message::Flush);
+    }
+
     fn send(&self, message: Message) {
         // A closed channel means the writer stopped, and has said why.
         let _ = self.sender.send(message);
@@ -65,7 +70,7 @@ impl Sink for WriterSink {
     }
 
     fn flush(&mut self) {
-        self.send(Message::Flush);
+        WriterSink::flush(self);
     }
 }
 

@@ -170,13 +170,19 @@ fn a_pyopencl_program_with_its_private_loader_is_recorded() {
 
 #[test]
 fn a_capture_range_keeps_only_its_segments() {
-    let scratch = Scratch::new("capture");
-    let program = scratch.compile("in_order_chain");
     let runtime = Runtime::pocl();
-    let recording = record(&scratch, &runtime, &[program.to_str().unwrap(), runtime.platform], &[("REPRISE_CAPTURE", "1-")]);
-    let ordinals: Vec<u64> = recording.trace.trace.segments.iter().map(|segment| segment.ordinal).collect();
-    assert_eq!(ordinals, [1, 2]);
-    assert_eq!(kinds(&recording), ["kernel", "kernel", "copy", "kernel", "kernel", "copy"]);
+    for (range, ordinals, kinds_kept) in [
+        ("1-", vec![1, 2], vec!["kernel", "kernel", "copy", "kernel", "kernel", "copy"]),
+        // A range that ends before the program does: the shim stops tracking after it.
+        ("1", vec![1], vec!["kernel", "kernel", "copy"]),
+    ] {
+        let scratch = Scratch::new("capture");
+        let program = scratch.compile("in_order_chain");
+        let recording = record(&scratch, &runtime, &[program.to_str().unwrap(), runtime.platform], &[("REPRISE_CAPTURE", range)]);
+        let kept: Vec<u64> = recording.trace.trace.segments.iter().map(|segment| segment.ordinal).collect();
+        assert_eq!(kept, ordinals, "REPRISE_CAPTURE={range}");
+        assert_eq!(kinds(&recording), kinds_kept, "REPRISE_CAPTURE={range}");
+    }
 }
 
 #[test]

@@ -47,7 +47,8 @@ impl Enqueued {
 /// Before the real call: the initial contents of memory the command uses first in its window.
 pub(super) fn prepare(accesses: impl FnOnce(&State, &Recorder) -> Vec<Access>) -> Result<Prepared, Failure> {
     with_recorder(|state, recorder| {
-        let accesses = accesses(state, recorder);
+        // Outside the capture range nothing is snapshotted: the accesses are not needed.
+        let accesses = if recorder.capturing() { accesses(state, recorder) } else { Vec::new() };
         recorder.prepare(&accesses, &DeviceAccess::new(&state.memories))
     })
 }

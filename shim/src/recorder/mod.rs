@@ -309,6 +309,14 @@ impl Recorder {
         }
     }
 
+    /// Whether every window the capture range holds has ended: nothing more will be recorded.
+    pub fn capture_over(&self) -> bool {
+        match self.capture {
+            Capture::Segments { last: Some(last), .. } => self.window.is_none() && self.next_ordinal > last,
+            _ => false,
+        }
+    }
+
     /// Before the real call of a command using `accesses`: reads the initial contents of the
     /// memory this window has not used yet.
     pub fn prepare(&mut self, accesses: &[Access], access: &dyn MemoryAccess) -> Prepared {

@@ -274,6 +274,7 @@ fn windows_outside_the_capture_range_are_counted_not_written() {
     let mut h = Harness::new(Capture::parse("1-2").unwrap());
     h.queue(1, true);
     for window in 0..4 {
+        assert_eq!(h.rec.capture_over(), window == 3);
         h.kernel(1, &[], None);
         if window == 1 {
             h.kernel(1, &[], None);
@@ -291,6 +292,7 @@ fn windows_outside_the_capture_range_are_counted_not_written() {
         })
         .collect();
     assert_eq!(segments, ["begin 1", "end 0", "begin 2", "end 1"]);
+    assert!(h.rec.capture_over());
     assert_eq!(h.edges(), [(0, 1, InOrder)]);
     let segment_of: Vec<_> = h.nodes().iter().map(|node| node.segment.0).collect();
     assert_eq!(segment_of, [0, 0, 1]);
