@@ -4,10 +4,9 @@
 mod support;
 
 use std::collections::BTreeSet;
-use trace_format::Edge;
 use support::host_replay::check_data_movement;
 use support::{record, Runtime, Scratch};
-use trace_format::{Command, EdgeKind, HostTaskKind, Place};
+use trace_format::{Arg, Command, Edge, EdgeKind, HostTaskKind, ImageKind, Launch, MemKind, Place};
 
 /// The trace's edges as (from, to, kind), in order of the nodes they join.
 fn edges(recording: &support::Recording) -> Vec<(u32, u32, EdgeKind)> {
@@ -232,5 +231,48 @@ fn a_program_s_own_command_buffer_is_a_sub_graph_on_pocl() {
 fn a_program_s_own_command_buffer_is_a_sub_graph_on_intel() {
     if let Some(runtime) = Runtime::intel() {
         command_buffer(runtime);
+    }
+}
+
+fn programs_and_kernels(runtime: Runtime) {
+    let scratch = Scratch::new("programs");
+    let program = scratch.compile("programs_and_kernels");
+    let recording = record(&scratch, &runtime, &[program.to_str().unwrap(), runtime.platform], &[]);
+    assert_eq!(recording.stdout(), "buffer 8 7 3, svm 0 5 5\ncallbacks 1\n");
+    assert_eq!(kinds(&recording), ["kernel", "kernel", "kernel", "fill", "kernel", "host_task", "copy", "copy", "barrier"]);
+    let trace = &recording.trace.trace;
+    let launch = |node: usize| match &trace.nodes[node].command {
+        Command::Kernel(launch) => launch.clone(),
+        other => panic!("node {node} is a {}", other.kind_name()),
+    };
+    let program_of = |node: usize| &trace.programs[trace.kernels[launch(node).kernel.index()].program.index()];
+    // `fill` came from a program created from a device binary; `set_k` from one compiled with
+    // options and linked.
+    let kinds_of = |node: usize| program_of(node).images.iter().map(|image| image.kind).collect::<Vec<_>>();
+    assert_eq!(kinds_of(0), [ImageKind::DeviceBinary]);
+    assert_eq!(kinds_of(2), [ImageKind::OpenClSource]);
+    assert_eq!(program_of(2).build_options, "-DK=3");
+    assert_eq!(launch(1).launch, Launch::NdRange { dims: 1, offset: [0; 3], global: [1; 3], local: Some([1; 3]) });
+    // The SVM pointer argument points 16 ints into its allocation.
+    let Arg::Memory { mem, offset } = launch(4).args[0] else { panic!("the SVM argument is not memory") };
+    assert_eq!((trace.memories[mem.index()].kind, offset), (MemKind::Shared, 64));
+    assert_eq!(trace.nodes[5].command, Command::HostTask(HostTaskKind::Callback));
+    assert!(edges(&recording).contains(&(4, 5, EdgeKind::Event)));
+    // The SVM map for reading received the allocation's contents: 16 zeros, then 16 fives.
+    let Command::Copy(map) = &trace.nodes[7].command else { panic!("node 7 is not a copy") };
+    let Place::Host { data: Some(data) } = map.dst else { panic!("the map kept no data") };
+    let expected: Vec<u8> = (0..64).flat_map(|i: i32| if (16..32).contains(&i) { 5i32 } else { 0 }.to_ne_bytes()).collect();
+    assert_eq!(recording.blob(data), expected);
+}
+
+#[test]
+fn programs_kernels_svm_arguments_and_callbacks_on_pocl() {
+    programs_and_kernels(Runtime::pocl());
+}
+
+#[test]
+fn programs_kernels_svm_arguments_and_callbacks_on_intel() {
+    if let Some(runtime) = Runtime::intel() {
+        programs_and_kernels(runtime);
     }
 }
