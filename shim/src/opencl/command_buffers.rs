@@ -3,7 +3,9 @@
 //! before 0.9.5 only `clCommandNDRangeKernelKHR` takes `properties`), keeps each command
 //! buffer's commands as a graph, and records each enqueue as one sub-graph node.
 
-use super::commands::{self, kernel_accesses, kernel_command, memory, nd_range, rect_extent, svm_place, Enqueued};
+use super::commands::kernels::{kernel_accesses, kernel_command, nd_range};
+use super::commands::transfers::rect_extent;
+use super::commands::{self, memory, svm_place, Enqueued};
 use super::dispatch::call;
 use super::state::{with_recorder, with_state, CommandBuffer, State};
 use super::{created, hooks, info, key, succeeded, Recorded};

@@ -189,10 +189,10 @@ hooks! {
     clEnqueueNDRangeKernel(command_queue: cl_command_queue, kernel: cl_kernel, work_dim: cl_uint,
         global_work_offset: *const size_t, global_work_size: *const size_t, local_work_size: *const size_t,
         num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int,
-        object(command_queue) => commands::nd_range_kernel;
+        object(command_queue) => commands::kernels::nd_range_kernel;
     clEnqueueTask(command_queue: cl_command_queue, kernel: cl_kernel, num_events_in_wait_list: cl_uint,
         event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int,
-        object(command_queue) => commands::task;
+        object(command_queue) => commands::kernels::task;
     clEnqueueNativeKernel(command_queue: cl_command_queue, user_func: NativeKernel, args: *mut c_void,
         cb_args: size_t, num_mem_objects: cl_uint, mem_list: *const cl_mem, args_mem_loc: *mut *const c_void,
         num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int,
@@ -200,58 +200,58 @@ hooks! {
     clEnqueueReadBuffer(command_queue: cl_command_queue, buffer: cl_mem, blocking_read: cl_bool, offset: size_t,
         size: size_t, ptr: *mut c_void, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event,
         event: *mut cl_event) -> cl_int,
-        object(command_queue) => commands::read_buffer;
+        object(command_queue) => commands::transfers::read_buffer;
     clEnqueueWriteBuffer(command_queue: cl_command_queue, buffer: cl_mem, blocking_write: cl_bool, offset: size_t,
         size: size_t, ptr: *const c_void, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event,
         event: *mut cl_event) -> cl_int,
-        object(command_queue) => commands::write_buffer;
+        object(command_queue) => commands::transfers::write_buffer;
     clEnqueueReadBufferRect(command_queue: cl_command_queue, buffer: cl_mem, blocking_read: cl_bool,
         buffer_origin: *const size_t, host_origin: *const size_t, region: *const size_t,
         buffer_row_pitch: size_t, buffer_slice_pitch: size_t, host_row_pitch: size_t, host_slice_pitch: size_t,
         ptr: *mut c_void, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event,
         event: *mut cl_event) -> cl_int,
-        object(command_queue) => commands::read_buffer_rect;
+        object(command_queue) => commands::transfers::read_buffer_rect;
     clEnqueueWriteBufferRect(command_queue: cl_command_queue, buffer: cl_mem, blocking_write: cl_bool,
         buffer_origin: *const size_t, host_origin: *const size_t, region: *const size_t,
         buffer_row_pitch: size_t, buffer_slice_pitch: size_t, host_row_pitch: size_t, host_slice_pitch: size_t,
         ptr: *const c_void, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event,
         event: *mut cl_event) -> cl_int,
-        object(command_queue) => commands::write_buffer_rect;
+        object(command_queue) => commands::transfers::write_buffer_rect;
     clEnqueueCopyBuffer(command_queue: cl_command_queue, src_buffer: cl_mem, dst_buffer: cl_mem,
         src_offset: size_t, dst_offset: size_t, size: size_t, num_events_in_wait_list: cl_uint,
         event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int,
-        object(command_queue) => commands::copy_buffer;
+        object(command_queue) => commands::transfers::copy_buffer;
     clEnqueueCopyBufferRect(command_queue: cl_command_queue, src_buffer: cl_mem, dst_buffer: cl_mem,
         src_origin: *const size_t, dst_origin: *const size_t, region: *const size_t, src_row_pitch: size_t,
         src_slice_pitch: size_t, dst_row_pitch: size_t, dst_slice_pitch: size_t, num_events_in_wait_list: cl_uint,
         event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int,
-        object(command_queue) => commands::copy_buffer_rect;
+        object(command_queue) => commands::transfers::copy_buffer_rect;
     clEnqueueFillBuffer(command_queue: cl_command_queue, buffer: cl_mem, pattern: *const c_void,
         pattern_size: size_t, offset: size_t, size: size_t, num_events_in_wait_list: cl_uint,
         event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int,
-        object(command_queue) => commands::fill_buffer;
+        object(command_queue) => commands::transfers::fill_buffer;
     clEnqueueMapBuffer(command_queue: cl_command_queue, buffer: cl_mem, blocking_map: cl_bool,
         map_flags: cl_map_flags, offset: size_t, size: size_t, num_events_in_wait_list: cl_uint,
         event_wait_list: *const cl_event, event: *mut cl_event, errcode_ret: *mut cl_int) -> *mut c_void,
-        object(command_queue) => commands::map_buffer;
+        object(command_queue) => commands::maps::map_buffer;
     clEnqueueUnmapMemObject(command_queue: cl_command_queue, memobj: cl_mem, mapped_ptr: *mut c_void,
         num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int,
-        object(command_queue) => commands::unmap;
+        object(command_queue) => commands::maps::unmap;
     clEnqueueSVMMemcpy(command_queue: cl_command_queue, blocking_copy: cl_bool, dst_ptr: *mut c_void,
         src_ptr: *const c_void, size: size_t, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event,
         event: *mut cl_event) -> cl_int,
-        object(command_queue) => commands::svm_memcpy;
+        object(command_queue) => commands::svm::svm_memcpy;
     clEnqueueSVMMemFill(command_queue: cl_command_queue, svm_ptr: *mut c_void, pattern: *const c_void,
         pattern_size: size_t, size: size_t, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event,
         event: *mut cl_event) -> cl_int,
-        object(command_queue) => commands::svm_mem_fill;
+        object(command_queue) => commands::svm::svm_mem_fill;
     clEnqueueSVMMap(command_queue: cl_command_queue, blocking_map: cl_bool, flags: cl_map_flags,
         svm_ptr: *mut c_void, size: size_t, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event,
         event: *mut cl_event) -> cl_int,
-        object(command_queue) => commands::svm_map;
+        object(command_queue) => commands::maps::svm_map;
     clEnqueueSVMUnmap(command_queue: cl_command_queue, svm_ptr: *mut c_void, num_events_in_wait_list: cl_uint,
         event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int,
-        object(command_queue) => commands::svm_unmap;
+        object(command_queue) => commands::maps::svm_unmap;
     clEnqueueSVMFree(command_queue: cl_command_queue, num_svm_pointers: cl_uint, svm_pointers: *mut *mut c_void,
         pfn_free_func: SvmFreeNotify, user_data: *mut c_void, num_events_in_wait_list: cl_uint,
         event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int,
@@ -259,24 +259,24 @@ hooks! {
     clEnqueueMigrateMemObjects(command_queue: cl_command_queue, num_mem_objects: cl_uint,
         mem_objects: *const cl_mem, flags: cl_mem_migration_flags, num_events_in_wait_list: cl_uint,
         event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int,
-        object(command_queue) => commands::migrate_mem_objects;
+        object(command_queue) => commands::ordering::migrate_mem_objects;
     clEnqueueSVMMigrateMem(command_queue: cl_command_queue, num_svm_pointers: cl_uint,
         svm_pointers: *mut *const c_void, sizes: *const size_t, flags: cl_mem_migration_flags,
         num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int,
-        object(command_queue) => commands::svm_migrate_mem;
+        object(command_queue) => commands::ordering::svm_migrate_mem;
     clEnqueueMarkerWithWaitList(command_queue: cl_command_queue, num_events_in_wait_list: cl_uint,
         event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int,
-        object(command_queue) => commands::marker_with_wait_list;
+        object(command_queue) => commands::ordering::marker_with_wait_list;
     clEnqueueBarrierWithWaitList(command_queue: cl_command_queue, num_events_in_wait_list: cl_uint,
         event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int,
-        object(command_queue) => commands::barrier_with_wait_list;
+        object(command_queue) => commands::ordering::barrier_with_wait_list;
     clEnqueueMarker(command_queue: cl_command_queue, event: *mut cl_event) -> cl_int,
-        object(command_queue) => commands::marker;
+        object(command_queue) => commands::ordering::marker;
     clEnqueueBarrier(command_queue: cl_command_queue) -> cl_int,
-        object(command_queue) => commands::barrier;
+        object(command_queue) => commands::ordering::barrier;
     clEnqueueWaitForEvents(command_queue: cl_command_queue, num_events: cl_uint, event_list: *const cl_event)
         -> cl_int,
-        object(command_queue) => commands::wait_for_events;
+        object(command_queue) => commands::ordering::wait_for_events;
 
     // Host synchronization, user events, callbacks.
     clFinish(command_queue: cl_command_queue) -> cl_int,

@@ -1,0 +1,129 @@
+//! Kernel launches: each argument as the program last set it, memory ones relocated.
+
+use super::{prepare, record, Enqueued, UNKNOWN_MEMORY};
+use crate::entry::Forward;
+use crate::opencl::state::{ArgValue, State};
+use crate::opencl::{key, succeeded, Recorded};
+use crate::recorder::{Access, Key, Recorder};
+use libc::size_t;
+use opencl_sys::*;
+use trace_format::{Arg, Command, KernelLaunch, Launch, Param, ParamKind};
+
+/// A kernel argument as the trace binds it.
+enum Decoded {
+    Memory(Key, u64),
+    Null,
+    Local(u64),
+    Value(Vec<u8>),
+}
+
+fn decode(state: &State, recorder: &Recorder, value: &ArgValue) -> Decoded {
+    match value {
+        ArgValue::Local(size) => Decoded::Local(*size),
+        ArgValue::Svm(0) => Decoded::Null,
+        ArgValue::Svm(pointer) => match recorder.locate(*pointer) {
+            Some((mem, offset)) => Decoded::Memory(mem, offset),
+            None => Decoded::Value(pointer.to_ne_bytes().to_vec()),
+        },
+        ArgValue::Bytes(bytes) => {
+            let handle = <[u8; 8]>::try_from(bytes.as_slice()).map(u64::from_ne_bytes);
+            match handle {
+                Ok(handle) if state.memories.objects.get(&handle).is_some_and(|object| !object.svm) => Decoded::Memory(handle, 0),
+                _ => Decoded::Value(bytes.clone()),
+            }
+        }
+    }
+}
+
+/// Every memory argument, read and written (what a kernel does with it is not known).
+pub(in crate::opencl) fn kernel_accesses(state: &State, recorder: &Recorder, kernel: cl_kernel) -> Vec<Access> {
+    let arguments = state.kernel_args.get(&key(kernel)).map(Vec::as_slice).unwrap_or_default();
+    arguments
+        .iter()
+        .flatten()
+        .filter_map(|value| match decode(state, recorder, value) {
+            Decoded::Memory(mem, _) => Some(Access { mem, write: true }),
+            _ => None,
+        })
+        .collect()
+}
+
+pub(in crate::opencl) fn kernel_command(recorder: &mut Recorder, state: &State, kernel: cl_kernel, launch: Launch) -> Result<Command, &'static str> {
+    let arguments = state.kernel_args.get(&key(kernel)).ok_or("the shim did not see the kernel created")?;
+    let mut params = Vec::with_capacity(arguments.len());
+    let mut args = Vec::with_capacity(arguments.len());
+    for value in arguments {
+        let value = value.as_ref().ok_or("an argument the shim did not see set")?;
+        let (kind, size, arg) = match decode(state, recorder, value) {
+            Decoded::Memory(mem, offset) => {
+                let mem = recorder.mem_id(mem).ok_or(UNKNOWN_MEMORY)?;
+                (ParamKind::Memory, size_of::<cl_mem>(), Arg::Memory { mem, offset })
+            }
+            Decoded::Null => (ParamKind::Memory, size_of::<cl_mem>(), Arg::NullMemory),
+            Decoded::Local(size) => (ParamKind::Local, size as usize, Arg::Local(size)),
+            Decoded::Value(bytes) => (ParamKind::Value, bytes.len(), Arg::Value(bytes)),
+        };
+        params.push(Param { offset: 0, size: size as u32, kind });
+        args.push(arg);
+    }
+    let kernel = recorder.kernel_id(key(kernel), &params).ok_or("the shim did not see the kernel created")?;
+    Ok(Command::Kernel(KernelLaunch { kernel, args, launch }))
+}
+
+unsafe fn launch_kernel(
+    forward: &mut Forward<'_, cl_int>,
+    enqueued: Enqueued,
+    kernel: cl_kernel,
+    launch: Launch,
+) -> Recorded {
+    let prepared = prepare(|state, recorder| kernel_accesses(state, recorder, kernel))?;
+    if !succeeded(forward) {
+        return Ok(());
+    }
+    unsafe { record(prepared, enqueued, |recorder, state| kernel_command(recorder, state, kernel, launch)) }
+}
+
+/// An ND-range as the API gives it: `work_dim` sizes in each non-null array.
+pub(in crate::opencl) unsafe fn nd_range(work_dim: cl_uint, offset: *const size_t, global: *const size_t, local: *const size_t) -> Launch {
+    let dims = (work_dim as usize).min(3);
+    // SAFETY: the call succeeded, so each non-null array holds `work_dim` sizes.
+    let sizes = |array: *const size_t, missing: u64| -> Option<[u64; 3]> {
+        (!array.is_null()).then(|| std::array::from_fn(|i| if i < dims { unsafe { *array.add(i) as u64 } } else { missing }))
+    };
+    Launch::NdRange {
+        dims: work_dim,
+        offset: sizes(offset, 0).unwrap_or([0; 3]),
+        global: sizes(global, 1).unwrap_or([0; 3]),
+        local: sizes(local, 1),
+    }
+}
+
+pub unsafe fn nd_range_kernel(
+    forward: &mut Forward<'_, cl_int>,
+    queue: cl_command_queue,
+    kernel: cl_kernel,
+    work_dim: cl_uint,
+    global_work_offset: *const size_t,
+    global_work_size: *const size_t,
+    local_work_size: *const size_t,
+    wait_count: cl_uint,
+    waits: *const cl_event,
+    event: *mut cl_event,
+) -> Recorded {
+    let launch = unsafe { nd_range(work_dim, global_work_offset, global_work_size, local_work_size) };
+    let enqueued = Enqueued::new("clEnqueueNDRangeKernel", queue, wait_count, waits, event);
+    unsafe { launch_kernel(forward, enqueued, kernel, launch) }
+}
+
+pub unsafe fn task(
+    forward: &mut Forward<'_, cl_int>,
+    queue: cl_command_queue,
+    kernel: cl_kernel,
+    wait_count: cl_uint,
+    waits: *const cl_event,
+    event: *mut cl_event,
+) -> Recorded {
+    let launch = Launch::NdRange { dims: 1, offset: [0; 3], global: [1; 3], local: Some([1; 3]) };
+    let enqueued = Enqueued::new("clEnqueueTask", queue, wait_count, waits, event);
+    unsafe { launch_kernel(forward, enqueued, kernel, launch) }
+}

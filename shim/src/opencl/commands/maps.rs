@@ -1,0 +1,144 @@
+//! Maps and unmaps of buffers and SVM: a map for reading is a read into the mapped memory, the
+//! unmap of a map for writing a write of what the program put there.
+
+use super::{host_bytes, memory, prepare, record, Enqueued};
+use crate::entry::Forward;
+use crate::opencl::access::DeviceAccess;
+use crate::opencl::state::{with_recorder, Mapping};
+use crate::opencl::{key, succeeded, Recorded};
+use crate::recorder::{Access, Prepared};
+use libc::size_t;
+use opencl_sys::*;
+use std::ffi::c_void;
+use trace_format::{Command, Copy, Extent, Place};
+
+fn maps_for_writing(flags: cl_map_flags) -> bool {
+    flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION) != 0
+}
+
+/// A map for reading is a read of the region into the mapped memory; a map only for writing
+/// orders but moves nothing (its unmap is the write).
+unsafe fn map_region(
+    prepared: Prepared,
+    enqueued: Enqueued,
+    mapping: Mapping,
+    flags: cl_map_flags,
+    mapped: *mut c_void,
+) -> Recorded {
+    let reads = flags & CL_MAP_READ != 0 || flags == 0;
+    with_recorder(|state, _| state.mappings.insert(mapped as usize, mapping))?;
+    let enqueued = match reads {
+        true => enqueued.receiving(mapped, mapping.size as usize),
+        false => enqueued,
+    };
+    unsafe {
+        record(prepared, enqueued, |recorder, _| match reads {
+            true => {
+                let src = memory(recorder, mapping.mem, mapping.offset)?;
+                let extent = Extent::Linear { bytes: mapping.size };
+                Ok(Command::Copy(Copy { src, dst: Place::Host { data: None }, extent }))
+            }
+            false => Ok(Command::Barrier),
+        })
+    }
+}
+
+/// An unmap of a region mapped for writing writes it back with what the program put there.
+unsafe fn unmap_region(forward: &mut Forward<'_, cl_int>, enqueued: Enqueued, mapped: *mut c_void) -> Recorded {
+    let taken = with_recorder(|state, recorder| {
+        let mapping = state.mappings.remove(&(mapped as usize))?;
+        // The mapped memory is gone after the unmap: take what the program received and wrote now.
+        recorder.capture_received(mapped as usize);
+        let written = (mapping.write && recorder.capturing())
+            .then(|| recorder.blob(unsafe { host_bytes(mapped, mapping.size as usize) }));
+        let accesses = [Access { mem: mapping.mem, write: mapping.write }];
+        Some((mapping, written, recorder.prepare(&accesses, &DeviceAccess::new(&state.memories))))
+    })?;
+    let Some((mapping, written, prepared)) = taken else {
+        forward.call();
+        return Ok(());
+    };
+    if !succeeded(forward) {
+        return Ok(());
+    }
+    unsafe {
+        record(prepared, enqueued, |recorder, _| match written {
+            Some(data) => {
+                let dst = memory(recorder, mapping.mem, mapping.offset)?;
+                let extent = Extent::Linear { bytes: mapping.size };
+                Ok(Command::Copy(Copy { src: Place::Host { data: Some(data) }, dst, extent }))
+            }
+            None => Ok(Command::Barrier),
+        })
+    }
+}
+
+pub unsafe fn map_buffer(
+    forward: &mut Forward<'_, *mut c_void>,
+    queue: cl_command_queue,
+    buffer: cl_mem,
+    blocking: cl_bool,
+    flags: cl_map_flags,
+    offset: size_t,
+    size: size_t,
+    wait_count: cl_uint,
+    waits: *const cl_event,
+    event: *mut cl_event,
+    errcode_ret: *mut cl_int,
+) -> Recorded {
+    let prepared = prepare(|_, _| vec![Access { mem: key(buffer), write: false }])?;
+    let Some(mapped) = (unsafe { crate::opencl::created(forward, errcode_ret) }) else { return Ok(()) };
+    let mapping = Mapping { mem: key(buffer), offset: offset as u64, size: size as u64, write: maps_for_writing(flags) };
+    let enqueued = Enqueued::new("clEnqueueMapBuffer", queue, wait_count, waits, event).blocking(blocking);
+    unsafe { map_region(prepared, enqueued, mapping, flags, mapped) }
+}
+
+pub unsafe fn unmap(
+    forward: &mut Forward<'_, cl_int>,
+    queue: cl_command_queue,
+    _mem: cl_mem,
+    mapped: *mut c_void,
+    wait_count: cl_uint,
+    waits: *const cl_event,
+    event: *mut cl_event,
+) -> Recorded {
+    let enqueued = Enqueued::new("clEnqueueUnmapMemObject", queue, wait_count, waits, event);
+    unsafe { unmap_region(forward, enqueued, mapped) }
+}
+
+pub unsafe fn svm_map(
+    forward: &mut Forward<'_, cl_int>,
+    queue: cl_command_queue,
+    blocking: cl_bool,
+    flags: cl_map_flags,
+    svm_ptr: *mut c_void,
+    size: size_t,
+    wait_count: cl_uint,
+    waits: *const cl_event,
+    event: *mut cl_event,
+) -> Recorded {
+    let located = with_recorder(|_, recorder| recorder.locate(svm_ptr as usize as u64))?;
+    let Some((mem, offset)) = located else {
+        forward.call();
+        return Ok(());
+    };
+    let prepared = prepare(|_, _| vec![Access { mem, write: false }])?;
+    if !succeeded(forward) {
+        return Ok(());
+    }
+    let mapping = Mapping { mem, offset, size: size as u64, write: maps_for_writing(flags) };
+    let enqueued = Enqueued::new("clEnqueueSVMMap", queue, wait_count, waits, event).blocking(blocking);
+    unsafe { map_region(prepared, enqueued, mapping, flags, svm_ptr) }
+}
+
+pub unsafe fn svm_unmap(
+    forward: &mut Forward<'_, cl_int>,
+    queue: cl_command_queue,
+    svm_ptr: *mut c_void,
+    wait_count: cl_uint,
+    waits: *const cl_event,
+    event: *mut cl_event,
+) -> Recorded {
+    let enqueued = Enqueued::new("clEnqueueSVMUnmap", queue, wait_count, waits, event);
+    unsafe { unmap_region(forward, enqueued, svm_ptr) }
+}

@@ -1,0 +1,120 @@
+//! Enqueued commands: kernels, reads, writes, copies and fills (with their rectangular forms),
+//! maps, SVM operations, markers and barriers. Each is prepared before the real call (initial
+//! memory contents) and recorded after it succeeded.
+
+pub mod kernels;
+pub mod maps;
+pub mod ordering;
+pub mod svm;
+pub mod transfers;
+
+use super::access::DeviceAccess;
+use super::state::{with_recorder, State};
+use super::{key, sync, Failure, Recorded};
+use crate::recorder::{Access, HostRegion, Key, Order, Prepared, Recorder, Submission};
+use libc::size_t;
+use opencl_sys::*;
+use std::ffi::c_void;
+use trace_format::{Command, Place};
+
+/// How a command was enqueued.
+pub(super) struct Enqueued {
+    call: &'static str,
+    queue: cl_command_queue,
+    order: Order,
+    /// The wait list as the program passed it (read once the call succeeded).
+    waits: (cl_uint, *const cl_event),
+    /// Where the program gets the command's event, or null.
+    event: *mut cl_event,
+    /// A blocking read, write or map: a host synchronization.
+    blocking: bool,
+    received: Option<HostRegion>,
+}
+
+impl Enqueued {
+    pub(super) fn new(call: &'static str, queue: cl_command_queue, count: cl_uint, waits: *const cl_event, event: *mut cl_event) -> Enqueued {
+        Enqueued { call, queue, order: Order::Command, waits: (count, waits), event, blocking: false, received: None }
+    }
+
+    fn ordered(self, order: Order) -> Enqueued {
+        Enqueued { order, ..self }
+    }
+
+    fn blocking(self, blocking: cl_bool) -> Enqueued {
+        Enqueued { blocking: blocking != CL_FALSE, ..self }
+    }
+
+    fn receiving(self, address: *const c_void, len: usize) -> Enqueued {
+        Enqueued { received: Some(HostRegion { address: address as usize, len }), ..self }
+    }
+}
+
+/// Before the real call: the initial contents of memory the command uses first in its window.
+pub(super) fn prepare(accesses: impl FnOnce(&State, &Recorder) -> Vec<Access>) -> Result<Prepared, Failure> {
+    with_recorder(|state, recorder| {
+        // Outside the capture range nothing is snapshotted: the accesses are not needed.
+        let accesses = if recorder.capturing() { accesses(state, recorder) } else { Vec::new() };
+        recorder.prepare(&accesses, &DeviceAccess::new(&state.memories))
+    })
+}
+
+/// After the real call succeeded: records the command `build` makes (a barrier, and the trace
+/// marked partial with the reason `build` gives, when it cannot be described).
+pub(super) unsafe fn record(
+    prepared: Prepared,
+    enqueued: Enqueued,
+    build: impl FnOnce(&mut Recorder, &State) -> Result<Command, &'static str>,
+) -> Recorded {
+    // SAFETY: the call succeeded, so the wait list held its events and a requested event
+    // was written.
+    let waits: Vec<Key> = match enqueued.waits {
+        (_, list) if list.is_null() => Vec::new(),
+        (count, list) => unsafe { std::slice::from_raw_parts(list, count as usize) }.iter().map(|&event| key(event)).collect(),
+    };
+    let signals = (!enqueued.event.is_null()).then(|| key(unsafe { *enqueued.event }));
+    let call = enqueued.call;
+    with_recorder(|state, recorder| {
+        let submission = Submission {
+            call,
+            queue: Some(key(enqueued.queue)),
+            order: enqueued.order,
+            waits: &waits,
+            signals,
+            received: enqueued.received,
+        };
+        recorder.submit(prepared, submission, |recorder| {
+            build(recorder, state).unwrap_or_else(|reason| {
+                recorder.partial(call, reason);
+                Command::Barrier
+            })
+        })
+    })?;
+    if enqueued.blocking {
+        sync::end_window(call)?;
+    }
+    Ok(())
+}
+
+pub(super) const UNKNOWN_MEMORY: &str = "it names memory the shim did not see created";
+
+pub(super) fn memory(recorder: &mut Recorder, mem: Key, offset: u64) -> Result<Place, &'static str> {
+    recorder.mem_id(mem).map(|mem| Place::Memory { mem, offset }).ok_or(UNKNOWN_MEMORY)
+}
+
+/// An SVM pointer's place: inside a known allocation, else host memory.
+pub(super) fn svm_place(recorder: &mut Recorder, pointer: *const c_void) -> Option<Place> {
+    let (mem, offset) = recorder.locate(pointer as usize as u64)?;
+    recorder.mem_id(mem).map(|mem| Place::Memory { mem, offset })
+}
+
+/// `count` bytes of host memory the program passed.
+pub(super) unsafe fn host_bytes(pointer: *const c_void, count: usize) -> Vec<u8> {
+    // SAFETY: the program handed the API this memory for the command.
+    unsafe { std::slice::from_raw_parts(pointer.cast::<u8>(), count) }.to_vec()
+}
+
+unsafe fn triple(values: *const size_t) -> [u64; 3] {
+    // SAFETY: rectangle arguments are arrays of three sizes.
+    unsafe { [*values, *values.add(1), *values.add(2)] }.map(|value| value as u64)
+}
+
