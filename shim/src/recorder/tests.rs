@@ -6,7 +6,7 @@ use super::*;
 use crate::config::Capture;
 use std::cell::RefCell;
 use std::sync::{Arc, Mutex};
-use trace_format::{Arg, Copy, Extent, Fill, KernelLaunch, Launch, ParamKind};
+use trace_format::{Arg, Copy, Extent, Fill, ImageKind, KernelLaunch, Launch, MemId, MemKind, Param, ParamKind, QueueId};
 use EdgeKind::{Barrier, DefaultStream, Event, InOrder};
 
 #[derive(Default)]
