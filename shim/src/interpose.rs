@@ -83,28 +83,69 @@ type DlsymFn = unsafe extern "C" fn(*mut c_void, *const c_char) -> *mut c_void;
 
 /// glibc's `dlsym`, which the shim's own `dlsym` shadows.
 fn real_dlsym(handle: *mut c_void, symbol: *const c_char) -> *mut c_void {
+    match real_dlsym_address() {
+        0 => std::ptr::null_mut(),
+        // SAFETY: the address is glibc's dlsym, whose signature this is.
+        address => unsafe { std::mem::transmute::<usize, DlsymFn>(address)(handle, symbol) },
+    }
+}
+
+fn real_dlsym_address() -> usize {
     static REAL: AtomicUsize = AtomicUsize::new(0);
     let mut address = REAL.load(Ordering::Acquire);
     if address == 0 {
         // SAFETY: dlvsym with constant, NUL-terminated names.
         address = unsafe { libc::dlvsym(libc::RTLD_NEXT, c"dlsym".as_ptr(), c"GLIBC_2.2.5".as_ptr()) } as usize;
-        if address == 0 {
-            return std::ptr::null_mut();
-        }
         REAL.store(address, Ordering::Release);
     }
-    // SAFETY: the address is glibc's dlsym, whose signature this is.
-    unsafe { std::mem::transmute::<usize, DlsymFn>(address)(handle, symbol) }
+    address
 }
 
-/// Looks `symbol` up as glibc does; a function the shim hooks comes back as its hook, and the
-/// library's definition is remembered for forwarding. (`RTLD_NEXT` lookups are resolved from
-/// the shim's position, not the caller's: glibc gives no way to pass the caller on.)
+/// The exported `dlsym`. `RTLD_NEXT` means "after the caller's library", which glibc finds from
+/// its return address, so those lookups jump straight into glibc's `dlsym` with the caller's
+/// frame untouched; all others go through `dlsym_on_handle`.
 ///
 /// # Safety
 /// As for glibc's `dlsym`.
+#[cfg(target_arch = "x86_64")]
 #[no_mangle]
+#[unsafe(naked)]
 pub unsafe extern "C" fn dlsym(handle: *mut c_void, symbol: *const c_char) -> *mut c_void {
+    std::arch::naked_asm!(
+        "cmp rdi, -1",
+        "jne {on_handle}",
+        // Keep the arguments (and a 16-byte aligned stack) across the lookup of glibc's dlsym.
+        "push rdi",
+        "push rsi",
+        "sub rsp, 8",
+        "call {glibc_dlsym}",
+        "add rsp, 8",
+        "pop rsi",
+        "pop rdi",
+        "jmp rax",
+        on_handle = sym dlsym_on_handle,
+        glibc_dlsym = sym glibc_dlsym,
+    )
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+compile_error!("the shim's exported dlsym is written for x86-64");
+
+/// glibc's `dlsym` (a stand-in returning null if it cannot be found).
+extern "C" fn glibc_dlsym() -> DlsymFn {
+    extern "C" fn not_found(_: *mut c_void, _: *const c_char) -> *mut c_void {
+        std::ptr::null_mut()
+    }
+    match real_dlsym_address() {
+        0 => not_found,
+        // SAFETY: the address is glibc's dlsym, whose signature this is.
+        address => unsafe { std::mem::transmute::<usize, DlsymFn>(address) },
+    }
+}
+
+/// Looks `symbol` up in `handle` as glibc does; a function the shim hooks comes back as its
+/// hook, and the library's definition is remembered for forwarding.
+extern "C" fn dlsym_on_handle(handle: *mut c_void, symbol: *const c_char) -> *mut c_void {
     let found = real_dlsym(handle, symbol);
     if found.is_null() || symbol.is_null() {
         return found;

@@ -1,0 +1,7 @@
+/* Says hello through puts. */
+#include <stdio.h>
+
+int main(void) {
+  puts("hello");
+  return 0;
+}
