@@ -6,6 +6,7 @@ use crate::entry;
 use crate::recorder::Recorder;
 use crate::writer::WriterSink;
 use crate::{config, log};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard, Once, PoisonError};
 use std::time::{SystemTime, UNIX_EPOCH};
 use trace_format::{Api, Header};
@@ -19,6 +20,14 @@ struct Session {
 }
 
 static SESSION: Mutex<Option<Session>> = Mutex::new(None);
+
+/// Set in a forked child (by a `pthread_atfork` handler), so hooks need not ask for the
+/// process id on every call.
+static FORKED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn forked_child() {
+    FORKED.store(true, Ordering::Relaxed);
+}
 
 #[derive(Debug)]
 pub enum SessionError {
@@ -44,14 +53,13 @@ fn lock() -> MutexGuard<'static, Option<Session>> {
 /// on first use. Lock order: an API module's own state first, then the session.
 pub fn with<R>(api: Api, work: impl FnOnce(&mut Recorder) -> R) -> Result<R, SessionError> {
     let mut session = lock();
-    let pid = std::process::id();
-    if session.as_ref().is_some_and(|session| session.pid != pid) {
+    if FORKED.swap(false, Ordering::Relaxed) && session.as_ref().is_some_and(|session| session.pid != std::process::id()) {
         // A forked child: the parent's writer thread does not exist here.
         std::mem::forget(session.take());
     }
     let session = match &mut *session {
         Some(session) => session,
-        empty => empty.insert(start(api, pid)?),
+        empty => empty.insert(start(api, std::process::id())?),
     };
     if session.api != api {
         return Err(SessionError::OtherApi(session.api));
@@ -78,10 +86,11 @@ fn start(api: Api, pid: u32) -> Result<Session, SessionError> {
         started_unix_s: SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |since| since.as_secs()),
     };
     let recorder = Recorder::new(header, config::get().capture, Box::new(writer.clone()));
-    static AT_EXIT: Once = Once::new();
-    // SAFETY: registers a plain function with no arguments; it is inherited by forked children.
-    AT_EXIT.call_once(|| unsafe {
+    static HANDLERS: Once = Once::new();
+    // SAFETY: registers plain functions with no arguments; forked children inherit them.
+    HANDLERS.call_once(|| unsafe {
         libc::atexit(finish_at_exit);
+        libc::pthread_atfork(None, None, Some(forked_child));
     });
     Ok(Session { pid, api, recorder, writer })
 }

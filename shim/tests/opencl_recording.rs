@@ -276,3 +276,15 @@ fn programs_kernels_svm_arguments_and_callbacks_on_intel() {
         programs_and_kernels(runtime);
     }
 }
+
+#[test]
+fn a_forked_child_leaves_the_parent_s_trace_alone() {
+    let scratch = Scratch::new("fork");
+    let program = scratch.compile("fork_child");
+    let runtime = Runtime::pocl();
+    let started = std::time::Instant::now();
+    let recording = record(&scratch, &runtime, &[program.to_str().unwrap(), runtime.platform], &[]);
+    assert!(started.elapsed() < std::time::Duration::from_secs(60), "the child waited for the parent's writer");
+    assert_eq!(recording.stdout(), "child\nparent 7, child exited 0\n");
+    assert_eq!(kinds(&recording), ["fill", "copy"]);
+}
