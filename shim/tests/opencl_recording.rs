@@ -239,7 +239,7 @@ fn programs_and_kernels(runtime: Runtime) {
     let program = scratch.compile("programs_and_kernels");
     let recording = record(&scratch, &runtime, &[program.to_str().unwrap(), runtime.platform], &[]);
     assert_eq!(recording.stdout(), "buffer 8 7 3, svm 0 5 5\ncallbacks 1\n");
-    assert_eq!(kinds(&recording), ["kernel", "kernel", "kernel", "fill", "kernel", "host_task", "copy", "copy", "barrier"]);
+    assert_eq!(kinds(&recording), ["kernel", "kernel", "kernel", "kernel", "fill", "kernel", "host_task", "copy", "copy", "barrier"]);
     let trace = &recording.trace.trace;
     let launch = |node: usize| match &trace.nodes[node].command {
         Command::Kernel(launch) => launch.clone(),
@@ -253,13 +253,15 @@ fn programs_and_kernels(runtime: Runtime) {
     assert_eq!(kinds_of(2), [ImageKind::OpenClSource]);
     assert_eq!(program_of(2).build_options, "-DK=3");
     assert_eq!(launch(1).launch, Launch::NdRange { dims: 1, offset: [0; 3], global: [1; 3], local: Some([1; 3]) });
+    // A null buffer for a pointer parameter (the program was built with -cl-kernel-arg-info).
+    assert_eq!(launch(3).args[1], Arg::NullMemory);
     // The SVM pointer argument points 16 ints into its allocation.
-    let Arg::Memory { mem, offset } = launch(4).args[0] else { panic!("the SVM argument is not memory") };
+    let Arg::Memory { mem, offset } = launch(5).args[0] else { panic!("the SVM argument is not memory") };
     assert_eq!((trace.memories[mem.index()].kind, offset), (MemKind::Shared, 64));
-    assert_eq!(trace.nodes[5].command, Command::HostTask(HostTaskKind::Callback));
-    assert!(edges(&recording).contains(&(4, 5, EdgeKind::Event)));
+    assert_eq!(trace.nodes[6].command, Command::HostTask(HostTaskKind::Callback));
+    assert!(edges(&recording).contains(&(5, 6, EdgeKind::Event)));
     // The SVM map for reading received the allocation's contents: 16 zeros, then 16 fives.
-    let Command::Copy(map) = &trace.nodes[7].command else { panic!("node 7 is not a copy") };
+    let Command::Copy(map) = &trace.nodes[8].command else { panic!("node 8 is not a copy") };
     let Place::Host { data: Some(data) } = map.dst else { panic!("the map kept no data") };
     let expected: Vec<u8> = (0..64).flat_map(|i: i32| if (16..32).contains(&i) { 5i32 } else { 0 }.to_ne_bytes()).collect();
     assert_eq!(recording.blob(data), expected);

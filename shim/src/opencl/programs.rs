@@ -1,7 +1,7 @@
 //! Programs (their source, binary or IL, and build options), kernels and kernel arguments.
 
 use super::dispatch::call;
-use super::state::{with_recorder, with_state, ArgValue};
+use super::state::{with_recorder, with_state, ArgValue, KernelArgs};
 use super::{created, info, key, succeeded, ProgramNotify, Recorded};
 use crate::entry::Forward;
 use libc::size_t;
@@ -196,24 +196,40 @@ pub unsafe fn clone_kernel(forward: &mut Forward<'_, cl_kernel>, source: cl_kern
     let Some(kernel) = (unsafe { created(forward, errcode_ret) }) else { return Ok(()) };
     let program: Option<cl_program> =
         info::value(|size, value, size_ret| call!(clGetKernelInfo(kernel, CL_KERNEL_PROGRAM, size, value, size_ret)));
-    let arguments = with_state(|state| state.kernel_args.get(&key(source)).cloned());
+    let arguments = with_state(|state| state.kernels.get(&key(source)).cloned());
     kernel_created(kernel, program.unwrap_or(std::ptr::null_mut()), arguments)
 }
 
 /// Registers a kernel; `arguments` are those it starts with (a clone's), else none set.
-fn kernel_created(kernel: cl_kernel, program: cl_program, arguments: Option<Vec<Option<ArgValue>>>) -> Recorded {
+fn kernel_created(kernel: cl_kernel, program: cl_program, arguments: Option<KernelArgs>) -> Recorded {
     let name = info::string(|size, value, size_ret| call!(clGetKernelInfo(kernel, CL_KERNEL_FUNCTION_NAME, size, value, size_ret)));
-    let count: cl_uint = info::kernel(kernel, CL_KERNEL_NUM_ARGS).unwrap_or(0);
+    let arguments = arguments.unwrap_or_else(|| {
+        let count: cl_uint = info::kernel(kernel, CL_KERNEL_NUM_ARGS).unwrap_or(0);
+        KernelArgs { values: vec![None; count as usize], pointers: pointer_parameters(kernel, count) }
+    });
     with_recorder(|state, recorder| {
         recorder.kernel_created(key(kernel), key(program), &name);
-        state.kernel_args.insert(key(kernel), arguments.unwrap_or_else(|| vec![None; count as usize]));
+        state.kernels.insert(key(kernel), arguments);
     })
+}
+
+/// Which parameters are global or constant pointers; empty if the driver does not say.
+fn pointer_parameters(kernel: cl_kernel, count: cl_uint) -> Vec<bool> {
+    let qualifiers: Option<Vec<cl_kernel_arg_address_qualifier>> = (0..count)
+        .map(|index| {
+            info::value(|size, value, size_ret| {
+                call!(clGetKernelArgInfo(kernel, index, CL_KERNEL_ARG_ADDRESS_QUALIFIER, size, value, size_ret))
+            })
+        })
+        .collect();
+    let pointer = |qualifier| qualifier == CL_KERNEL_ARG_ADDRESS_GLOBAL || qualifier == CL_KERNEL_ARG_ADDRESS_CONSTANT;
+    qualifiers.map(|qualifiers| qualifiers.into_iter().map(pointer).collect()).unwrap_or_default()
 }
 
 pub unsafe fn release_kernel(forward: &mut Forward<'_, cl_int>, kernel: cl_kernel) -> Recorded {
     let references: Option<cl_uint> = info::kernel(kernel, CL_KERNEL_REFERENCE_COUNT);
     if succeeded(forward) && references == Some(1) {
-        with_state(|state| state.kernel_args.remove(&key(kernel)));
+        with_state(|state| state.kernels.remove(&key(kernel)));
     }
     Ok(())
 }
@@ -250,11 +266,16 @@ pub unsafe fn set_arg_svm_pointer(
 
 fn set(kernel: cl_kernel, index: cl_uint, argument: ArgValue) {
     with_state(|state| {
-        let arguments = state.kernel_args.entry(key(kernel)).or_default();
+        let kernel = state.kernels.entry(key(kernel)).or_default();
         let index = index as usize;
-        if arguments.len() <= index {
-            arguments.resize(index + 1, None);
+        let null = matches!(&argument, ArgValue::Bytes(bytes) if bytes.len() == size_of::<cl_mem>() && bytes.iter().all(|&b| b == 0));
+        let argument = match null && kernel.pointers.get(index) == Some(&true) {
+            true => ArgValue::NullMemory,
+            false => argument,
+        };
+        if kernel.values.len() <= index {
+            kernel.values.resize(index + 1, None);
         }
-        arguments[index] = Some(argument);
+        kernel.values[index] = Some(argument);
     });
 }

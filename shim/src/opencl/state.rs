@@ -31,8 +31,19 @@ pub enum ArgValue {
     Bytes(Vec<u8>),
     /// `clSetKernelArg` with a null value: local memory of this size.
     Local(u64),
-    /// `clSetKernelArgSVMPointer`.
+    /// `clSetKernelArgSVMPointer` (null included).
     Svm(u64),
+    /// A null `cl_mem` for a parameter the driver reports as a pointer.
+    NullMemory,
+}
+
+/// What the shim keeps of a kernel: its arguments as last set, and which are pointers.
+#[derive(Clone, Debug, Default)]
+pub struct KernelArgs {
+    pub values: Vec<Option<ArgValue>>,
+    /// Whether each parameter is a global or constant pointer, as far as the driver reports
+    /// it (`clGetKernelArgInfo` may need `-cl-kernel-arg-info`; empty when it does not say).
+    pub pointers: Vec<bool>,
 }
 
 /// A region the program mapped, until it unmaps it.
@@ -48,8 +59,8 @@ pub struct Mapping {
 #[derive(Default)]
 pub struct State {
     pub memories: Memories,
-    /// Each kernel's arguments, by index.
-    pub kernel_args: HashMap<Key, Vec<Option<ArgValue>>>,
+    /// Each kernel's arguments.
+    pub kernels: HashMap<Key, KernelArgs>,
     /// Mapped regions by the host address the program got.
     pub mappings: HashMap<usize, Mapping>,
     /// Options of programs compiled (not built), for the programs linked from them.

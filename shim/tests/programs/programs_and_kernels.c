@@ -1,13 +1,14 @@
 /* Programs built from source, from a device binary and by compiling and linking; kernels from
  * clCreateKernelsInProgram; a task; an SVM pointer (inside its allocation) as a kernel argument;
- * an event callback. */
+ * an event callback; a null buffer argument. */
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
 #include "common.h"
 
 static const char *source =
     "kernel void fill(global int *a, int v) { a[get_global_id(0)] = v; }\n"
     "kernel void one(global int *a) { a[0] += 1; }\n"
-    "kernel void svm_add(global int *p, int k) { p[get_global_id(0)] += k; }\n";
+    "kernel void svm_add(global int *p, int k) { p[get_global_id(0)] += k; }\n"
+    "kernel void add_extra(global int *a, global const int *extra) { if (extra) a[1] += extra[0]; }\n";
 static const char *linked_source = "kernel void set_k(global int *a) { a[get_global_id(0) + 8] = K; }\n";
 
 static int callbacks = 0;
@@ -35,7 +36,7 @@ int main(int argc, char **argv) {
   cl_command_queue queue = clCreateCommandQueueWithProperties(context, device, NULL, &status);
   CHECK(status);
 
-  cl_program from_source = build_program(context, device, source, "-cl-std=CL2.0");
+  cl_program from_source = build_program(context, device, source, "-cl-std=CL2.0 -cl-kernel-arg-info");
   size_t binary_size;
   CHECK(clGetProgramInfo(from_source, CL_PROGRAM_BINARY_SIZES, sizeof binary_size, &binary_size, NULL));
   unsigned char *binary = malloc(binary_size);
@@ -44,9 +45,9 @@ int main(int argc, char **argv) {
       clCreateProgramWithBinary(context, 1, &device, &binary_size, (const unsigned char **)&binary, NULL, &status);
   CHECK(status);
   CHECK(clBuildProgram(from_binary, 1, &device, "", NULL, NULL));
-  cl_kernel kernels[3];
+  cl_kernel kernels[4];
   cl_uint kernel_count;
-  CHECK(clCreateKernelsInProgram(from_binary, 3, kernels, &kernel_count));
+  CHECK(clCreateKernelsInProgram(from_binary, 4, kernels, &kernel_count));
 
   cl_program compiled = clCreateProgramWithSource(context, 1, &linked_source, NULL, &status);
   CHECK(status);
@@ -69,6 +70,12 @@ int main(int argc, char **argv) {
   CHECK(clEnqueueTask(queue, one, 0, NULL, NULL));
   CHECK(clSetKernelArg(set_k, 0, sizeof buffer, &buffer));
   CHECK(clEnqueueNDRangeKernel(queue, set_k, 1, NULL, &half, NULL, 0, NULL, NULL));
+  cl_kernel add_extra = clCreateKernel(from_source, "add_extra", &status);
+  CHECK(status);
+  cl_mem no_buffer = NULL;
+  CHECK(clSetKernelArg(add_extra, 0, sizeof buffer, &buffer));
+  CHECK(clSetKernelArg(add_extra, 1, sizeof no_buffer, &no_buffer));
+  CHECK(clEnqueueTask(queue, add_extra, 0, NULL, NULL));
 
   int *svm = clSVMAlloc(context, CL_MEM_READ_WRITE, 4 * N * sizeof(int), 0);
   if (!svm) {

@@ -20,7 +20,7 @@ enum Decoded {
 fn decode(state: &State, recorder: &Recorder, value: &ArgValue) -> Decoded {
     match value {
         ArgValue::Local(size) => Decoded::Local(*size),
-        ArgValue::Svm(0) => Decoded::Null,
+        ArgValue::Svm(0) | ArgValue::NullMemory => Decoded::Null,
         ArgValue::Svm(pointer) => match recorder.locate(*pointer) {
             Some((mem, offset)) => Decoded::Memory(mem, offset),
             None => Decoded::Value(pointer.to_ne_bytes().to_vec()),
@@ -37,7 +37,7 @@ fn decode(state: &State, recorder: &Recorder, value: &ArgValue) -> Decoded {
 
 /// Every memory argument, read and written (what a kernel does with it is not known).
 pub(in crate::opencl) fn kernel_accesses(state: &State, recorder: &Recorder, kernel: cl_kernel) -> Vec<Access> {
-    let arguments = state.kernel_args.get(&key(kernel)).map(Vec::as_slice).unwrap_or_default();
+    let arguments = state.kernels.get(&key(kernel)).map(|kernel| kernel.values.as_slice()).unwrap_or_default();
     arguments
         .iter()
         .flatten()
@@ -49,7 +49,7 @@ pub(in crate::opencl) fn kernel_accesses(state: &State, recorder: &Recorder, ker
 }
 
 pub(in crate::opencl) fn kernel_command(recorder: &mut Recorder, state: &State, kernel: cl_kernel, launch: Launch) -> Result<Command, &'static str> {
-    let arguments = state.kernel_args.get(&key(kernel)).ok_or("the shim did not see the kernel created")?;
+    let arguments = &state.kernels.get(&key(kernel)).ok_or("the shim did not see the kernel created")?.values;
     let mut params = Vec::with_capacity(arguments.len());
     let mut args = Vec::with_capacity(arguments.len());
     for value in arguments {
