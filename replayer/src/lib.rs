@@ -10,6 +10,7 @@ pub mod families;
 pub mod graph;
 pub mod info;
 pub mod memory_diff;
+pub mod opencl;
 pub mod overrides;
 pub mod plan;
 pub mod profile;

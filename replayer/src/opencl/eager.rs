@@ -1,0 +1,149 @@
+//! Eager mode: each command enqueued on its recorded queue, waiting on the events of its
+//! predecessors (the first ones on the end of the previous submission).
+
+use super::api::check;
+use super::objects::MemObject;
+use super::extension::Rect;
+use super::resolve::{rect_end, resolve, Resolved};
+use super::{event_list, OpenClBackend};
+use crate::backend::{BackendError, BackendResult, PartitionNodes};
+use opencl_sys::*;
+use std::ffi::c_void;
+use std::ptr;
+use trace_format::BlobStore;
+
+impl OpenClBackend {
+    pub(super) fn enqueue_partition(&mut self, part: &PartitionNodes<'_>, blobs: &BlobStore) -> BackendResult<()> {
+        let mut predecessors: Vec<Vec<usize>> = vec![Vec::new(); part.nodes.len()];
+        let mut has_successor = vec![false; part.nodes.len()];
+        for &(from, to) in &part.edges {
+            predecessors[to].push(from);
+            has_successor[from] = true;
+        }
+        let mut events: Vec<cl_event> = Vec::with_capacity(part.nodes.len());
+        let mut waits: Vec<cl_event> = Vec::new();
+        let mut outcome = Ok(());
+        for (index, &(id, node)) in part.nodes.iter().enumerate() {
+            waits.clear();
+            if predecessors[index].is_empty() {
+                waits.extend_from_slice(&self.tail);
+            } else {
+                waits.extend(predecessors[index].iter().map(|&p| events[p]));
+            }
+            match self.enqueue_node(id, node, &waits, blobs) {
+                Ok(event) => events.push(event),
+                Err(error) => {
+                    outcome = Err(error);
+                    break;
+                }
+            }
+        }
+        // On failure every enqueued event ends the submission, so `finish` still waits for them.
+        let ends = events.iter().enumerate().filter(|&(i, _)| outcome.is_err() || !has_successor[i]).map(|(_, &e)| e);
+        let tail: Vec<cl_event> = ends.collect();
+        for (index, &event) in events.iter().enumerate() {
+            let (id, node) = part.nodes[index];
+            let queue = node.queue.map_or(self.objects()?.queues.len(), |q| q.index());
+            self.keep_for_profile(id, queue, event)?;
+            if !tail.contains(&event) {
+                unsafe { (self.api.clReleaseEvent)(event) };
+            }
+        }
+        self.replace_tail(tail);
+        outcome
+    }
+
+    /// Enqueues one node after `waits`; returns its event.
+    fn enqueue_node(&self, id: trace_format::NodeId, node: &trace_format::Node, waits: &[cl_event], blobs: &BlobStore) -> BackendResult<cl_event> {
+        let api = self.api;
+        let objects = self.objects()?;
+        let queue = objects.queue_of(node.queue);
+        let (count, list) = event_list(waits);
+        let mut event: cl_event = ptr::null_mut();
+        let (code, call) = match resolve(objects, id, &node.command, None)? {
+            Resolved::Kernel { kernel, range } => (
+                unsafe { (api.clEnqueueNDRangeKernel)(queue, kernel, range.dims, range.offset.as_ptr(), range.global.as_ptr(), range.local_ptr(), count, list, &mut event) },
+                "clEnqueueNDRangeKernel",
+            ),
+            Resolved::Copy { src, dst, src_offset, dst_offset, bytes } => (
+                unsafe { (api.clEnqueueCopyBuffer)(queue, src, dst, src_offset, dst_offset, bytes, count, list, &mut event) },
+                "clEnqueueCopyBuffer",
+            ),
+            Resolved::CopyRect { src, dst, rect } => {
+                let [srp, ssp, drp, dsp] = rect.pitches;
+                let code = unsafe {
+                    (api.clEnqueueCopyBufferRect)(queue, src, dst, rect.src_origin.as_ptr(), rect.dst_origin.as_ptr(), rect.region.as_ptr(), srp, ssp, drp, dsp, count, list, &mut event)
+                };
+                (code, "clEnqueueCopyBufferRect")
+            }
+            Resolved::SvmCopy { dst, src, bytes } => {
+                (unsafe { (api.clEnqueueSVMMemcpy)(queue, CL_FALSE, dst, src, bytes, count, list, &mut event) }, "clEnqueueSVMMemcpy")
+            }
+            Resolved::Fill { mem, offset, bytes, pattern } => (
+                unsafe { (api.clEnqueueFillBuffer)(queue, mem, pattern.as_ptr() as *const c_void, pattern.len(), offset, bytes, count, list, &mut event) },
+                "clEnqueueFillBuffer",
+            ),
+            Resolved::SvmFill { pointer, bytes, pattern } => (
+                unsafe { (api.clEnqueueSVMMemFill)(queue, pointer, pattern.as_ptr() as *const c_void, pattern.len(), bytes, count, list, &mut event) },
+                "clEnqueueSVMMemFill",
+            ),
+            Resolved::Write { target, offset, bytes, data, rect } => {
+                let data = blobs.get(data).map_err(|e| BackendError::Unsupported(format!("node {id}: {e}")))?;
+                write_fits(id, data.len(), bytes, rect.as_ref())?;
+                // Blocking: the blob's bytes need not outlive this call.
+                let host = data.as_ptr() as *mut c_void;
+                (self.host_transfer(queue, target, offset, bytes, rect.as_ref(), host, true, waits, &mut event), "clEnqueueWrite*")
+            }
+            Resolved::Read { source, offset, bytes, rect } => {
+                let needed = rect.as_ref().map_or(Some(bytes as u64), |r| rect_end(r.dst_origin, r.region, [r.pitches[2], r.pitches[3]]));
+                let mut scratch = vec![0u8; needed.unwrap_or(0) as usize];
+                let host = scratch.as_mut_ptr() as *mut c_void;
+                (self.host_transfer(queue, source, offset, bytes, rect.as_ref(), host, false, waits, &mut event), "clEnqueueRead*")
+            }
+            Resolved::Barrier => (unsafe { (api.clEnqueueBarrierWithWaitList)(queue, count, list, &mut event) }, "clEnqueueBarrierWithWaitList"),
+        };
+        check(code, call).map_err(|e| super::objects::annotate(e, &format!("node {id}")))?;
+        Ok(event)
+    }
+
+    /// A blocking read or write between `host` and `object`; for a rectangle the memory side
+    /// is the destination of a write and the source of a read.
+    #[allow(clippy::too_many_arguments)]
+    fn host_transfer(&self, queue: cl_command_queue, object: MemObject, offset: usize, bytes: usize, rect: Option<&Rect>, host: *mut c_void, write: bool, waits: &[cl_event], event: &mut cl_event) -> cl_int {
+        let api = self.api;
+        let (count, list) = event_list(waits);
+        match (object, rect) {
+            (MemObject::Buffer { mem, .. }, Some(r)) => {
+                let [srp, ssp, drp, dsp] = r.pitches;
+                unsafe {
+                    if write {
+                        (api.clEnqueueWriteBufferRect)(queue, mem, CL_TRUE, r.dst_origin.as_ptr(), r.src_origin.as_ptr(), r.region.as_ptr(), drp, dsp, srp, ssp, host, count, list, event)
+                    } else {
+                        (api.clEnqueueReadBufferRect)(queue, mem, CL_TRUE, r.src_origin.as_ptr(), r.dst_origin.as_ptr(), r.region.as_ptr(), srp, ssp, drp, dsp, host, count, list, event)
+                    }
+                }
+            }
+            (MemObject::Buffer { mem, .. }, None) => unsafe {
+                if write {
+                    (api.clEnqueueWriteBuffer)(queue, mem, CL_TRUE, offset, bytes, host, count, list, event)
+                } else {
+                    (api.clEnqueueReadBuffer)(queue, mem, CL_TRUE, offset, bytes, host, count, list, event)
+                }
+            },
+            (MemObject::Svm { pointer, .. }, _) => unsafe {
+                let device = (pointer as *mut u8).add(offset) as *mut c_void;
+                let (dst, src) = if write { (device, host as *const c_void) } else { (host, device as *const c_void) };
+                (api.clEnqueueSVMMemcpy)(queue, CL_TRUE, dst, src, bytes, count, list, event)
+            },
+        }
+    }
+}
+
+/// Checks that `available` recorded bytes hold a write of `bytes` (or of `rect`'s host side).
+fn write_fits(id: trace_format::NodeId, available: usize, bytes: usize, rect: Option<&Rect>) -> BackendResult<()> {
+    let needed = rect.map_or(Some(bytes as u64), |r| rect_end(r.src_origin, r.region, [r.pitches[0], r.pitches[1]]));
+    match needed {
+        Some(needed) if needed <= available as u64 => Ok(()),
+        _ => Err(BackendError::Unsupported(format!("node {id}: the recorded host data ({available} bytes) is smaller than the transfer"))),
+    }
+}

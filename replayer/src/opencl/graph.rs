@@ -1,0 +1,209 @@
+//! Graph mode: one `cl_khr_command_buffer` per partition, sync points for its edges, and
+//! patches applied through mutable dispatch where the device has it, else by rebuilding.
+
+use super::api::check;
+use super::objects::{annotate, Binding};
+use super::resolve::{nd_range, resolve, Resolved};
+use super::OpenClBackend;
+use crate::backend::{BackendError, BackendResult, BufferHandle, PartitionNodes, UpdateKind};
+use opencl_sys::*;
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::ptr;
+use trace_format::{Launch, NodeId, Patch};
+
+/// A finalized command buffer.
+pub struct Built {
+    pub buffer: cl_command_buffer_khr,
+    /// The mutable handle of each kernel command, when the buffer is mutable.
+    mutable: HashMap<NodeId, cl_mutable_command_khr>,
+    /// The node whose timing stands for the whole buffer.
+    pub first_node: NodeId,
+}
+
+/// The launch patches of `patches`, by node.
+fn launches(patches: &[Patch]) -> HashMap<NodeId, &Launch> {
+    patches.iter().filter_map(|p| if let Patch::Launch { node, launch } = p { Some((*node, launch)) } else { None }).collect()
+}
+
+impl OpenClBackend {
+    /// Records and finalizes `part` with `patches` applied.
+    pub(super) fn build_buffer(&mut self, part: &PartitionNodes<'_>, patches: &[Patch]) -> BackendResult<Built> {
+        let first_node = part.nodes.first().map(|&(id, _)| id).ok_or_else(|| BackendError::Unsupported("an empty partition".into()))?;
+        self.set_patched_args(patches)?;
+        let command_buffers = self.command_buffers()?;
+        let objects = self.objects()?;
+        let mutable_fields = command_buffers.mutable.as_ref().map(|m| m.fields);
+        let flags = if mutable_fields.is_some() { CL_COMMAND_BUFFER_MUTABLE_KHR } else { 0 };
+        let properties = [CL_COMMAND_BUFFER_FLAGS_KHR, flags, 0];
+        let mut code = CL_SUCCESS;
+        let buffer = unsafe { (command_buffers.create)(1, &objects.main_queue, properties.as_ptr(), &mut code) };
+        check(code, "clCreateCommandBufferKHR")?;
+        let mut built = Built { buffer, mutable: HashMap::new(), first_node };
+        let launches = launches(patches);
+        let mut predecessors: Vec<Vec<usize>> = vec![Vec::new(); part.nodes.len()];
+        for &(from, to) in &part.edges {
+            predecessors[to].push(from);
+        }
+        let mut points: Vec<cl_sync_point_khr> = vec![0; part.nodes.len()];
+        let mut waits: Vec<cl_sync_point_khr> = Vec::new();
+        let recorded = (|| {
+            for (index, &(id, node)) in part.nodes.iter().enumerate() {
+                waits.clear();
+                waits.extend(predecessors[index].iter().map(|&p| points[p]));
+                let mut point = 0;
+                match resolve(objects, id, &node.command, launches.get(&id).copied())? {
+                    Resolved::Kernel { kernel, range } => {
+                        let fields = mutable_fields.unwrap_or(0);
+                        let mutable_properties = [CL_MUTABLE_DISPATCH_UPDATABLE_FIELDS_KHR, fields, 0];
+                        let properties = if mutable_fields.is_some() { mutable_properties.as_ptr() } else { ptr::null() };
+                        let mut handle: cl_mutable_command_khr = ptr::null_mut();
+                        let handle_out = if mutable_fields.is_some() { &mut handle as *mut _ } else { ptr::null_mut() };
+                        let (count, list) = super::extension::wait_list(&waits);
+                        let code = unsafe {
+                            (command_buffers.ndrange)(buffer, ptr::null_mut(), properties, kernel, range.dims, range.offset.as_ptr(), range.global.as_ptr(), range.local_ptr(), count, list, &mut point, handle_out)
+                        };
+                        check(code, "clCommandNDRangeKernelKHR")?;
+                        if !handle.is_null() {
+                            built.mutable.insert(id, handle);
+                        }
+                    }
+                    Resolved::Copy { src, dst, src_offset, dst_offset, bytes } => {
+                        command_buffers.copy(buffer, src, dst, src_offset, dst_offset, bytes, &waits, &mut point)?
+                    }
+                    Resolved::CopyRect { src, dst, rect } => command_buffers.copy_rect(buffer, src, dst, &rect, &waits, &mut point)?,
+                    Resolved::SvmCopy { dst, src, bytes } => command_buffers.svm_memcpy(buffer, dst, src, bytes, &waits, &mut point)?,
+                    Resolved::Fill { mem, offset, bytes, pattern } => command_buffers.fill(buffer, mem, pattern, offset, bytes, &waits, &mut point)?,
+                    Resolved::SvmFill { pointer, bytes, pattern } => command_buffers.svm_fill(buffer, pointer, pattern, bytes, &waits, &mut point)?,
+                    Resolved::Barrier => command_buffers.barrier(buffer, &waits, &mut point)?,
+                    Resolved::Write { .. } | Resolved::Read { .. } => {
+                        return Err(BackendError::Unsupported(format!("node {id}: host transfers cannot be recorded in a command buffer")))
+                    }
+                }
+                points[index] = point;
+            }
+            check(unsafe { (command_buffers.finalize)(buffer) }, "clFinalizeCommandBufferKHR")
+        })();
+        match recorded {
+            Ok(()) => Ok(built),
+            Err(error) => {
+                unsafe { (command_buffers.release)(buffer) };
+                Err(error)
+            }
+        }
+    }
+
+    /// Sets the patched arguments on the nodes' kernel objects, which commands read when recorded
+    /// (and, on PoCL, at every run).
+    fn set_patched_args(&self, patches: &[Patch]) -> BackendResult<()> {
+        let objects = self.objects()?;
+        for patch in patches {
+            if let Patch::Arg { node, index, value } = patch {
+                objects.set_arg(objects.kernel(*node)?, *index, value)?;
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn update_buffer(&mut self, handle: BufferHandle, part: &PartitionNodes<'_>, patches: &[Patch]) -> BackendResult<UpdateKind> {
+        let built = self.built.get(handle.0).and_then(Option::as_ref).ok_or_else(|| super::unknown_buffer(handle))?;
+        if self.update_natively(built, patches)? {
+            return Ok(UpdateKind::Native);
+        }
+        let rebuilt = self.build_buffer(part, patches)?;
+        if let Some(old) = self.built[handle.0].replace(rebuilt) {
+            self.release_buffer(old)?;
+        }
+        Ok(UpdateKind::Rebuilt)
+    }
+
+    /// Applies `patches` with `clUpdateMutableCommandsKHR`; `false` when the device cannot.
+    fn update_natively(&self, built: &Built, patches: &[Patch]) -> BackendResult<bool> {
+        let Some(mutable) = self.command_buffers.as_ref().and_then(|c| c.mutable.as_ref()) else { return Ok(false) };
+        let changes_launch = patches.iter().any(|p| matches!(p, Patch::Launch { .. }));
+        let patched_nodes = patches.iter().map(|(Patch::Arg { node, .. } | Patch::Launch { node, .. })| *node);
+        if !mutable.can_change(changes_launch) || patched_nodes.clone().any(|node| !built.mutable.contains_key(&node)) {
+            return Ok(false);
+        }
+        let objects = self.objects()?;
+        let mut updates: Vec<NodeUpdate> = Vec::new();
+        for patch in patches {
+            let (Patch::Arg { node, .. } | Patch::Launch { node, .. }) = patch;
+            let position = match updates.iter().position(|u| u.node == *node) {
+                Some(position) => position,
+                None => {
+                    updates.push(NodeUpdate { node: *node, args: Vec::new(), range: None });
+                    updates.len() - 1
+                }
+            };
+            let update = &mut updates[position];
+            match patch {
+                Patch::Arg { index, value, .. } => update.args.push((*index, objects.binding(*index, value)?)),
+                Patch::Launch { node, launch } => {
+                    update.range = Some(nd_range(launch).map_err(|e| annotate(e, &format!("node {node}")))?);
+                }
+            }
+        }
+        // The API structs point into `updates`, which outlives the call.
+        let arg_lists: Vec<(Vec<cl_mutable_dispatch_arg_khr>, Vec<cl_mutable_dispatch_arg_khr>)> = updates.iter().map(NodeUpdate::arg_lists).collect();
+        let configs: Vec<cl_mutable_dispatch_config_khr> = updates
+            .iter()
+            .zip(&arg_lists)
+            .map(|(update, (args, svm_args))| {
+                let range = update.range.as_ref();
+                cl_mutable_dispatch_config_khr {
+                    command: built.mutable[&update.node],
+                    num_args: args.len() as cl_uint,
+                    num_svm_args: svm_args.len() as cl_uint,
+                    num_exec_infos: 0,
+                    work_dim: range.map_or(0, |r| r.dims),
+                    arg_list: if args.is_empty() { ptr::null() } else { args.as_ptr() },
+                    arg_svm_list: if svm_args.is_empty() { ptr::null() } else { svm_args.as_ptr() },
+                    exec_info_list: ptr::null(),
+                    global_work_offset: range.map_or(ptr::null(), |r| r.offset.as_ptr()),
+                    global_work_size: range.map_or(ptr::null(), |r| r.global.as_ptr()),
+                    local_work_size: range.map_or(ptr::null(), |r| r.local_ptr()),
+                }
+            })
+            .collect();
+        if !configs.is_empty() {
+            mutable.update(built.buffer, &configs)?;
+        }
+        Ok(true)
+    }
+
+    pub(super) fn release_buffers(&mut self) {
+        for built in std::mem::take(&mut self.built).into_iter().flatten() {
+            // Nothing to do about a failed release while tearing down.
+            let _ = self.release_buffer(built);
+        }
+    }
+
+    fn release_buffer(&self, built: Built) -> BackendResult<()> {
+        let release = self.command_buffers()?.release;
+        check(unsafe { release(built.buffer) }, "clReleaseCommandBufferKHR")
+    }
+}
+
+/// The new configuration of one mutable kernel command.
+struct NodeUpdate {
+    node: NodeId,
+    args: Vec<(u32, Binding)>,
+    range: Option<super::resolve::NdRange>,
+}
+
+impl NodeUpdate {
+    /// The plain and the SVM argument lists, pointing into `self`.
+    fn arg_lists(&self) -> (Vec<cl_mutable_dispatch_arg_khr>, Vec<cl_mutable_dispatch_arg_khr>) {
+        let mut args = Vec::new();
+        let mut svm_args = Vec::new();
+        for (index, binding) in &self.args {
+            match binding {
+                Binding::Bytes(bytes) => args.push(cl_mutable_dispatch_arg_khr { arg_index: *index, arg_size: bytes.len(), arg_value: bytes.as_ptr() as *const c_void }),
+                Binding::Local(size) => args.push(cl_mutable_dispatch_arg_khr { arg_index: *index, arg_size: *size, arg_value: ptr::null() }),
+                Binding::Svm(pointer) => svm_args.push(cl_mutable_dispatch_arg_khr { arg_index: *index, arg_size: 0, arg_value: *pointer }),
+            }
+        }
+        (args, svm_args)
+    }
+}

@@ -1,0 +1,258 @@
+//! The OpenCL backend: replays a trace as `cl_khr_command_buffer` command buffers (graph
+//! mode) or command by command with events for the edges (eager mode).
+//!
+//! Submissions are chained: each waits for the events that ended the previous one, so a
+//! command buffer (on the backend's own in-order queue) runs after eager work on the recorded
+//! queues and the other way round.
+//!
+//! Timings: eager commands are timed one by one from their events; a command buffer has one
+//! event for the whole buffer, so its time is reported on the first node of its partition.
+
+mod api;
+mod device;
+mod eager;
+mod extension;
+mod graph;
+mod objects;
+mod resolve;
+
+use crate::backend::{Backend, BackendError, BackendOptions, BackendResult, BufferHandle, NodeTiming, PartitionNodes, UpdateKind};
+use api::{check, Api};
+use extension::CommandBufferApi;
+use objects::{MemObject, Objects};
+use opencl_sys::*;
+use std::ffi::c_void;
+use std::ptr;
+use trace_format::{BlobStore, Command, Copy, Extent, MemId, NodeId, Patch, Place, Trace};
+
+/// Opens the device `options.device` names (the first when `None`).
+pub fn open(options: &BackendOptions) -> Result<Box<dyn Backend>, BackendError> {
+    Ok(Box::new(OpenClBackend::open(options)?))
+}
+
+pub struct OpenClBackend {
+    api: &'static Api,
+    device: cl_device_id,
+    context: cl_context,
+    device_label: String,
+    profile: bool,
+    command_buffers: Option<CommandBufferApi>,
+    objects: Option<Objects>,
+    built: Vec<Option<graph::Built>>,
+    /// Events the next submission waits for: the ends of the previous one.
+    tail: Vec<cl_event>,
+    /// With profiling, the events of the submissions since the last `finish`, with their node and queue.
+    profiled: Vec<(NodeId, usize, cl_event)>,
+    /// Set by `finish`: the next submission starts a new run and drops the old timings.
+    finished: bool,
+}
+
+impl OpenClBackend {
+    pub fn open(options: &BackendOptions) -> BackendResult<OpenClBackend> {
+        let api = Api::get()?;
+        let found = device::choose(device::all_devices(api)?, options.device.as_deref())?;
+        let mut code = CL_SUCCESS;
+        let context = unsafe { (api.clCreateContext)(ptr::null(), 1, &found.device, None, ptr::null_mut(), &mut code) };
+        check(code, "clCreateContext")?;
+        Ok(OpenClBackend {
+            api,
+            device: found.device,
+            context,
+            device_label: found.label,
+            profile: options.profile,
+            command_buffers: CommandBufferApi::find(api, found.platform, found.device),
+            objects: None,
+            built: Vec::new(),
+            tail: Vec::new(),
+            profiled: Vec::new(),
+            finished: true,
+        })
+    }
+
+    /// The device's `cl_khr_command_buffer` revision, `None` without the extension.
+    pub fn command_buffer_revision(&self) -> Option<(u32, u32, u32)> {
+        self.command_buffers.as_ref().map(|c| c.revision)
+    }
+
+    /// The device's `cl_khr_command_buffer_mutable_dispatch` revision, `None` without it.
+    pub fn mutable_dispatch_revision(&self) -> Option<(u32, u32, u32)> {
+        self.command_buffers.as_ref().and_then(|c| c.mutable.as_ref()).map(|m| m.revision)
+    }
+
+    fn objects(&self) -> BackendResult<&Objects> {
+        self.objects.as_ref().ok_or_else(|| BackendError::Unsupported("the OpenCL backend was used before `load`".into()))
+    }
+
+    fn command_buffers(&self) -> BackendResult<&CommandBufferApi> {
+        self.command_buffers
+            .as_ref()
+            .ok_or_else(|| BackendError::Unsupported(format!("{} does not support cl_khr_command_buffer: use eager mode", self.device_label)))
+    }
+
+    /// Starts a submission: after a `finish`, the previous run's profiling events go.
+    fn begin_submission(&mut self) {
+        if self.finished {
+            for (_, _, event) in self.profiled.drain(..) {
+                unsafe { (self.api.clReleaseEvent)(event) };
+            }
+            self.finished = false;
+        }
+    }
+
+    /// Makes `events` what the next submission waits for, releasing the previous ones.
+    fn replace_tail(&mut self, events: Vec<cl_event>) {
+        for event in std::mem::replace(&mut self.tail, events) {
+            unsafe { (self.api.clReleaseEvent)(event) };
+        }
+    }
+
+    /// Keeps `event` for `timings` when profiling.
+    fn keep_for_profile(&mut self, node: NodeId, queue: usize, event: cl_event) -> BackendResult<()> {
+        if self.profile {
+            check(unsafe { (self.api.clRetainEvent)(event) }, "clRetainEvent")?;
+            self.profiled.push((node, queue, event));
+        }
+        Ok(())
+    }
+
+    /// A blocking transfer between host memory and `mem` on the backend's own queue.
+    fn transfer(&mut self, mem: MemId, host: *mut c_void, bytes: usize, write: bool) -> BackendResult<()> {
+        let api = self.api;
+        let objects = self.objects()?;
+        let object = objects.memory(mem)?;
+        if bytes as u64 != object.size() {
+            return Err(BackendError::Unsupported(format!("{bytes} bytes for memory {mem}, which has {} bytes", object.size())));
+        }
+        let queue = objects.main_queue;
+        let (count, waits) = event_list(&self.tail);
+        let (code, call) = match object {
+            MemObject::Buffer { mem, .. } if write => {
+                (unsafe { (api.clEnqueueWriteBuffer)(queue, mem, CL_TRUE, 0, bytes, host, count, waits, ptr::null_mut()) }, "clEnqueueWriteBuffer")
+            }
+            MemObject::Buffer { mem, .. } => {
+                (unsafe { (api.clEnqueueReadBuffer)(queue, mem, CL_TRUE, 0, bytes, host, count, waits, ptr::null_mut()) }, "clEnqueueReadBuffer")
+            }
+            MemObject::Svm { pointer, .. } => {
+                let (dst, src) = if write { (pointer, host as *const c_void) } else { (host, pointer as *const c_void) };
+                (unsafe { (api.clEnqueueSVMMemcpy)(queue, CL_TRUE, dst, src, bytes, count, waits, ptr::null_mut()) }, "clEnqueueSVMMemcpy")
+            }
+        };
+        check(code, call)
+    }
+}
+
+/// An event wait list as the API takes it (NULL when empty).
+fn event_list(events: &[cl_event]) -> (cl_uint, *const cl_event) {
+    (events.len() as cl_uint, if events.is_empty() { ptr::null() } else { events.as_ptr() })
+}
+
+impl Backend for OpenClBackend {
+    fn device_name(&self) -> String {
+        self.device_label.clone()
+    }
+
+    fn can_record(&self, command: &Command) -> bool {
+        let Some(command_buffers) = &self.command_buffers else { return false };
+        let is_svm = |mem: &MemId| matches!(self.objects.as_ref().and_then(|o| o.memories.get(mem.index())), Some(MemObject::Svm { .. }));
+        match command {
+            Command::Kernel(_) | Command::Barrier => true,
+            Command::Copy(Copy { src: Place::Memory { mem: src, .. }, dst: Place::Memory { mem: dst, .. }, extent }) => {
+                match (is_svm(src), is_svm(dst), extent) {
+                    (false, false, _) => true,
+                    (true, true, Extent::Linear { .. }) => command_buffers.records_svm(),
+                    _ => false,
+                }
+            }
+            Command::Fill(fill) => fill.rows.is_none() && (!is_svm(&fill.mem) || command_buffers.records_svm()),
+            _ => false,
+        }
+    }
+
+    fn load(&mut self, trace: &Trace, blobs: &BlobStore) -> BackendResult<()> {
+        self.release_buffers();
+        self.objects = None;
+        self.objects = Some(Objects::create(self.api, self.context, self.device, trace, blobs, self.profile)?);
+        Ok(())
+    }
+
+    fn write_memory(&mut self, mem: MemId, data: &[u8]) -> BackendResult<()> {
+        self.transfer(mem, data.as_ptr() as *mut c_void, data.len(), true)
+    }
+
+    fn read_memory(&mut self, mem: MemId) -> BackendResult<Vec<u8>> {
+        let size = self.objects()?.memory(mem)?.size() as usize;
+        let mut data = vec![0u8; size];
+        self.transfer(mem, data.as_mut_ptr() as *mut c_void, size, false)?;
+        Ok(data)
+    }
+
+    fn build(&mut self, part: &PartitionNodes<'_>) -> BackendResult<BufferHandle> {
+        let built = self.build_buffer(part, &[])?;
+        self.built.push(Some(built));
+        Ok(BufferHandle(self.built.len() - 1))
+    }
+
+    fn launch(&mut self, buffer: BufferHandle) -> BackendResult<()> {
+        self.begin_submission();
+        let built = self.built.get(buffer.0).and_then(Option::as_ref).ok_or_else(|| unknown_buffer(buffer))?;
+        let (command_buffer, first_node) = (built.buffer, built.first_node);
+        let enqueue = self.command_buffers()?.enqueue;
+        let (count, waits) = event_list(&self.tail);
+        let mut event = ptr::null_mut();
+        check(unsafe { enqueue(0, ptr::null_mut(), command_buffer, count, waits, &mut event) }, "clEnqueueCommandBufferKHR")?;
+        self.replace_tail(vec![event]);
+        let main_queue = self.objects()?.queues.len();
+        self.keep_for_profile(first_node, main_queue, event)
+    }
+
+    fn run_eager(&mut self, part: &PartitionNodes<'_>, blobs: &BlobStore) -> BackendResult<()> {
+        self.begin_submission();
+        self.enqueue_partition(part, blobs)
+    }
+
+    fn update(&mut self, buffer: BufferHandle, part: &PartitionNodes<'_>, patches: &[Patch]) -> BackendResult<UpdateKind> {
+        self.update_buffer(buffer, part, patches)
+    }
+
+    fn finish(&mut self) -> BackendResult<()> {
+        let objects = self.objects()?;
+        for &queue in objects.queues.iter().chain([&objects.main_queue]) {
+            check(unsafe { (self.api.clFinish)(queue) }, "clFinish")?;
+        }
+        self.replace_tail(Vec::new());
+        self.finished = true;
+        Ok(())
+    }
+
+    fn timings(&mut self) -> BackendResult<Vec<NodeTiming>> {
+        let mut timings = Vec::with_capacity(self.profiled.len());
+        for &(node, queue, event) in &self.profiled {
+            let time = |param| -> BackendResult<u64> {
+                let mut value: cl_ulong = 0;
+                let code = unsafe {
+                    (self.api.clGetEventProfilingInfo)(event, param, std::mem::size_of::<cl_ulong>(), &mut value as *mut cl_ulong as *mut c_void, ptr::null_mut())
+                };
+                check(code, "clGetEventProfilingInfo")?;
+                Ok(value)
+            };
+            timings.push(NodeTiming { node, queue, start_ns: time(CL_PROFILING_COMMAND_START)?, end_ns: time(CL_PROFILING_COMMAND_END)? });
+        }
+        Ok(timings)
+    }
+}
+
+fn unknown_buffer(buffer: BufferHandle) -> BackendError {
+    BackendError::Unsupported(format!("command buffer {} was not built by this backend", buffer.0))
+}
+
+impl Drop for OpenClBackend {
+    fn drop(&mut self) {
+        self.replace_tail(Vec::new());
+        self.finished = true;
+        self.begin_submission();
+        self.release_buffers();
+        self.objects = None;
+        unsafe { (self.api.clReleaseContext)(self.context) };
+    }
+}
+

@@ -1,0 +1,285 @@
+//! The OpenCL objects a trace needs: programs, memory, queues and one kernel per launch.
+
+use super::api::{check, error_name, Api};
+use super::device::text;
+use crate::backend::{BackendError, BackendResult};
+use opencl_sys::*;
+use std::collections::HashMap;
+use std::ffi::{c_void, CString};
+use std::ptr;
+use trace_format::{Arg, BlobStore, Command, ImageKind, MemKind, NodeId, Program, Trace};
+
+/// A recorded memory object as replay created it.
+#[derive(Clone, Copy)]
+pub enum MemObject {
+    Buffer { mem: cl_mem, size: u64 },
+    Svm { pointer: *mut c_void, size: u64 },
+}
+
+impl MemObject {
+    pub fn size(&self) -> u64 {
+        match *self {
+            MemObject::Buffer { size, .. } | MemObject::Svm { size, .. } => size,
+        }
+    }
+}
+
+/// How one kernel argument reaches the API.
+pub enum Binding {
+    /// `clSetKernelArg` with these bytes (values, and `cl_mem` handles).
+    Bytes(Vec<u8>),
+    /// Local memory of this many bytes.
+    Local(usize),
+    /// `clSetKernelArgSVMPointer`.
+    Svm(*const c_void),
+}
+
+/// Everything `load` created, released in reverse order on drop.
+pub struct Objects {
+    api: &'static Api,
+    context: cl_context,
+    pub programs: Vec<cl_program>,
+    pub memories: Vec<MemObject>,
+    /// One per recorded queue.
+    pub queues: Vec<cl_command_queue>,
+    /// In-order queue for command buffers, memory transfers and commands without a queue.
+    pub main_queue: cl_command_queue,
+    /// One kernel object per recorded launch: PoCL re-reads arguments at each replay.
+    pub kernels: HashMap<NodeId, cl_kernel>,
+}
+
+/// Host-pointer flags name memory of the recording process, which does not exist now.
+const HOST_POINTER_FLAGS: cl_mem_flags = CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR;
+
+impl Objects {
+    pub fn create(api: &'static Api, context: cl_context, device: cl_device_id, trace: &Trace, blobs: &BlobStore, profile: bool) -> BackendResult<Objects> {
+        let main_queue = create_queue(api, context, device, true, profile)?;
+        let mut objects = Objects { api, context, programs: Vec::new(), memories: Vec::new(), queues: Vec::new(), main_queue, kernels: HashMap::new() };
+        for queue in &trace.queues {
+            objects.queues.push(create_queue(api, context, device, queue.in_order, profile)?);
+        }
+        for (index, memory) in trace.memories.iter().enumerate() {
+            let object = objects.create_memory(index, memory)?;
+            objects.memories.push(object);
+        }
+        for (index, program) in trace.programs.iter().enumerate() {
+            let built = build_program(api, context, device, program, blobs)
+                .map_err(|e| annotate(e, &format!("program {index}")))?;
+            objects.programs.push(built);
+        }
+        for (index, node) in trace.nodes.iter().enumerate() {
+            let Command::Kernel(launch) = &node.command else { continue };
+            let recorded = trace.kernels.get(launch.kernel.index()).ok_or_else(|| {
+                BackendError::Unsupported(format!("node {index} launches kernel {} that the trace does not define", launch.kernel))
+            })?;
+            let program = *objects.programs.get(recorded.program.index()).ok_or_else(|| {
+                BackendError::Unsupported(format!("kernel {} names program {} that the trace does not define", recorded.name, recorded.program))
+            })?;
+            let kernel = create_kernel(api, program, &recorded.name)?;
+            objects.kernels.insert(NodeId(index as u32), kernel);
+            for (arg_index, arg) in launch.args.iter().enumerate() {
+                objects.set_arg(kernel, arg_index as u32, arg).map_err(|e| annotate(e, &format!("node {index} ({})", recorded.name)))?;
+            }
+        }
+        Ok(objects)
+    }
+
+    fn create_memory(&self, index: usize, memory: &trace_format::Memory) -> BackendResult<MemObject> {
+        let api = self.api;
+        let size = memory.size;
+        if size == 0 {
+            return Err(BackendError::Unsupported(format!("memory {index} has size 0")));
+        }
+        let flags = memory.flags & !HOST_POINTER_FLAGS;
+        let mut code = CL_SUCCESS;
+        match memory.kind {
+            MemKind::SubBuffer { parent, offset } => {
+                let Some(MemObject::Buffer { mem: parent_mem, size: parent_size }) = self.memories.get(parent.index()).copied() else {
+                    return Err(BackendError::Unsupported(format!("sub-buffer {index} has parent {parent}, which is not an earlier buffer")));
+                };
+                if offset.checked_add(size).is_none_or(|end| end > parent_size) {
+                    return Err(BackendError::Unsupported(format!("sub-buffer {index} ({size} bytes at {offset}) overruns its parent ({parent_size} bytes)")));
+                }
+                let region = cl_buffer_region { origin: offset as usize, size: size as usize };
+                // Access flags only: a sub-buffer inherits the rest from its parent.
+                let access = flags & (CL_MEM_READ_WRITE | CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY);
+                let mem = unsafe {
+                    (api.clCreateSubBuffer)(parent_mem, access, CL_BUFFER_CREATE_TYPE_REGION, &region as *const _ as *const c_void, &mut code)
+                };
+                check(code, "clCreateSubBuffer").map_err(|e| annotate(e, &format!("memory {index}")))?;
+                Ok(MemObject::Buffer { mem, size })
+            }
+            MemKind::Shared => {
+                let svm_flags = flags & (CL_MEM_READ_WRITE | CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY | CL_MEM_SVM_FINE_GRAIN_BUFFER | CL_MEM_SVM_ATOMICS);
+                let pointer = unsafe { (api.clSVMAlloc)(self.context, svm_flags, size as usize, 0) };
+                if pointer.is_null() {
+                    return Err(BackendError::Api { call: "clSVMAlloc".into(), detail: format!("memory {index}: {size} bytes could not be allocated") });
+                }
+                Ok(MemObject::Svm { pointer, size })
+            }
+            _ => {
+                let mem = unsafe { (api.clCreateBuffer)(self.context, flags, size as usize, ptr::null_mut(), &mut code) };
+                check(code, "clCreateBuffer").map_err(|e| annotate(e, &format!("memory {index} ({size} bytes)")))?;
+                Ok(MemObject::Buffer { mem, size })
+            }
+        }
+    }
+
+    /// Binds one recorded argument to `kernel`.
+    pub fn set_arg(&self, kernel: cl_kernel, index: u32, arg: &Arg) -> BackendResult<()> {
+        let api = self.api;
+        let code = match self.binding(index, arg)? {
+            Binding::Bytes(bytes) => unsafe { (api.clSetKernelArg)(kernel, index, bytes.len(), bytes.as_ptr() as *const c_void) },
+            Binding::Local(size) => unsafe { (api.clSetKernelArg)(kernel, index, size, ptr::null()) },
+            Binding::Svm(pointer) => unsafe { (api.clSetKernelArgSVMPointer)(kernel, index, pointer) },
+        };
+        check(code, &format!("clSetKernelArg({index})"))
+    }
+
+    /// What argument `index` passes to the API for `arg`.
+    pub fn binding(&self, index: u32, arg: &Arg) -> BackendResult<Binding> {
+        Ok(match arg {
+            Arg::Value(bytes) => Binding::Bytes(bytes.clone()),
+            Arg::Local(size) => Binding::Local(*size as usize),
+            Arg::NullMemory => Binding::Bytes((ptr::null_mut::<c_void>() as usize).to_ne_bytes().to_vec()),
+            Arg::Memory { mem, offset } => match self.memory(*mem)? {
+                MemObject::Buffer { mem: handle, .. } if *offset == 0 => Binding::Bytes((handle as usize).to_ne_bytes().to_vec()),
+                MemObject::Buffer { .. } => {
+                    return Err(BackendError::Unsupported(format!("argument {index} points {offset} bytes into buffer {mem}; OpenCL buffers bind whole")))
+                }
+                MemObject::Svm { pointer, size } if *offset < size => Binding::Svm(unsafe { (pointer as *const u8).add(*offset as usize) } as *const c_void),
+                MemObject::Svm { size, .. } => {
+                    return Err(BackendError::Unsupported(format!("argument {index} points {offset} bytes into SVM allocation {mem} of {size} bytes")))
+                }
+            },
+        })
+    }
+
+    pub fn memory(&self, mem: trace_format::MemId) -> BackendResult<MemObject> {
+        self.memories.get(mem.index()).copied().ok_or_else(|| BackendError::Unsupported(format!("memory {mem} is not in the trace")))
+    }
+
+    /// The queue a recorded command runs on.
+    pub fn queue_of(&self, queue: Option<trace_format::QueueId>) -> cl_command_queue {
+        queue.and_then(|q| self.queues.get(q.index()).copied()).unwrap_or(self.main_queue)
+    }
+
+    pub fn kernel(&self, node: NodeId) -> BackendResult<cl_kernel> {
+        self.kernels.get(&node).copied().ok_or_else(|| BackendError::Unsupported(format!("node {node} has no kernel object")))
+    }
+}
+
+impl Drop for Objects {
+    fn drop(&mut self) {
+        let api = self.api;
+        // Release failures cannot be reported from drop; the process keeps running either way.
+        unsafe {
+            for &queue in self.queues.iter().chain([&self.main_queue]) {
+                (api.clFinish)(queue);
+            }
+            for (_, kernel) in self.kernels.drain() {
+                (api.clReleaseKernel)(kernel);
+            }
+            for &program in &self.programs {
+                (api.clReleaseProgram)(program);
+            }
+            // Sub-buffers were created after their parents: release them first.
+            for memory in self.memories.iter().rev() {
+                match *memory {
+                    MemObject::Buffer { mem, .. } => (api.clReleaseMemObject)(mem),
+                    MemObject::Svm { pointer, .. } => {
+                        (api.clSVMFree)(self.context, pointer);
+                        CL_SUCCESS
+                    }
+                };
+            }
+            for &queue in self.queues.iter().chain([&self.main_queue]) {
+                (api.clReleaseCommandQueue)(queue);
+            }
+        }
+    }
+}
+
+fn create_queue(api: &Api, context: cl_context, device: cl_device_id, in_order: bool, profile: bool) -> BackendResult<cl_command_queue> {
+    let mut flags: cl_command_queue_properties = 0;
+    if !in_order {
+        flags |= CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE;
+    }
+    if profile {
+        flags |= CL_QUEUE_PROFILING_ENABLE;
+    }
+    let properties = [CL_QUEUE_PROPERTIES as cl_queue_properties, flags, 0];
+    let mut code = CL_SUCCESS;
+    let queue = unsafe { (api.clCreateCommandQueueWithProperties)(context, device, properties.as_ptr(), &mut code) };
+    if code == CL_INVALID_QUEUE_PROPERTIES && !in_order {
+        // Event edges order every command, so an in-order queue replays out-of-order work correctly.
+        return create_queue(api, context, device, true, profile);
+    }
+    check(code, "clCreateCommandQueueWithProperties")?;
+    Ok(queue)
+}
+
+/// Builds the first image of `program` that this device accepts: source, then binary, then IL.
+fn build_program(api: &Api, context: cl_context, device: cl_device_id, program: &Program, blobs: &BlobStore) -> BackendResult<cl_program> {
+    let mut failures = Vec::new();
+    for image in &program.images {
+        let bytes = blobs.get(image.blob).map_err(|e| BackendError::Unsupported(format!("program image: {e}")))?;
+        match build_image(api, context, device, image.kind, &bytes, &program.build_options) {
+            Ok(Some(built)) => return Ok(built),
+            Ok(None) => {}
+            Err(error) => failures.push(error.to_string()),
+        }
+    }
+    Err(BackendError::Unsupported(if failures.is_empty() {
+        "no OpenCL source, binary or IL image".into()
+    } else {
+        failures.join("; ")
+    }))
+}
+
+/// `Ok(None)` for image kinds OpenCL cannot load.
+fn build_image(api: &Api, context: cl_context, device: cl_device_id, kind: ImageKind, bytes: &[u8], options: &str) -> BackendResult<Option<cl_program>> {
+    let mut code = CL_SUCCESS;
+    let (program, call) = match kind {
+        ImageKind::OpenClSource => {
+            let mut source = bytes.as_ptr() as *const std::ffi::c_char;
+            let length = bytes.len();
+            (unsafe { (api.clCreateProgramWithSource)(context, 1, &mut source, &length, &mut code) }, "clCreateProgramWithSource")
+        }
+        ImageKind::DeviceBinary => {
+            let mut binary = bytes.as_ptr();
+            let length = bytes.len();
+            let mut status = CL_SUCCESS;
+            (unsafe { (api.clCreateProgramWithBinary)(context, 1, &device, &length, &mut binary, &mut status, &mut code) }, "clCreateProgramWithBinary")
+        }
+        ImageKind::SpirV => (unsafe { (api.clCreateProgramWithIL)(context, bytes.as_ptr() as *const c_void, bytes.len(), &mut code) }, "clCreateProgramWithIL"),
+        ImageKind::Ptx | ImageKind::Cubin | ImageKind::Fatbin => return Ok(None),
+    };
+    check(code, call)?;
+    let options = CString::new(options).map_err(|_| BackendError::Unsupported("build options contain a NUL byte".into()))?;
+    let code = unsafe { (api.clBuildProgram)(program, 1, &device, options.as_ptr(), None, ptr::null_mut()) };
+    if code != CL_SUCCESS {
+        let log = text(|size, value, returned| unsafe { (api.clGetProgramBuildInfo)(program, device, CL_PROGRAM_BUILD_LOG, size, value, returned) })
+            .unwrap_or_default();
+        unsafe { (api.clReleaseProgram)(program) };
+        return Err(BackendError::Api { call: "clBuildProgram".into(), detail: format!("{} from {call}: {}", error_name(code), log.trim()) });
+    }
+    Ok(Some(program))
+}
+
+fn create_kernel(api: &Api, program: cl_program, name: &str) -> BackendResult<cl_kernel> {
+    let c_name = CString::new(name).map_err(|_| BackendError::Unsupported(format!("kernel name {name:?} contains a NUL byte")))?;
+    let mut code = CL_SUCCESS;
+    let kernel = unsafe { (api.clCreateKernel)(program, c_name.as_ptr(), &mut code) };
+    check(code, &format!("clCreateKernel({name})"))?;
+    Ok(kernel)
+}
+
+/// Prefixes an error's message with what it concerns.
+pub fn annotate(error: BackendError, what: &str) -> BackendError {
+    match error {
+        BackendError::Unavailable(m) => BackendError::Unavailable(format!("{what}: {m}")),
+        BackendError::Unsupported(m) => BackendError::Unsupported(format!("{what}: {m}")),
+        BackendError::Api { call, detail } => BackendError::Api { call, detail: format!("{what}: {detail}") },
+    }
+}

@@ -1,0 +1,206 @@
+//! Turns a recorded command into OpenCL handles and sizes, checking every handle and range
+//! first: PoCL crashes on invalid command-buffer input instead of returning an error.
+
+use super::extension::Rect;
+use super::objects::{MemObject, Objects};
+use crate::backend::{BackendError, BackendResult};
+use opencl_sys::{cl_kernel, cl_mem};
+use std::ffi::c_void;
+use trace_format::{BlobId, Command, Copy, Extent, Fill, Launch, MemId, NodeId, Place};
+
+/// A command ready to record or enqueue.
+pub enum Resolved<'n> {
+    Kernel { kernel: cl_kernel, range: NdRange },
+    Copy { src: cl_mem, dst: cl_mem, src_offset: usize, dst_offset: usize, bytes: usize },
+    CopyRect { src: cl_mem, dst: cl_mem, rect: Rect },
+    SvmCopy { dst: *mut c_void, src: *const c_void, bytes: usize },
+    Fill { mem: cl_mem, offset: usize, bytes: usize, pattern: &'n [u8] },
+    SvmFill { pointer: *mut c_void, bytes: usize, pattern: &'n [u8] },
+    /// Host data into memory (eager only); `bytes` is 0 for a rectangle, whose geometry `rect` holds.
+    Write { target: MemObject, offset: usize, bytes: usize, data: BlobId, rect: Option<Rect> },
+    /// Memory into host memory that replay discards (eager only); sized like `Write`.
+    Read { source: MemObject, offset: usize, bytes: usize, rect: Option<Rect> },
+    /// Orders without work: barriers, and host tasks whose code the trace does not hold.
+    Barrier,
+}
+
+/// An ND-range with the dimensions the API takes.
+#[derive(Clone, Copy)]
+pub struct NdRange {
+    pub dims: u32,
+    pub offset: [usize; 3],
+    pub global: [usize; 3],
+    pub local: Option<[usize; 3]>,
+}
+
+impl NdRange {
+    pub fn local_ptr(&self) -> *const usize {
+        self.local.as_ref().map_or(std::ptr::null(), |l| l.as_ptr())
+    }
+}
+
+/// Checks `command` of `node` against the replay objects; `launch` overrides a kernel's
+/// recorded ND-range (a patch).
+pub fn resolve<'n>(objects: &Objects, node: NodeId, command: &'n Command, launch: Option<&Launch>) -> BackendResult<Resolved<'n>> {
+    let context = |e: BackendError| super::objects::annotate(e, &format!("node {node}"));
+    match command {
+        Command::Kernel(kernel_launch) => {
+            let kernel = objects.kernel(node)?;
+            let range = nd_range(launch.unwrap_or(&kernel_launch.launch)).map_err(context)?;
+            Ok(Resolved::Kernel { kernel, range })
+        }
+        Command::Copy(copy) => resolve_copy(objects, copy).map_err(context),
+        Command::Fill(fill) => resolve_fill(objects, fill).map_err(context),
+        Command::Barrier | Command::HostTask(_) => Ok(Resolved::Barrier),
+        Command::MemAlloc { .. } | Command::MemFree { .. } | Command::Subgraph(_) => {
+            Err(context(BackendError::Unsupported(format!("{} commands are not replayed by the OpenCL backend", command.kind_name()))))
+        }
+    }
+}
+
+/// The checked ND-range of an OpenCL launch.
+pub fn nd_range(launch: &Launch) -> BackendResult<NdRange> {
+    let Launch::NdRange { dims, offset, global, local } = launch else {
+        return Err(BackendError::Unsupported("a CUDA-style grid launch in an OpenCL trace".into()));
+    };
+    if !(1..=3).contains(dims) {
+        return Err(BackendError::Unsupported(format!("{dims} work dimensions (OpenCL takes 1 to 3)")));
+    }
+    let used = *dims as usize;
+    if global[..used].contains(&0) || local.is_some_and(|l| l[..used].contains(&0)) {
+        return Err(BackendError::Unsupported(format!("an empty ND-range: global {global:?}, local {local:?}")));
+    }
+    let sizes = |v: &[u64; 3]| v.map(|x| x as usize);
+    Ok(NdRange { dims: *dims, offset: sizes(offset), global: sizes(global), local: local.as_ref().map(sizes) })
+}
+
+fn resolve_copy<'n>(objects: &Objects, copy: &'n Copy) -> BackendResult<Resolved<'n>> {
+    match (&copy.src, &copy.dst) {
+        (Place::Memory { mem: src, offset: src_offset }, Place::Memory { mem: dst, offset: dst_offset }) => {
+            let (source, target) = (objects.memory(*src)?, objects.memory(*dst)?);
+            match (&copy.extent, source, target) {
+                (Extent::Linear { bytes }, MemObject::Buffer { mem: s, .. }, MemObject::Buffer { mem: d, .. }) => {
+                    within(*src, source, *src_offset, *bytes)?;
+                    within(*dst, target, *dst_offset, *bytes)?;
+                    Ok(Resolved::Copy { src: s, dst: d, src_offset: *src_offset as usize, dst_offset: *dst_offset as usize, bytes: *bytes as usize })
+                }
+                (Extent::Linear { bytes }, MemObject::Svm { pointer: s, .. }, MemObject::Svm { pointer: d, .. }) => {
+                    within(*src, source, *src_offset, *bytes)?;
+                    within(*dst, target, *dst_offset, *bytes)?;
+                    let (src, dst) = unsafe { ((s as *const u8).add(*src_offset as usize) as *const c_void, (d as *mut u8).add(*dst_offset as usize) as *mut c_void) };
+                    Ok(Resolved::SvmCopy { dst, src, bytes: *bytes as usize })
+                }
+                (extent @ Extent::Rect { .. }, MemObject::Buffer { mem: s, .. }, MemObject::Buffer { mem: d, .. }) => {
+                    let rect = rect_of(extent)?;
+                    rect_within(*src, source, rect.src_origin, rect.region, [rect.pitches[0], rect.pitches[1]])?;
+                    rect_within(*dst, target, rect.dst_origin, rect.region, [rect.pitches[2], rect.pitches[3]])?;
+                    Ok(Resolved::CopyRect { src: s, dst: d, rect })
+                }
+                _ => Err(BackendError::Unsupported(format!("a copy from memory {src} to {dst} mixing buffers and SVM, or a rectangular SVM copy"))),
+            }
+        }
+        (Place::Host { data: Some(data) }, Place::Memory { mem, offset }) => {
+            let target = objects.memory(*mem)?;
+            let rect = host_rect(&copy.extent, *mem, target, true)?;
+            let bytes = match copy.extent {
+                Extent::Linear { bytes } => {
+                    within(*mem, target, *offset, bytes)?;
+                    bytes as usize
+                }
+                Extent::Rect { .. } => 0,
+            };
+            Ok(Resolved::Write { target, offset: *offset as usize, bytes, data: *data, rect })
+        }
+        (Place::Memory { mem, offset }, Place::Host { .. }) => {
+            let source = objects.memory(*mem)?;
+            let rect = host_rect(&copy.extent, *mem, source, false)?;
+            let bytes = match copy.extent {
+                Extent::Linear { bytes } => {
+                    within(*mem, source, *offset, bytes)?;
+                    bytes as usize
+                }
+                Extent::Rect { .. } => 0,
+            };
+            Ok(Resolved::Read { source, offset: *offset as usize, bytes, rect })
+        }
+        (Place::Host { data: None }, _) => Err(BackendError::Unsupported("a host write whose data the trace does not hold".into())),
+        (Place::Host { .. }, Place::Host { .. }) => Err(BackendError::Unsupported("a host-to-host copy".into())),
+    }
+}
+
+/// The geometry of a rectangular host transfer, checked on the device side (`to_device`:
+/// the destination is the memory object).
+fn host_rect(extent: &Extent, mem: MemId, object: MemObject, to_device: bool) -> BackendResult<Option<Rect>> {
+    if matches!(extent, Extent::Linear { .. }) {
+        return Ok(None);
+    }
+    if matches!(object, MemObject::Svm { .. }) {
+        return Err(BackendError::Unsupported("a rectangular transfer of SVM memory".into()));
+    }
+    let rect = rect_of(extent)?;
+    let (origin, pitches) =
+        if to_device { (rect.dst_origin, [rect.pitches[2], rect.pitches[3]]) } else { (rect.src_origin, [rect.pitches[0], rect.pitches[1]]) };
+    rect_within(mem, object, origin, rect.region, pitches)?;
+    Ok(Some(rect))
+}
+
+fn rect_of(extent: &Extent) -> BackendResult<Rect> {
+    let Extent::Rect { src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch } = extent else {
+        return Err(BackendError::Unsupported("expected a rectangular extent".into()));
+    };
+    if region.contains(&0) {
+        return Err(BackendError::Unsupported(format!("an empty rectangle {region:?}")));
+    }
+    let sizes = |v: &[u64; 3]| v.map(|x| x as usize);
+    Ok(Rect {
+        src_origin: sizes(src_origin),
+        dst_origin: sizes(dst_origin),
+        region: sizes(region),
+        pitches: [*src_row_pitch, *src_slice_pitch, *dst_row_pitch, *dst_slice_pitch].map(|x| x as usize),
+    })
+}
+
+/// Bytes from the start of a rectangle's memory through its last byte.
+pub fn rect_end(origin: [usize; 3], region: [usize; 3], [row_pitch, slice_pitch]: [usize; 2]) -> Option<u64> {
+    let start = origin[0] as u64 + origin[1] as u64 * row_pitch as u64 + origin[2] as u64 * slice_pitch as u64;
+    let span = (region[2] as u64 - 1) * slice_pitch as u64 + (region[1] as u64 - 1) * row_pitch as u64 + region[0] as u64;
+    start.checked_add(span)
+}
+
+fn rect_within(mem: MemId, object: MemObject, origin: [usize; 3], region: [usize; 3], pitches: [usize; 2]) -> BackendResult<()> {
+    if rect_end(origin, region, pitches).is_none_or(|end| end > object.size()) {
+        return Err(BackendError::Unsupported(format!(
+            "a rectangle (origin {origin:?}, region {region:?}, pitches {pitches:?}) outside memory {mem} of {} bytes",
+            object.size()
+        )));
+    }
+    Ok(())
+}
+
+fn within(mem: MemId, object: MemObject, offset: u64, bytes: u64) -> BackendResult<()> {
+    if bytes == 0 || offset.checked_add(bytes).is_none_or(|end| end > object.size()) {
+        return Err(BackendError::Unsupported(format!("{bytes} bytes at offset {offset} of memory {mem}, which has {} bytes", object.size())));
+    }
+    Ok(())
+}
+
+fn resolve_fill<'n>(objects: &Objects, fill: &'n Fill) -> BackendResult<Resolved<'n>> {
+    let pattern = fill.pattern.as_slice();
+    let size = pattern.len() as u64;
+    if fill.rows.is_some() {
+        return Err(BackendError::Unsupported("a 2D fill (OpenCL fills are linear)".into()));
+    }
+    if !size.is_power_of_two() || size > 128 || fill.offset % size != 0 || fill.bytes % size != 0 {
+        return Err(BackendError::Unsupported(format!(
+            "a fill of {} bytes at {} with a {size}-byte pattern (OpenCL needs a power-of-two pattern of at most 128 bytes dividing both)",
+            fill.bytes, fill.offset
+        )));
+    }
+    let object = objects.memory(fill.mem)?;
+    within(fill.mem, object, fill.offset, fill.bytes)?;
+    let (offset, bytes) = (fill.offset as usize, fill.bytes as usize);
+    Ok(match object {
+        MemObject::Buffer { mem, .. } => Resolved::Fill { mem, offset, bytes, pattern },
+        MemObject::Svm { pointer, .. } => Resolved::SvmFill { pointer: unsafe { (pointer as *mut u8).add(offset) as *mut c_void }, bytes, pattern },
+    })
+}

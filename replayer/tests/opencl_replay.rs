@@ -1,0 +1,280 @@
+//! The OpenCL backend on real drivers: traces built in code replay in graph and eager mode
+//! on PoCL, and on Intel's CPU runtime when `REPRISE_INTEL_OCL` names it, ending with the
+//! memory contents the test computes by hand.
+
+mod common;
+
+use common::jacobi;
+use replayer::opencl::OpenClBackend;
+use replayer::replay::{Mode, Replayer, RunOptions, RunReport};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command as Process;
+use trace_format::{
+    Api, Arg, BlobStore, Command, Copy, Device, Edge, EdgeKind, Extent, Fill, Header, ImageKind, Kernel, KernelId,
+    KernelLaunch, Launch, MemId, MemKind, MemState, Memory, Node, NodeId, Param, ParamKind, Place, Program, ProgramId,
+    ProgramImage, Queue, QueueId, Segment, SegmentId, Trace,
+};
+
+/// Set in the child process that runs a test on Intel's runtime: the device to choose.
+const DEVICE_VARIABLE: &str = "REPRISE_TEST_OPENCL_DEVICE";
+
+/// Runs `body` with PoCL's device fragment here, and again in a child process (the ICD
+/// loader reads its variables at start) on Intel's runtime when `REPRISE_INTEL_OCL` is set.
+fn on_each_device(test: &str, body: impl Fn(&str)) {
+    if let Ok(device) = std::env::var(DEVICE_VARIABLE) {
+        body(&device);
+        return;
+    }
+    body("portable computing language");
+    let Ok(intel) = std::env::var("REPRISE_INTEL_OCL") else {
+        eprintln!("REPRISE_INTEL_OCL is not set: {test} ran on PoCL only");
+        return;
+    };
+    let directory = Path::new(&intel).parent().expect("REPRISE_INTEL_OCL is a file path");
+    let library_path = match std::env::var("LD_LIBRARY_PATH") {
+        Ok(existing) if !existing.is_empty() => format!("{}:{existing}", directory.display()),
+        _ => directory.display().to_string(),
+    };
+    let output = Process::new(std::env::current_exe().expect("test binary path"))
+        .args([test, "--exact", "--nocapture", "--test-threads=1"])
+        .env("OCL_ICD_FILENAMES", &intel)
+        .env("LD_LIBRARY_PATH", library_path)
+        .env(DEVICE_VARIABLE, "intel(r) opencl")
+        .output()
+        .expect("the test binary runs again");
+    let log = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    assert!(output.status.success(), "{test} failed on Intel's runtime:\n{log}");
+    assert!(log.contains("1 passed"), "{test} did not run on Intel's runtime:\n{log}");
+}
+
+fn backend(device: &str) -> OpenClBackend {
+    let options = replayer::backend::BackendOptions { device: Some(device.into()), ..Default::default() };
+    OpenClBackend::open(&options).unwrap_or_else(|e| panic!("OpenCL device {device:?}: {e}"))
+}
+
+fn run(device: &str, trace: &Trace, blobs: &BlobStore, mode: Mode, iterations: usize) -> (RunReport, Vec<Vec<u8>>) {
+    let mut replayer = Replayer::new(Box::new(backend(device)), trace, blobs).expect("trace loads");
+    let options = RunOptions { mode, iterations, compare: true, profile: false, inputs: BTreeMap::new() };
+    let report = replayer.run(&options, &mut |_, _| {}).unwrap_or_else(|e| panic!("{mode:?} replay on {device}: {e}"));
+    let memories = (0..trace.memories.len()).map(|m| replayer.read_memory(MemId(m as u32)).expect("memory reads back")).collect();
+    (report, memories)
+}
+
+fn words(values: &[u32]) -> Vec<u8> {
+    values.iter().flat_map(|v| v.to_le_bytes()).collect()
+}
+
+const SOURCE: &str = "
+kernel void scale(global uint* x, uint factor) { size_t i = get_global_id(0); x[i] *= factor; }
+kernel void add(global const uint* a, global const uint* b, global uint* c) { size_t i = get_global_id(0); c[i] = a[i] + b[i]; }
+";
+
+const N: usize = 64;
+const BYTES: u64 = (N * 4) as u64;
+const WRITTEN: usize = 16;
+const A: MemId = MemId(0);
+const B: MemId = MemId(1);
+const C: MemId = MemId(2);
+const D: MemId = MemId(3);
+const R: MemId = MemId(4);
+
+/// What the rectangular copy does: 4 rows of 16 bytes from D (rows 32 bytes apart, from the
+/// start) into R at byte 16 of row 1 onwards (rows 32 bytes apart).
+fn rect_copy(d: &[u8], r: &mut [u8]) {
+    for row in 0..4 {
+        let (src, dst) = (row * 32, 16 + (1 + row) * 32);
+        r[dst..dst + 16].copy_from_slice(&d[src..src + 16]);
+    }
+}
+
+/// One segment: an in-order chain on queue 0 (scale A by 3 then 2, copy A to B), a fill of C
+/// on an out-of-order queue 1, `add(B, C) -> D` joined by events from both, a host write
+/// into A followed by `scale(A, 5)`, a rectangular copy from D to R and a read of D.
+fn mixed_trace() -> (Trace, BlobStore, [Vec<u8>; 5]) {
+    let mut blobs = BlobStore::default();
+    let source = blobs.insert(SOURCE.as_bytes().to_vec());
+    let start: Vec<u32> = (0..N as u32).collect();
+    let host_data: Vec<u32> = (1000..1000 + WRITTEN as u32).collect();
+    let initial = [words(&start), vec![0; BYTES as usize], vec![0; BYTES as usize], vec![0; BYTES as usize], vec![0xff; BYTES as usize]];
+
+    // The expected contents, computed step by step.
+    let mut a: Vec<u32> = start.iter().map(|v| v * 6).collect();
+    let b = a.clone();
+    let c = vec![7u32; N];
+    let d: Vec<u32> = b.iter().zip(&c).map(|(x, y)| x + y).collect();
+    a[..WRITTEN].copy_from_slice(&host_data);
+    a.iter_mut().for_each(|v| *v *= 5);
+    let d_bytes = words(&d);
+    let mut r = initial[4].clone();
+    rect_copy(&d_bytes, &mut r);
+    let expected = [words(&a), words(&b), words(&c), d_bytes.clone(), r];
+
+    let buffer = Memory { kind: MemKind::Buffer, size: BYTES, address: 0, flags: opencl_sys::CL_MEM_READ_WRITE, device: None };
+    let memory_param = Param { offset: 0, size: 8, kind: ParamKind::Memory };
+    let value_param = Param { offset: 0, size: 4, kind: ParamKind::Value };
+    let mut trace = Trace {
+        header: Some(Header { api: Api::OpenCl, producer: "opencl test".into(), command_line: vec!["mixed".into()], process_id: 1, started_unix_s: 0 }),
+        devices: vec![Device { name: "recording device".into(), vendor: "test".into(), driver_version: "1".into(), properties: Default::default() }],
+        memories: vec![buffer.clone(); 5],
+        programs: vec![Program { images: vec![ProgramImage { kind: ImageKind::OpenClSource, blob: source }], build_options: "-cl-std=CL1.2".into() }],
+        kernels: vec![
+            Kernel { program: ProgramId(0), name: "scale".into(), params: vec![memory_param.clone(), value_param] },
+            Kernel { program: ProgramId(0), name: "add".into(), params: vec![memory_param.clone(), memory_param.clone(), memory_param] },
+        ],
+        queues: vec![
+            Queue { in_order: true, device: None, flags: 0, priority: 0, label: "in-order".into() },
+            Queue { in_order: false, device: None, flags: 2, priority: 0, label: "out-of-order".into() },
+        ],
+        ..Trace::default()
+    };
+    let range = Launch::NdRange { dims: 1, offset: [0; 3], global: [N as u64, 1, 1], local: None };
+    let scale = |factor: u32| {
+        Command::Kernel(KernelLaunch {
+            kernel: KernelId(0),
+            args: vec![Arg::Memory { mem: A, offset: 0 }, Arg::Value(factor.to_le_bytes().to_vec())],
+            launch: range.clone(),
+        })
+    };
+    let linear = |from: MemId, to: MemId| Command::Copy(Copy {
+        src: Place::Memory { mem: from, offset: 0 },
+        dst: Place::Memory { mem: to, offset: 0 },
+        extent: Extent::Linear { bytes: BYTES },
+    });
+    let commands = [
+        (0, scale(3)),
+        (0, scale(2)),
+        (0, linear(A, B)),
+        (1, Command::Fill(Fill { mem: C, offset: 0, bytes: BYTES, pattern: 7u32.to_le_bytes().to_vec(), rows: None })),
+        (
+            1,
+            Command::Kernel(KernelLaunch {
+                kernel: KernelId(1),
+                args: vec![Arg::Memory { mem: B, offset: 0 }, Arg::Memory { mem: C, offset: 0 }, Arg::Memory { mem: D, offset: 0 }],
+                launch: range.clone(),
+            }),
+        ),
+        (
+            0,
+            Command::Copy(Copy {
+                src: Place::Host { data: Some(blobs.insert(words(&host_data))) },
+                dst: Place::Memory { mem: A, offset: 0 },
+                extent: Extent::Linear { bytes: (WRITTEN * 4) as u64 },
+            }),
+        ),
+        (0, scale(5)),
+        (
+            1,
+            Command::Copy(Copy {
+                src: Place::Memory { mem: D, offset: 0 },
+                dst: Place::Memory { mem: R, offset: 0 },
+                extent: Extent::Rect {
+                    src_origin: [0, 0, 0],
+                    dst_origin: [16, 1, 0],
+                    region: [16, 4, 1],
+                    src_row_pitch: 32,
+                    src_slice_pitch: 128,
+                    dst_row_pitch: 32,
+                    dst_slice_pitch: 128,
+                },
+            }),
+        ),
+        (
+            1,
+            Command::Copy(Copy {
+                src: Place::Memory { mem: D, offset: 0 },
+                dst: Place::Host { data: Some(blobs.insert(d_bytes)) },
+                extent: Extent::Linear { bytes: BYTES },
+            }),
+        ),
+    ];
+    for (queue, command) in commands {
+        trace.nodes.push(Node { queue: Some(QueueId(queue)), segment: SegmentId(0), command, call: "test".into() });
+    }
+    let edges = [(0, 1, EdgeKind::InOrder), (1, 2, EdgeKind::InOrder), (2, 4, EdgeKind::Event), (3, 4, EdgeKind::Event), (2, 5, EdgeKind::InOrder), (5, 6, EdgeKind::InOrder), (4, 7, EdgeKind::Event), (4, 8, EdgeKind::Event)];
+    trace.edges = edges.iter().map(|&(from, to, kind)| Edge { from: NodeId(from), to: NodeId(to), kind }).collect();
+    let states = |contents: &[Vec<u8>; 5], blobs: &mut BlobStore| -> Vec<MemState> {
+        contents.iter().enumerate().map(|(m, bytes)| MemState { mem: MemId(m as u32), blob: blobs.insert(bytes.clone()) }).collect()
+    };
+    let segment = Segment { ordinal: 0, ended_by: "clFinish".into(), initial: states(&initial, &mut blobs), expected: states(&expected, &mut blobs) };
+    trace.segments.push(segment);
+    (trace, blobs, expected)
+}
+
+fn check_mixed(device: &str, mode: Mode) {
+    let (trace, blobs, expected) = mixed_trace();
+    let (report, memories) = run(device, &trace, &blobs, mode, 3);
+    let comparison = report.comparison.as_ref().expect("compared");
+    assert!(comparison.passed(), "{mode:?} on {device}: {:?}", comparison.mismatches);
+    assert_eq!(comparison.compared, 5);
+    for (m, want) in expected.iter().enumerate() {
+        assert_eq!(&memories[m], want, "memory {m} after {mode:?} replay on {device}");
+    }
+    if mode == Mode::Graph {
+        // The host write splits the kernels and copies into command buffers around it.
+        assert!(report.command_buffers_built >= 2, "{report:?}");
+    }
+}
+
+#[test]
+fn mixed_graph_replay() {
+    on_each_device("mixed_graph_replay", |device| check_mixed(device, Mode::Graph));
+}
+
+#[test]
+fn mixed_eager_replay() {
+    on_each_device("mixed_eager_replay", |device| check_mixed(device, Mode::Eager));
+}
+
+/// Jacobi segments form one family whose buffer is patched before each member: natively
+/// with mutable dispatch (Intel), by rebuilding without it (PoCL).
+#[test]
+fn jacobi_updates() {
+    on_each_device("jacobi_updates", |device| {
+        const SEGMENTS: u32 = 6;
+        let (trace, blobs) = jacobi::jacobi(Api::OpenCl, SEGMENTS);
+        let opened = backend(device);
+        let native = opened.mutable_dispatch_revision().is_some();
+        drop(opened);
+        let (report, memories) = run(device, &trace, &blobs, Mode::Graph, 2);
+        let comparison = report.comparison.as_ref().expect("compared");
+        assert!(comparison.passed(), "{device}: {:?}", comparison.mismatches);
+        assert_eq!((report.families, report.command_buffers_built), (1, 1), "{report:?}");
+        // Every member but the first changes the buffer, in each of the 3 runs.
+        let updates = 3 * SEGMENTS as usize - 1;
+        if native {
+            assert_eq!((report.native_updates, report.rebuilds), (updates, 0), "{device}: {report:?}");
+        } else {
+            assert_eq!((report.native_updates, report.rebuilds), (0, updates), "{device}: {report:?}");
+        }
+        let mut values = jacobi::start_values();
+        for segment in 0..SEGMENTS {
+            values = values.iter().map(|v| v * jacobi::factor(segment)).collect();
+        }
+        let last = if (SEGMENTS - 1) % 2 == 0 { 1 } else { 0 };
+        assert_eq!(jacobi::from_bytes(&memories[last]), values, "{device}");
+    });
+}
+
+/// Each device reports the command buffer revision the brief names.
+#[test]
+fn reports_extension_revisions() {
+    on_each_device("reports_extension_revisions", |device| {
+        let opened = backend(device);
+        if device.contains("intel") {
+            assert_eq!(opened.command_buffer_revision(), Some((1, 0, 0)));
+            assert_eq!(opened.mutable_dispatch_revision(), Some((0, 9, 3)));
+        } else {
+            assert_eq!(opened.command_buffer_revision(), Some((0, 9, 0)));
+            assert_eq!(opened.mutable_dispatch_revision(), None);
+        }
+    });
+}
+
+#[test]
+fn unknown_device_is_unavailable() {
+    let options = replayer::backend::BackendOptions { device: Some("no such device".into()), ..Default::default() };
+    let error = OpenClBackend::open(&options).err().expect("no device matches");
+    assert!(matches!(error, replayer::backend::BackendError::Unavailable(_)), "{error}");
+    assert!(error.to_string().contains("no OpenCL device matches"), "{error}");
+}
