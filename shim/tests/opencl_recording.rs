@@ -220,6 +220,12 @@ fn command_buffer(runtime: Runtime) {
         assert_eq!(inner_edges, [(0, 1, InOrder), (0, 2, Event), (1, 2, InOrder), (2, 3, InOrder)]);
         assert!(graph.nodes.iter().all(|inner| inner.segment == node.segment));
     }
+    // Recording only the first window: the command buffer is created after the capture range,
+    // when the shim only passes calls through; the program must run as without it.
+    let scratch = Scratch::new("command-buffer-after-capture");
+    let recording = record(&scratch, &runtime, &[program.to_str().unwrap(), runtime.platform], &[("REPRISE_CAPTURE", "0")]);
+    assert_eq!(recording.stdout(), "sum 2528, b[1] = 9\n");
+    assert_eq!(kinds(&recording), ["kernel"]);
 }
 
 #[test]

@@ -24,6 +24,10 @@ const PROPERTIES_FOR_ALL: (u32, u32, u32) = (0, 9, 5);
 /// Extension addresses by (platform, function), as the platform's driver gives them.
 static ADDRESSES: Mutex<Option<HashMap<(Key, &'static str), usize>>> = Mutex::new(None);
 
+/// The platform of each command buffer, kept whether or not the shim records (the wrappers
+/// need it to reach the right driver).
+static PLATFORMS: Mutex<Option<HashMap<Key, Key>>> = Mutex::new(None);
+
 /// The platform's own implementation of the extension function `name`.
 fn platform_function(platform: Key, name: &'static str) -> Option<usize> {
     let mut addresses = ADDRESSES.lock().unwrap_or_else(PoisonError::into_inner);
@@ -46,7 +50,7 @@ fn platform_of_queue(queue: cl_command_queue) -> Option<Key> {
 }
 
 fn platform_of_buffer(buffer: cl_command_buffer_khr) -> Option<Key> {
-    with_state(|state| state.command_buffers.get(&key(buffer)).map(|buffer| buffer.platform))
+    PLATFORMS.lock().unwrap_or_else(PoisonError::into_inner).as_ref()?.get(&key(buffer)).copied()
 }
 
 /// Whether the platform's `cl_khr_command_buffer` takes `properties` in every command.
@@ -389,13 +393,12 @@ unsafe extern "C" fn clCreateCommandBufferKHR(
         Some(address) => unsafe { std::mem::transmute::<usize, Real>(address)(num_queues, queues, properties, errcode_ret) },
         None => std::ptr::null_mut(),
     };
-    intercept("clCreateCommandBufferKHR", &real, |forward| -> Recorded {
+    let buffer = intercept("clCreateCommandBufferKHR", &real, |forward| -> Recorded {
         let Some(buffer) = (unsafe { created(forward, errcode_ret) }) else { return Ok(()) };
         let properties: Option<cl_command_queue_properties> = info::value(|size, value, size_ret| {
             call!(clGetCommandQueueInfo(first_queue, CL_QUEUE_PROPERTIES, size, value, size_ret))
         });
         let command_buffer = CommandBuffer {
-            platform: platform.unwrap_or_default(),
             queue: first_queue,
             in_order: properties.is_some_and(|properties| properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE == 0),
             graph: Graph { nodes: Vec::new(), edges: Vec::new() },
@@ -404,7 +407,11 @@ unsafe extern "C" fn clCreateCommandBufferKHR(
         };
         with_state(|state| state.command_buffers.insert(key(buffer), command_buffer));
         Ok(())
-    })
+    });
+    if let (false, Some(platform)) = (buffer.is_null(), platform) {
+        PLATFORMS.lock().unwrap_or_else(PoisonError::into_inner).get_or_insert_with(HashMap::new).insert(key(buffer), platform);
+    }
+    buffer
 }
 
 #[allow(non_snake_case)]

@@ -71,7 +71,6 @@ pub struct State {
 
 /// A command buffer as the program recorded it: a graph run whole at each enqueue.
 pub struct CommandBuffer {
-    pub platform: Key,
     /// The queue it runs on unless the enqueue names one.
     pub queue: cl_command_queue,
     /// Recorded for an in-order queue: each command follows the previous one.

@@ -76,6 +76,11 @@ int main(int argc, char **argv) {
   CHECK(clSetKernelArg(add, 0, sizeof a, &a));
   CHECK(clSetKernelArg(add, 1, sizeof k, &k));
 
+  /* A first window before the command buffer exists. */
+  size_t global = N;
+  CHECK(clEnqueueNDRangeKernel(queue, add, 1, NULL, &global, NULL, 0, NULL, NULL));
+  CHECK(clFinish(queue));
+
   create_fn create = (create_fn)function(platform, "clCreateCommandBufferKHR");
   finalize_fn finalize = (finalize_fn)function(platform, "clFinalizeCommandBufferKHR");
   finalize_fn release = (finalize_fn)function(platform, "clReleaseCommandBufferKHR");
@@ -88,7 +93,6 @@ int main(int argc, char **argv) {
   cl_command_buffer_khr buffer = create(1, &queue, NULL, &status);
   CHECK(status);
   sync_point filled, added, joined;
-  size_t global = N;
   if (new_signatures) {
     CHECK(((fill_new_fn)fill)(buffer, NULL, NULL, b, &zero, sizeof zero, 0, sizeof values, 0, NULL, &filled, NULL));
   } else {
@@ -105,7 +109,6 @@ int main(int argc, char **argv) {
   }
   CHECK(finalize(buffer));
 
-  CHECK(clEnqueueNDRangeKernel(queue, add, 1, NULL, &global, NULL, 0, NULL, NULL));
   for (int i = 0; i < 3; i++) {
     CHECK(enqueue(0, NULL, buffer, 0, NULL, NULL));
     CHECK(clFinish(queue));
