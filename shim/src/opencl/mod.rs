@@ -3,6 +3,9 @@
 //! program would have called: the loader's (found as `interpose::Hook` says) or, for programs
 //! whose loader is private, through the ICD dispatch table every OpenCL object starts with.
 
+// Recording functions take the arguments of the C functions they record.
+#![allow(clippy::too_many_arguments)]
+
 mod access;
 mod command_buffers;
 mod commands;

@@ -385,7 +385,7 @@ impl Recorder {
     }
 
     fn queue_ref(&mut self, key: Key) -> Option<QueueRef> {
-        if !self.objects.queues.contains_key(&key) {
+        self.objects.queues.entry(key).or_insert_with(|| {
             log::debug!("a command went to queue {key:#x}, which the shim did not see created");
             let desc = QueueDesc {
                 in_order: true,
@@ -396,8 +396,8 @@ impl Recorder {
                 priority: 0,
                 label: format!("queue {key:#x}"),
             };
-            self.objects.queues.insert(key, (desc, None));
-        }
+            (desc, None)
+        });
         let (desc, _) = self.objects.queues.get(&key)?;
         let (in_order, sync, group) = (desc.in_order, desc.sync, desc.group);
         let blocking_peers = match sync {
