@@ -11,7 +11,6 @@ use trace_format::Api;
 
 /// Opens the backend that replays traces of `api` on this machine.
 pub fn open(api: Api, options: &BackendOptions) -> Result<Box<dyn Backend>, BackendError> {
-    let _ = options;
     match api {
         Api::OpenCl => crate::opencl::open(options),
         Api::Cuda => Err(not_built(api)),
