@@ -251,7 +251,7 @@ fn jacobi_updates() {
         for segment in 0..SEGMENTS {
             values = values.iter().map(|v| v * jacobi::factor(segment)).collect();
         }
-        let last = if (SEGMENTS - 1) % 2 == 0 { 1 } else { 0 };
+        let last = if (SEGMENTS - 1).is_multiple_of(2) { 1 } else { 0 };
         assert_eq!(jacobi::from_bytes(&memories[last]), values, "{device}");
     });
 }

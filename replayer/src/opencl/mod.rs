@@ -99,11 +99,13 @@ impl OpenClBackend {
         }
     }
 
-    /// Makes `events` what the next submission waits for, releasing the previous ones.
-    fn replace_tail(&mut self, events: Vec<cl_event>) {
-        for event in std::mem::replace(&mut self.tail, events) {
+    /// Makes `events` what the next submission waits for, releasing the previous ones (the
+    /// list keeps its capacity: launches do not allocate).
+    fn replace_tail(&mut self, events: impl IntoIterator<Item = cl_event>) {
+        for event in self.tail.drain(..) {
             unsafe { (self.api.clReleaseEvent)(event) };
         }
+        self.tail.extend(events);
     }
 
     /// Keeps `event` for `timings` when profiling.
@@ -200,7 +202,7 @@ impl Backend for OpenClBackend {
         let (count, waits) = event_list(&self.tail);
         let mut event = ptr::null_mut();
         check(unsafe { enqueue(0, ptr::null_mut(), command_buffer, count, waits, &mut event) }, "clEnqueueCommandBufferKHR")?;
-        self.replace_tail(vec![event]);
+        self.replace_tail([event]);
         let main_queue = self.objects()?.queues.len();
         self.keep_for_profile(first_node, main_queue, event)
     }
@@ -219,7 +221,7 @@ impl Backend for OpenClBackend {
         for &queue in objects.queues.iter().chain([&objects.main_queue]) {
             check(unsafe { (self.api.clFinish)(queue) }, "clFinish")?;
         }
-        self.replace_tail(Vec::new());
+        self.replace_tail([]);
         self.finished = true;
         Ok(())
     }
@@ -247,7 +249,7 @@ fn unknown_buffer(buffer: BufferHandle) -> BackendError {
 
 impl Drop for OpenClBackend {
     fn drop(&mut self) {
-        self.replace_tail(Vec::new());
+        self.replace_tail([]);
         self.finished = true;
         self.begin_submission();
         self.release_buffers();

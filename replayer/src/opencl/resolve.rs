@@ -190,7 +190,7 @@ fn resolve_fill<'n>(objects: &Objects, fill: &'n Fill) -> BackendResult<Resolved
     if fill.rows.is_some() {
         return Err(BackendError::Unsupported("a 2D fill (OpenCL fills are linear)".into()));
     }
-    if !size.is_power_of_two() || size > 128 || fill.offset % size != 0 || fill.bytes % size != 0 {
+    if !size.is_power_of_two() || size > 128 || !fill.offset.is_multiple_of(size) || !fill.bytes.is_multiple_of(size) {
         return Err(BackendError::Unsupported(format!(
             "a fill of {} bytes at {} with a {size}-byte pattern (OpenCL needs a power-of-two pattern of at most 128 bytes dividing both)",
             fill.bytes, fill.offset
