@@ -296,3 +296,37 @@ fn a_forked_child_leaves_the_parent_s_trace_alone() {
     assert_eq!(recording.stdout(), "child\nparent 7, child exited 0\n");
     assert_eq!(kinds(&recording), ["fill", "copy"]);
 }
+
+/// A killed process leaves a trace readable up to its last whole record: every segment that
+/// ended before the kill is there with its node and final contents.
+#[test]
+fn a_killed_process_leaves_its_finished_segments() {
+    let scratch = Scratch::new("killed");
+    let program = scratch.compile("endless_fills");
+    let trace_path = scratch.0.join("killed.trace");
+    let mut child = std::process::Command::new(&program)
+        .env("LD_PRELOAD", support::shim_library())
+        .env("REPRISE_OUTPUT", &trace_path)
+        .spawn()
+        .expect("start the program");
+    let ended_segments = || {
+        trace_format::read_trace(&trace_path)
+            .map(|file| file.trace.segments.iter().filter(|segment| !segment.ended_by.is_empty()).count())
+            .unwrap_or(0)
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while ended_segments() < 3 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.kill().expect("kill the program");
+    child.wait().expect("reap the program");
+    let file = trace_format::read_trace(&trace_path).expect("read the killed program's trace");
+    assert!(matches!(file.completeness, trace_format::Completeness::Truncated { .. }));
+    let ended: Vec<_> = file.trace.segments.iter().filter(|segment| segment.ended_by == "clFinish").collect();
+    assert!(ended.len() >= 3, "only {} segments ended before the kill", ended.len());
+    for (ordinal, segment) in ended.iter().enumerate() {
+        assert_eq!(segment.ordinal, ordinal as u64);
+        let contents = file.blobs.get(segment.expected[0].blob).expect("final contents");
+        assert!(contents.chunks_exact(4).all(|value| value == (ordinal as i32).to_ne_bytes()), "segment {ordinal}");
+    }
+}
