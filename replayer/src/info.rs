@@ -151,8 +151,13 @@ pub fn trace_info(file: &TraceFile) -> TraceInfo {
 /// How many of the largest blobs the plain report lists.
 const BLOBS_SHOWN: usize = 10;
 
-fn counts<K: fmt::Display>(counts: &BTreeMap<K, usize>) -> String {
-    counts.iter().map(|(kind, n)| format!("{n} {kind}")).collect::<Vec<_>>().join(", ")
+/// `total (n kind, ...)`, or just `total` when there is nothing to break down.
+fn with_counts<K: fmt::Display>(total: usize, counts: &BTreeMap<K, usize>) -> String {
+    if counts.is_empty() {
+        return total.to_string();
+    }
+    let parts: Vec<String> = counts.iter().map(|(kind, n)| format!("{n} {kind}")).collect();
+    format!("{total} ({})", parts.join(", "))
 }
 
 impl fmt::Display for TraceInfo {
@@ -167,8 +172,8 @@ impl fmt::Display for TraceInfo {
         for (index, device) in self.devices.iter().enumerate() {
             writeln!(f, "device {index}:   {} ({}, driver {})", device.name, device.vendor, device.driver_version)?;
         }
-        writeln!(f, "nodes:      {} ({})", self.nodes, counts(&self.nodes_by_kind))?;
-        writeln!(f, "edges:      {} ({})", self.edges, counts(&self.edges_by_kind))?;
+        writeln!(f, "nodes:      {}", with_counts(self.nodes, &self.nodes_by_kind))?;
+        writeln!(f, "edges:      {}", with_counts(self.edges, &self.edges_by_kind))?;
         writeln!(f, "segments:   {}", self.segments)?;
         match &self.families {
             Some(families) => {
