@@ -18,6 +18,7 @@ const FINISH_TIMEOUT: Duration = Duration::from_secs(120);
 
 enum Message {
     Record(Box<Record>),
+    Records(Vec<Record>),
     Blob(BlobId, Vec<u8>),
     Flush,
     Finish(mpsc::Sender<()>),
@@ -65,6 +66,10 @@ impl Sink for WriterSink {
         self.send(Message::Record(Box::new(record)));
     }
 
+    fn records(&mut self, records: Vec<Record>) {
+        self.send(Message::Records(records));
+    }
+
     fn blob(&mut self, id: BlobId, bytes: Vec<u8>) {
         self.send(Message::Blob(id, bytes));
     }
@@ -78,6 +83,7 @@ fn write_all<W: std::io::Write + Send>(mut writer: TraceWriter<W>, receiver: mps
     for message in receiver {
         let written = match message {
             Message::Record(record) => writer.record(&record),
+            Message::Records(records) => records.iter().try_for_each(|record| writer.record(record)),
             Message::Blob(id, bytes) => writer.blob_with_id(id, &bytes).map(drop),
             Message::Flush => writer.flush(),
             Message::Finish(done) => {

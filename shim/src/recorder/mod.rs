@@ -343,12 +343,8 @@ impl Recorder {
         let Some(window) = self.window.take() else { return };
         let Some(segment) = window.segment else { return };
         self.counts.nodes += window.nodes.len() as u32;
-        for node in window.nodes {
-            self.sink.record(Record::Node(node));
-        }
-        for edge in window.edges {
-            self.sink.record(Record::Edge(edge));
-        }
+        let graph = window.nodes.into_iter().map(Record::Node).chain(window.edges.into_iter().map(Record::Edge));
+        self.sink.records(graph.collect());
         let mut expected = Vec::new();
         for (mem, (key, size)) in window.written {
             match access.read(key, size) {

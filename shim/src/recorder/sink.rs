@@ -6,6 +6,8 @@ use trace_format::{BlobId, Record};
 /// problems are the sink's to report: the recorder goes on.
 pub trait Sink: Send {
     fn record(&mut self, record: Record);
+    /// Many records at once, in order (a window's graph).
+    fn records(&mut self, records: Vec<Record>);
     /// Contents of a blob that records refer to by its id (`BlobId::of(&bytes)`); each sent once.
     fn blob(&mut self, id: BlobId, bytes: Vec<u8>);
     /// A segment ended: make everything so far durable.

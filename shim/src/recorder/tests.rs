@@ -23,6 +23,9 @@ impl Sink for SharedSink {
     fn record(&mut self, record: Record) {
         self.0.lock().unwrap().records.push(record);
     }
+    fn records(&mut self, records: Vec<Record>) {
+        self.0.lock().unwrap().records.extend(records);
+    }
     fn blob(&mut self, id: BlobId, bytes: Vec<u8>) {
         assert_eq!(id, BlobId::of(&bytes));
         self.0.lock().unwrap().blobs.insert(id, bytes);
