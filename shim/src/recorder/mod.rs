@@ -2,9 +2,10 @@
 //! segments and memory states. It never names an API: objects are opaque `Key`s (a handle or
 //! an address) chosen by the API module, which also does the device reads (`MemoryAccess`).
 //!
-//! A command goes through two calls, under one lock of the recorder, around the real call:
-//! `prepare` (before: snapshots the initial contents of memory the window has not used yet)
-//! and `submit` (after the real call succeeded: adds the node and its edges).
+//! A command goes through two calls around the real call: `prepare` (before: snapshots the
+//! initial contents of memory the window has not used yet) and `submit` (after the real call
+//! succeeded: adds the node and its edges). The recorder is not kept locked across the real
+//! call, which may block until another thread's hook runs (a user event set elsewhere).
 //!
 //! Windows: the commands between two host synchronizations form a window; each window gets
 //! an ordinal (from 0), and those in the capture range are written as segments. A window's
