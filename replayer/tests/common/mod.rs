@@ -8,12 +8,30 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use trace_format::{write_trace, BlobStore, Trace};
 
-/// A fresh directory for one test (tests run in parallel, each in its own process or thread).
-pub fn scratch(test: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("replayer-cli-{}-{test}", std::process::id()));
+/// A fresh directory for one test, removed when the test passes (kept for a look when it fails).
+pub struct Scratch(PathBuf);
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+/// Tests run in parallel, so each gets a directory named after it and the process.
+pub fn scratch(test: &str) -> Scratch {
+    let dir = std::env::temp_dir().join(format!("replayer-test-{}-{test}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("temporary directory");
-    dir
+    Scratch(dir)
 }
 
 pub struct Outcome {
