@@ -53,7 +53,8 @@ fn lock() -> MutexGuard<'static, Option<Session>> {
 /// on first use. Lock order: an API module's own state first, then the session.
 pub fn with<R>(api: Api, work: impl FnOnce(&mut Recorder) -> R) -> Result<R, SessionError> {
     let mut session = lock();
-    if FORKED.swap(false, Ordering::Relaxed) && session.as_ref().is_some_and(|session| session.pid != std::process::id()) {
+    let forked = FORKED.load(Ordering::Relaxed) && FORKED.swap(false, Ordering::Relaxed);
+    if forked && session.as_ref().is_some_and(|session| session.pid != std::process::id()) {
         // A forked child: the parent's writer thread does not exist here.
         std::mem::forget(session.take());
     }
