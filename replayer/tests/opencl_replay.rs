@@ -278,3 +278,140 @@ fn unknown_device_is_unavailable() {
     assert!(matches!(error, replayer::backend::BackendError::Unavailable(_)), "{error}");
     assert!(error.to_string().contains("no OpenCL device matches"), "{error}");
 }
+
+/// A trace of one segment over `memories` (each of `BYTES` unless given) running `nodes`
+/// on one in-order queue with `edges`, starting from `initial` and ending at `expected`.
+fn single_segment(memories: Vec<Memory>, nodes: Vec<Command>, edges: &[(u32, u32)], initial: Vec<Vec<u8>>, expected: &[Vec<u8>]) -> (Trace, BlobStore) {
+    let mut blobs = BlobStore::default();
+    let source = blobs.insert(SOURCE.as_bytes().to_vec());
+    let memory_param = Param { offset: 0, size: 8, kind: ParamKind::Memory };
+    let mut states = |contents: &[Vec<u8>]| -> Vec<MemState> {
+        contents.iter().enumerate().map(|(m, bytes)| MemState { mem: MemId(m as u32), blob: blobs.insert(bytes.clone()) }).collect()
+    };
+    let segment = Segment { ordinal: 0, ended_by: "clFinish".into(), initial: states(&initial), expected: states(expected) };
+    let trace = Trace {
+        header: Some(Header { api: Api::OpenCl, producer: "opencl test".into(), command_line: vec!["single".into()], process_id: 1, started_unix_s: 0 }),
+        memories,
+        programs: vec![Program { images: vec![ProgramImage { kind: ImageKind::OpenClSource, blob: source }], build_options: String::new() }],
+        kernels: vec![
+            Kernel { program: ProgramId(0), name: "scale".into(), params: vec![memory_param.clone(), Param { offset: 0, size: 4, kind: ParamKind::Value }] },
+            Kernel { program: ProgramId(0), name: "add".into(), params: vec![memory_param.clone(), memory_param.clone(), memory_param] },
+        ],
+        queues: vec![Queue { in_order: true, device: None, flags: 0, priority: 0, label: "queue".into() }],
+        nodes: nodes.into_iter().map(|command| Node { queue: Some(QueueId(0)), segment: SegmentId(0), command, call: "test".into() }).collect(),
+        edges: edges.iter().map(|&(from, to)| Edge { from: NodeId(from), to: NodeId(to), kind: EdgeKind::InOrder }).collect(),
+        segments: vec![segment],
+        ..Trace::default()
+    };
+    (trace, blobs)
+}
+
+fn scale_of(mem: MemId, offset: u64, factor: u32, elements: usize) -> Command {
+    Command::Kernel(KernelLaunch {
+        kernel: KernelId(0),
+        args: vec![Arg::Memory { mem, offset }, Arg::Value(factor.to_le_bytes().to_vec())],
+        launch: Launch::NdRange { dims: 1, offset: [0; 3], global: [elements as u64, 1, 1], local: None },
+    })
+}
+
+fn check_both_modes(device: &str, trace: &Trace, blobs: &BlobStore, expected: &[Vec<u8>]) {
+    for mode in [Mode::Graph, Mode::Eager] {
+        let (report, memories) = run(device, trace, blobs, mode, 2);
+        let comparison = report.comparison.as_ref().expect("compared");
+        assert!(comparison.passed(), "{mode:?} on {device}: {:?}", comparison.mismatches);
+        assert_eq!(memories, expected, "{mode:?} on {device}");
+    }
+}
+
+/// A command buffer the program built itself (a sub-graph node: fill, scale, copy) followed
+/// by a kernel that reads its result.
+#[test]
+fn program_command_buffer_replays() {
+    on_each_device("program_command_buffer_replays", |device| {
+        let buffer = Memory { kind: MemKind::Buffer, size: BYTES, address: 0, flags: 0, device: None };
+        let inner = |command| Node { queue: None, segment: SegmentId(0), command, call: "clCommand*KHR".into() };
+        let graph = trace_format::Graph {
+            nodes: vec![
+                inner(Command::Fill(Fill { mem: A, offset: 0, bytes: BYTES, pattern: 2u32.to_le_bytes().to_vec(), rows: None })),
+                inner(scale_of(A, 0, 3, N)),
+                inner(Command::Copy(Copy {
+                    src: Place::Memory { mem: A, offset: 0 },
+                    dst: Place::Memory { mem: B, offset: 0 },
+                    extent: Extent::Linear { bytes: BYTES },
+                })),
+            ],
+            edges: vec![Edge { from: NodeId(0), to: NodeId(1), kind: EdgeKind::Event }, Edge { from: NodeId(1), to: NodeId(2), kind: EdgeKind::Event }],
+        };
+        let expected = vec![words(&[6; N]), words(&[30; N])];
+        let (trace, blobs) = single_segment(
+            vec![buffer.clone(), buffer],
+            vec![Command::Subgraph(graph), scale_of(B, 0, 5, N)],
+            &[(0, 1)],
+            vec![vec![0; BYTES as usize]; 2],
+            &expected,
+        );
+        check_both_modes(device, &trace, &blobs, &expected);
+    });
+}
+
+/// Sub-buffers bind as kernel arguments at their recorded parent offset; SVM pointers bind
+/// with their offset, and SVM copies and fills run (recorded where the revision allows).
+#[test]
+fn sub_buffers_and_svm() {
+    on_each_device("sub_buffers_and_svm", |device| {
+        let half = BYTES / 2;
+        let memories = vec![
+            Memory { kind: MemKind::Buffer, size: BYTES, address: 0, flags: 0, device: None },
+            Memory { kind: MemKind::SubBuffer { parent: A, offset: half }, size: half, address: 0, flags: 0, device: None },
+            Memory { kind: MemKind::Shared, size: BYTES, address: 0, flags: 0, device: None },
+            Memory { kind: MemKind::Shared, size: BYTES, address: 0, flags: 0, device: None },
+        ];
+        let (svm, svm_copy) = (MemId(2), MemId(3));
+        let start: Vec<u32> = (0..N as u32).collect();
+        let nodes = vec![
+            scale_of(B, 0, 10, N / 2),
+            Command::Fill(Fill { mem: svm, offset: 0, bytes: BYTES, pattern: 4u32.to_le_bytes().to_vec(), rows: None }),
+            scale_of(svm, 16, 7, N - 4),
+            Command::Copy(Copy {
+                src: Place::Memory { mem: svm, offset: 0 },
+                dst: Place::Memory { mem: svm_copy, offset: 0 },
+                extent: Extent::Linear { bytes: BYTES },
+            }),
+        ];
+        let parent: Vec<u32> = start.iter().enumerate().map(|(i, v)| if i >= N / 2 { v * 10 } else { *v }).collect();
+        let sub = parent[N / 2..].to_vec();
+        let shared: Vec<u32> = (0..N).map(|i| if i >= 4 { 28 } else { 4 }).collect();
+        let expected = vec![words(&parent), words(&sub), words(&shared), words(&shared)];
+        let initial = vec![words(&start), words(&start[N / 2..]), vec![0; BYTES as usize], vec![0; BYTES as usize]];
+        let (trace, blobs) = single_segment(memories, nodes, &[(0, 1), (1, 2), (2, 3)], initial, &expected);
+        check_both_modes(device, &trace, &blobs, &expected);
+    });
+}
+
+/// The first command of a segment runs on the recorded queue, the initial state is written on
+/// the backend's own: it must wait for that write (a blocking write only means the host data
+/// was copied; Intel's runtime ran the fill first under load).
+#[test]
+fn first_command_waits_for_initial_state() {
+    on_each_device("first_command_waits_for_initial_state", |device| {
+        let buffer = Memory { kind: MemKind::Buffer, size: BYTES, address: 0, flags: 0, device: None };
+        let expected = vec![words(&[6; N]), words(&[30; N])];
+        let (trace, blobs) = single_segment(
+            vec![buffer.clone(), buffer],
+            vec![
+                Command::Fill(Fill { mem: A, offset: 0, bytes: BYTES, pattern: 2u32.to_le_bytes().to_vec(), rows: None }),
+                scale_of(A, 0, 3, N),
+                Command::Copy(Copy {
+                    src: Place::Memory { mem: A, offset: 0 },
+                    dst: Place::Memory { mem: B, offset: 0 },
+                    extent: Extent::Linear { bytes: BYTES },
+                }),
+                scale_of(B, 0, 5, N),
+            ],
+            &[(0, 1), (1, 2), (2, 3)],
+            vec![vec![0; BYTES as usize]; 2],
+            &expected,
+        );
+        check_both_modes(device, &trace, &blobs, &expected);
+    });
+}

@@ -2,15 +2,16 @@
 //! patches applied through mutable dispatch where the device has it, else by rebuilding.
 
 use super::api::check;
-use super::objects::{annotate, Binding};
-use super::resolve::{nd_range, resolve, Resolved};
+use super::extension::{wait_list, CommandBufferApi};
+use super::objects::{annotate, Binding, Objects, Slot};
+use super::resolve::{nd_range, resolve, subgraph_predecessors, Resolved};
 use super::OpenClBackend;
 use crate::backend::{BackendError, BackendResult, BufferHandle, PartitionNodes, UpdateKind};
 use opencl_sys::*;
 use std::collections::HashMap;
 use std::ffi::c_void;
 use std::ptr;
-use trace_format::{Launch, NodeId, Patch};
+use trace_format::{Command, Graph, Launch, NodeId, Patch};
 
 /// A finalized command buffer.
 pub struct Built {
@@ -41,6 +42,7 @@ impl OpenClBackend {
         check(code, "clCreateCommandBufferKHR")?;
         let mut built = Built { buffer, mutable: HashMap::new(), first_node };
         let launches = launches(patches);
+        let recorder = Recorder { command_buffers, objects, buffer, mutable_fields };
         let mut predecessors: Vec<Vec<usize>> = vec![Vec::new(); part.nodes.len()];
         for &(from, to) in &part.edges {
             predecessors[to].push(from);
@@ -51,36 +53,16 @@ impl OpenClBackend {
             for (index, &(id, node)) in part.nodes.iter().enumerate() {
                 waits.clear();
                 waits.extend(predecessors[index].iter().map(|&p| points[p]));
-                let mut point = 0;
-                match resolve(objects, id, &node.command, launches.get(&id).copied())? {
-                    Resolved::Kernel { kernel, range } => {
-                        let fields = mutable_fields.unwrap_or(0);
-                        let mutable_properties = [CL_MUTABLE_DISPATCH_UPDATABLE_FIELDS_KHR, fields, 0];
-                        let properties = if mutable_fields.is_some() { mutable_properties.as_ptr() } else { ptr::null() };
-                        let mut handle: cl_mutable_command_khr = ptr::null_mut();
-                        let handle_out = if mutable_fields.is_some() { &mut handle as *mut _ } else { ptr::null_mut() };
-                        let (count, list) = super::extension::wait_list(&waits);
-                        let code = unsafe {
-                            (command_buffers.ndrange)(buffer, ptr::null_mut(), properties, kernel, range.dims, range.offset.as_ptr(), range.global.as_ptr(), range.local_ptr(), count, list, &mut point, handle_out)
-                        };
-                        check(code, "clCommandNDRangeKernelKHR")?;
+                points[index] = match &node.command {
+                    Command::Subgraph(graph) => recorder.record_subgraph(id, graph, &waits)?,
+                    command => {
+                        let (point, handle) = recorder.record(Slot::top(id), command, launches.get(&id).copied(), &waits)?;
                         if !handle.is_null() {
                             built.mutable.insert(id, handle);
                         }
+                        point
                     }
-                    Resolved::Copy { src, dst, src_offset, dst_offset, bytes } => {
-                        command_buffers.copy(buffer, src, dst, src_offset, dst_offset, bytes, &waits, &mut point)?
-                    }
-                    Resolved::CopyRect { src, dst, rect } => command_buffers.copy_rect(buffer, src, dst, &rect, &waits, &mut point)?,
-                    Resolved::SvmCopy { dst, src, bytes } => command_buffers.svm_memcpy(buffer, dst, src, bytes, &waits, &mut point)?,
-                    Resolved::Fill { mem, offset, bytes, pattern } => command_buffers.fill(buffer, mem, pattern, offset, bytes, &waits, &mut point)?,
-                    Resolved::SvmFill { pointer, bytes, pattern } => command_buffers.svm_fill(buffer, pointer, pattern, bytes, &waits, &mut point)?,
-                    Resolved::Barrier => command_buffers.barrier(buffer, &waits, &mut point)?,
-                    Resolved::Write { .. } | Resolved::Read { .. } => {
-                        return Err(BackendError::Unsupported(format!("node {id}: host transfers cannot be recorded in a command buffer")))
-                    }
-                }
-                points[index] = point;
+                };
             }
             check(unsafe { (command_buffers.finalize)(buffer) }, "clFinalizeCommandBufferKHR")
         })();
@@ -99,7 +81,7 @@ impl OpenClBackend {
         let objects = self.objects()?;
         for patch in patches {
             if let Patch::Arg { node, index, value } = patch {
-                objects.set_arg(objects.kernel(*node)?, *index, value)?;
+                objects.set_arg(objects.kernel(Slot::top(*node))?, *index, value)?;
             }
         }
         Ok(())
@@ -182,6 +164,65 @@ impl OpenClBackend {
     fn release_buffer(&self, built: Built) -> BackendResult<()> {
         let release = self.command_buffers()?.release;
         check(unsafe { release(built.buffer) }, "clReleaseCommandBufferKHR")
+    }
+}
+
+/// Records commands into one command buffer.
+struct Recorder<'b> {
+    command_buffers: &'b CommandBufferApi,
+    objects: &'b Objects,
+    buffer: cl_command_buffer_khr,
+    /// What kernel commands may change later, when the buffer is mutable.
+    mutable_fields: Option<cl_mutable_dispatch_fields_khr>,
+}
+
+impl Recorder<'_> {
+    /// Records one command after `waits`; returns its sync point and its mutable handle (null
+    /// unless it is a kernel in a mutable buffer).
+    fn record(&self, slot: Slot, command: &Command, launch: Option<&Launch>, waits: &[cl_sync_point_khr]) -> BackendResult<(cl_sync_point_khr, cl_mutable_command_khr)> {
+        let (command_buffers, buffer) = (self.command_buffers, self.buffer);
+        let mut point = 0;
+        let mut handle: cl_mutable_command_khr = ptr::null_mut();
+        match resolve(self.objects, slot, command, launch)? {
+            Resolved::Kernel { kernel, range } => {
+                let mutable_properties = [CL_MUTABLE_DISPATCH_UPDATABLE_FIELDS_KHR, self.mutable_fields.unwrap_or(0), 0];
+                let (properties, handle_out) = match self.mutable_fields {
+                    Some(_) => (mutable_properties.as_ptr(), &mut handle as *mut cl_mutable_command_khr),
+                    None => (ptr::null(), ptr::null_mut()),
+                };
+                let (count, list) = wait_list(waits);
+                let code = unsafe {
+                    (command_buffers.ndrange)(buffer, ptr::null_mut(), properties, kernel, range.dims, range.offset.as_ptr(), range.global.as_ptr(), range.local_ptr(), count, list, &mut point, handle_out)
+                };
+                check(code, "clCommandNDRangeKernelKHR")?;
+            }
+            Resolved::Copy { src, dst, src_offset, dst_offset, bytes } => command_buffers.copy(buffer, src, dst, src_offset, dst_offset, bytes, waits, &mut point)?,
+            Resolved::CopyRect { src, dst, rect } => command_buffers.copy_rect(buffer, src, dst, &rect, waits, &mut point)?,
+            Resolved::SvmCopy { dst, src, bytes } => command_buffers.svm_memcpy(buffer, dst, src, bytes, waits, &mut point)?,
+            Resolved::Fill { mem, offset, bytes, pattern } => command_buffers.fill(buffer, mem, pattern, offset, bytes, waits, &mut point)?,
+            Resolved::SvmFill { pointer, bytes, pattern } => command_buffers.svm_fill(buffer, pointer, pattern, bytes, waits, &mut point)?,
+            Resolved::Barrier => command_buffers.barrier(buffer, waits, &mut point)?,
+            Resolved::Write { .. } | Resolved::Read { .. } => {
+                return Err(BackendError::Unsupported(format!("{slot}: host transfers cannot be recorded in a command buffer")))
+            }
+        }
+        Ok((point, handle))
+    }
+
+    /// Records the commands of a command buffer the program built (its roots after `waits`),
+    /// closed by a barrier whose sync point stands for all of them.
+    fn record_subgraph(&self, node: NodeId, graph: &Graph, waits: &[cl_sync_point_khr]) -> BackendResult<cl_sync_point_khr> {
+        let predecessors = subgraph_predecessors(node, graph)?;
+        let mut points: Vec<cl_sync_point_khr> = Vec::with_capacity(graph.nodes.len());
+        for (index, inner) in graph.nodes.iter().enumerate() {
+            let inner_waits: Vec<cl_sync_point_khr> =
+                if predecessors[index].is_empty() { waits.to_vec() } else { predecessors[index].iter().map(|&p| points[p]).collect() };
+            let slot = Slot { node, inner: Some(NodeId(index as u32)) };
+            points.push(self.record(slot, &inner.command, None, &inner_waits)?.0);
+        }
+        let mut closing = 0;
+        self.command_buffers.barrier(self.buffer, if points.is_empty() { waits } else { &points }, &mut closing)?;
+        Ok(closing)
     }
 }
 

@@ -117,7 +117,9 @@ impl OpenClBackend {
         Ok(())
     }
 
-    /// A blocking transfer between host memory and `mem` on the backend's own queue.
+    /// A blocking transfer between host memory and `mem` on the backend's own queue, after
+    /// everything submitted before. A blocking write returns once the host data is copied, not
+    /// once it reached the memory: its event joins the tail, so later work waits for it.
     fn transfer(&mut self, mem: MemId, host: *mut c_void, bytes: usize, write: bool) -> BackendResult<()> {
         let api = self.api;
         let objects = self.objects()?;
@@ -127,19 +129,22 @@ impl OpenClBackend {
         }
         let queue = objects.main_queue;
         let (count, waits) = event_list(&self.tail);
+        let mut event: cl_event = ptr::null_mut();
         let (code, call) = match object {
             MemObject::Buffer { mem, .. } if write => {
-                (unsafe { (api.clEnqueueWriteBuffer)(queue, mem, CL_TRUE, 0, bytes, host, count, waits, ptr::null_mut()) }, "clEnqueueWriteBuffer")
+                (unsafe { (api.clEnqueueWriteBuffer)(queue, mem, CL_TRUE, 0, bytes, host, count, waits, &mut event) }, "clEnqueueWriteBuffer")
             }
             MemObject::Buffer { mem, .. } => {
-                (unsafe { (api.clEnqueueReadBuffer)(queue, mem, CL_TRUE, 0, bytes, host, count, waits, ptr::null_mut()) }, "clEnqueueReadBuffer")
+                (unsafe { (api.clEnqueueReadBuffer)(queue, mem, CL_TRUE, 0, bytes, host, count, waits, &mut event) }, "clEnqueueReadBuffer")
             }
             MemObject::Svm { pointer, .. } => {
                 let (dst, src) = if write { (pointer, host as *const c_void) } else { (host, pointer as *const c_void) };
-                (unsafe { (api.clEnqueueSVMMemcpy)(queue, CL_TRUE, dst, src, bytes, count, waits, ptr::null_mut()) }, "clEnqueueSVMMemcpy")
+                (unsafe { (api.clEnqueueSVMMemcpy)(queue, CL_TRUE, dst, src, bytes, count, waits, &mut event) }, "clEnqueueSVMMemcpy")
             }
         };
-        check(code, call)
+        check(code, call)?;
+        self.tail.push(event);
+        Ok(())
     }
 }
 
@@ -166,6 +171,8 @@ impl Backend for OpenClBackend {
                 }
             }
             Command::Fill(fill) => fill.rows.is_none() && (!is_svm(&fill.mem) || command_buffers.records_svm()),
+            // A command buffer the program built: its commands join the replay's buffer.
+            Command::Subgraph(graph) => graph.nodes.iter().all(|n| !matches!(n.command, Command::Subgraph(_)) && self.can_record(&n.command)),
             _ => false,
         }
     }

@@ -7,7 +7,7 @@ use opencl_sys::*;
 use std::collections::HashMap;
 use std::ffi::{c_void, CString};
 use std::ptr;
-use trace_format::{Arg, BlobStore, Command, ImageKind, MemKind, NodeId, Program, Trace};
+use trace_format::{Arg, BlobStore, Command, ImageKind, KernelLaunch, MemKind, NodeId, Program, Trace};
 
 /// A recorded memory object as replay created it.
 #[derive(Clone, Copy)]
@@ -45,7 +45,30 @@ pub struct Objects {
     /// In-order queue for command buffers, memory transfers and commands without a queue.
     pub main_queue: cl_command_queue,
     /// One kernel object per recorded launch: PoCL re-reads arguments at each replay.
-    pub kernels: HashMap<NodeId, cl_kernel>,
+    pub kernels: HashMap<Slot, cl_kernel>,
+}
+
+/// A node of the trace, or a node inside a sub-graph node (a command buffer the program
+/// built itself).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Slot {
+    pub node: NodeId,
+    pub inner: Option<NodeId>,
+}
+
+impl Slot {
+    pub fn top(node: NodeId) -> Slot {
+        Slot { node, inner: None }
+    }
+}
+
+impl std::fmt::Display for Slot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.inner {
+            None => write!(f, "node {}", self.node),
+            Some(inner) => write!(f, "node {} (command {inner} of its command buffer)", self.node),
+        }
+    }
 }
 
 /// Host-pointer flags name memory of the recording process, which does not exist now.
@@ -68,20 +91,36 @@ impl Objects {
             objects.programs.push(built);
         }
         for (index, node) in trace.nodes.iter().enumerate() {
-            let Command::Kernel(launch) = &node.command else { continue };
-            let recorded = trace.kernels.get(launch.kernel.index()).ok_or_else(|| {
-                BackendError::Unsupported(format!("node {index} launches kernel {} that the trace does not define", launch.kernel))
-            })?;
-            let program = *objects.programs.get(recorded.program.index()).ok_or_else(|| {
-                BackendError::Unsupported(format!("kernel {} names program {} that the trace does not define", recorded.name, recorded.program))
-            })?;
-            let kernel = create_kernel(api, program, &recorded.name)?;
-            objects.kernels.insert(NodeId(index as u32), kernel);
-            for (arg_index, arg) in launch.args.iter().enumerate() {
-                objects.set_arg(kernel, arg_index as u32, arg).map_err(|e| annotate(e, &format!("node {index} ({})", recorded.name)))?;
+            let node_id = NodeId(index as u32);
+            match &node.command {
+                Command::Kernel(launch) => objects.create_launch_kernel(trace, Slot::top(node_id), launch)?,
+                Command::Subgraph(graph) => {
+                    for (inner, inner_node) in graph.nodes.iter().enumerate() {
+                        if let Command::Kernel(launch) = &inner_node.command {
+                            objects.create_launch_kernel(trace, Slot { node: node_id, inner: Some(NodeId(inner as u32)) }, launch)?;
+                        }
+                    }
+                }
+                _ => {}
             }
         }
         Ok(objects)
+    }
+
+    /// The kernel object of the launch at `slot`, with its recorded arguments set.
+    fn create_launch_kernel(&mut self, trace: &Trace, slot: Slot, launch: &KernelLaunch) -> BackendResult<()> {
+        let recorded = trace.kernels.get(launch.kernel.index()).ok_or_else(|| {
+            BackendError::Unsupported(format!("{slot} launches kernel {} that the trace does not define", launch.kernel))
+        })?;
+        let program = *self.programs.get(recorded.program.index()).ok_or_else(|| {
+            BackendError::Unsupported(format!("kernel {} names program {} that the trace does not define", recorded.name, recorded.program))
+        })?;
+        let kernel = create_kernel(self.api, program, &recorded.name)?;
+        self.kernels.insert(slot, kernel);
+        for (arg_index, arg) in launch.args.iter().enumerate() {
+            self.set_arg(kernel, arg_index as u32, arg).map_err(|e| annotate(e, &format!("{slot} ({})", recorded.name)))?;
+        }
+        Ok(())
     }
 
     fn create_memory(&self, index: usize, memory: &trace_format::Memory) -> BackendResult<MemObject> {
@@ -164,8 +203,8 @@ impl Objects {
         queue.and_then(|q| self.queues.get(q.index()).copied()).unwrap_or(self.main_queue)
     }
 
-    pub fn kernel(&self, node: NodeId) -> BackendResult<cl_kernel> {
-        self.kernels.get(&node).copied().ok_or_else(|| BackendError::Unsupported(format!("node {node} has no kernel object")))
+    pub fn kernel(&self, slot: Slot) -> BackendResult<cl_kernel> {
+        self.kernels.get(&slot).copied().ok_or_else(|| BackendError::Unsupported(format!("{slot} has no kernel object")))
     }
 }
 
