@@ -15,8 +15,19 @@ pub struct BlobStore {
 #[derive(Clone, Debug)]
 enum Stored {
     Owned(Arc<[u8]>),
-    /// Checksummed when the file was read; decompressed and checked against its id on `get`.
-    InFile { file: Arc<[u8]>, start: usize, end: usize, codec: Codec, raw_len: u64, offset: u64 },
+    InFile { file: Arc<[u8]>, blob: StoredBlob },
+}
+
+/// Where a blob frame keeps its bytes in a file; checksummed and decompressed on `get`.
+#[derive(Clone, Debug)]
+pub(super) struct StoredBlob {
+    pub range: std::ops::Range<usize>,
+    pub codec: Codec,
+    pub raw_len: u64,
+    /// Checksum of the frame's payload (prefix and stored bytes).
+    pub crc: u32,
+    /// The frame's offset, for error messages.
+    pub offset: u64,
 }
 
 impl BlobStore {
@@ -26,9 +37,8 @@ impl BlobStore {
         id
     }
 
-    /// A blob as the frame at `offset` of `file` holds it, in `range`.
-    pub(super) fn insert_from_file(&mut self, id: BlobId, file: Arc<[u8]>, range: std::ops::Range<usize>, codec: Codec, raw_len: u64, offset: u64) {
-        self.blobs.entry(id).or_insert(Stored::InFile { file, start: range.start, end: range.end, codec, raw_len, offset });
+    pub(super) fn insert_from_file(&mut self, id: BlobId, file: Arc<[u8]>, blob: StoredBlob) {
+        self.blobs.entry(id).or_insert(Stored::InFile { file, blob });
     }
 
     pub fn contains(&self, id: BlobId) -> bool {
@@ -50,7 +60,7 @@ impl BlobStore {
     pub fn raw_len(&self, id: BlobId) -> Option<u64> {
         self.blobs.get(&id).map(|stored| match stored {
             Stored::Owned(bytes) => bytes.len() as u64,
-            Stored::InFile { raw_len, .. } => *raw_len,
+            Stored::InFile { blob, .. } => blob.raw_len,
         })
     }
 
@@ -58,28 +68,29 @@ impl BlobStore {
     pub fn stored_len(&self, id: BlobId) -> Option<u64> {
         self.blobs.get(&id).map(|stored| match stored {
             Stored::Owned(bytes) => bytes.len() as u64,
-            Stored::InFile { start, end, .. } => (end - start) as u64,
+            Stored::InFile { blob, .. } => blob.range.len() as u64,
         })
     }
 
     pub fn get(&self, id: BlobId) -> Result<Cow<'_, [u8]>, FormatError> {
         match self.blobs.get(&id).ok_or(FormatError::MissingBlob(id))? {
             Stored::Owned(bytes) => Ok(Cow::Borrowed(bytes)),
-            Stored::InFile { file, start, end, codec, raw_len, offset } => {
-                let stored = &file[*start..*end];
+            Stored::InFile { file, blob: StoredBlob { range, codec, raw_len, crc, offset } } => {
+                if crc32fast::hash(&file[range.start - super::frame::BLOB_PREFIX_LEN..range.end]) != *crc {
+                    return Err(FormatError::Checksum { offset: *offset });
+                }
+                let stored = &file[range.clone()];
                 let malformed = |problem: String| FormatError::Malformed { offset: *offset, problem };
                 let bytes = match codec {
                     Codec::Raw => Cow::Borrowed(stored),
-                    Codec::Lz4 => {
-                        let mut out = vec![0u8; *raw_len as usize];
-                        let n = lz4_flex::block::decompress_into(stored, &mut out)
-                            .map_err(|e| malformed(format!("holds blob {id} that does not decompress: {e}")))?;
-                        out.truncate(n);
-                        Cow::Owned(out)
-                    }
+                    Codec::Lz4 => Cow::Owned(
+                        lz4_flex::block::decompress(stored, *raw_len as usize)
+                            .map_err(|e| malformed(format!("holds blob {id} that does not decompress: {e}")))?,
+                    ),
                 };
-                if bytes.len() as u64 != *raw_len || BlobId::of(&bytes) != id {
-                    return Err(malformed(format!("holds blob {id} whose contents do not match its id")));
+                // The checksum guards the stored bytes; the length guards the codec.
+                if bytes.len() as u64 != *raw_len {
+                    return Err(malformed(format!("holds blob {id} that decompresses to {} bytes, not {raw_len}", bytes.len())));
                 }
                 Ok(bytes)
             }

@@ -1,5 +1,6 @@
 use super::frame::*;
 use super::write::Index;
+use super::blobs::StoredBlob;
 use super::{BlobStore, FormatError, Record, FORMAT_VERSION};
 use crate::model::*;
 use std::path::Path;
@@ -24,7 +25,21 @@ pub enum Completeness {
 }
 
 pub fn read_trace(path: &Path) -> Result<TraceFile, FormatError> {
-    read_shared(std::fs::read(path)?.into())
+    read_shared(read_file_shared(path)?)
+}
+
+/// Reads a file straight into shared memory (no second copy of a multi-gigabyte trace).
+fn read_file_shared(path: &Path) -> Result<Arc<[u8]>, FormatError> {
+    use std::io::Read;
+    let mut file = std::fs::File::open(path)?;
+    let len = usize::try_from(file.metadata()?.len()).map_err(|_| std::io::Error::other("the trace is larger than memory"))?;
+    let mut shared: Arc<[std::mem::MaybeUninit<u8>]> = Arc::new_uninit_slice(len);
+    let buffer = Arc::get_mut(&mut shared).expect("a new Arc has no other owner");
+    buffer.fill(std::mem::MaybeUninit::new(0));
+    // SAFETY: every byte was initialised by the fill above.
+    let mut shared = unsafe { shared.assume_init() };
+    file.read_exact(Arc::get_mut(&mut shared).expect("a new Arc has no other owner"))?;
+    Ok(shared)
 }
 
 pub fn read_trace_bytes(bytes: &[u8]) -> Result<TraceFile, FormatError> {
@@ -84,6 +99,8 @@ fn indexed_frames(file: &[u8]) -> Option<Index> {
 }
 
 /// The frame at `offset`: `Ok(None)` when the file ends inside it, an error when it is damaged.
+/// Blob payloads are checksummed when first read (`BlobStore::get`), so reading the metadata
+/// of a large trace does not touch its blobs.
 fn frame(file: &[u8], offset: usize) -> Result<Option<(FrameKind, &[u8])>, FormatError> {
     let Some(header) = file.get(offset..offset + FRAME_HEADER_LEN) else { return Ok(None) };
     let kind = FrameKind::from_byte(header[0]).ok_or_else(|| FormatError::Malformed {
@@ -94,7 +111,7 @@ fn frame(file: &[u8], offset: usize) -> Result<Option<(FrameKind, &[u8])>, Forma
     let crc = u32::from_le_bytes(header[5..9].try_into().expect("4 bytes"));
     let start = offset + FRAME_HEADER_LEN;
     let Some(payload) = file.get(start..start + len) else { return Ok(None) };
-    if crc32fast::hash(payload) != crc {
+    if kind != FrameKind::Blob && crc32fast::hash(payload) != crc {
         return Err(FormatError::Checksum { offset: offset as u64 });
     }
     Ok(Some((kind, payload)))
@@ -155,8 +172,10 @@ impl Reader {
                 if !plausible {
                     return Err(malformed(format!("holds blob {id} whose length {raw_len} does not fit its {stored_len} stored bytes")));
                 }
+                let crc = u32::from_le_bytes(self.file[offset + 5..offset + 9].try_into().expect("4 bytes"));
                 let start = offset + FRAME_HEADER_LEN + BLOB_PREFIX_LEN;
-                self.blobs.insert_from_file(id, self.file.clone(), start..start + stored_len as usize, codec, raw_len, offset as u64);
+                let stored = StoredBlob { range: start..start + stored_len as usize, codec, raw_len, crc, offset: offset as u64 };
+                self.blobs.insert_from_file(id, self.file.clone(), stored);
                 Ok(())
             }
             FrameKind::Index => Err(malformed("is an index in the middle of the file".into())),
