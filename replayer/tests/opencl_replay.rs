@@ -415,3 +415,37 @@ fn first_command_waits_for_initial_state() {
         check_both_modes(device, &trace, &blobs, &expected);
     });
 }
+
+/// Segments that differ only in the global size form one family patched by launch: natively
+/// where mutable dispatch may change ND-ranges, else by rebuilding.
+#[test]
+fn launch_size_updates() {
+    on_each_device("launch_size_updates", |device| {
+        const SEGMENTS: u32 = 3;
+        let buffer = Memory { kind: MemKind::Buffer, size: BYTES, address: 0, flags: 0, device: None };
+        let ones = words(&[1; N]);
+        let doubled = |segment: u32| words(&(0..N).map(|i| if i < N >> segment { 2 } else { 1 }).collect::<Vec<u32>>());
+        let (mut trace, mut blobs) = single_segment(vec![buffer], vec![scale_of(A, 0, 2, N)], &[], vec![ones.clone()], &[doubled(0)]);
+        for segment in 1..SEGMENTS {
+            trace.nodes.push(Node { queue: Some(QueueId(0)), segment: SegmentId(segment), command: scale_of(A, 0, 2, N >> segment), call: "test".into() });
+            trace.segments.push(Segment {
+                ordinal: segment as u64,
+                ended_by: "clFinish".into(),
+                initial: vec![MemState { mem: A, blob: blobs.insert(ones.clone()) }],
+                expected: vec![MemState { mem: A, blob: blobs.insert(doubled(segment)) }],
+            });
+        }
+        let (report, memories) = run(device, &trace, &blobs, Mode::Graph, 2);
+        let comparison = report.comparison.as_ref().expect("compared");
+        assert!(comparison.passed(), "{device}: {:?}", comparison.mismatches);
+        assert_eq!(memories[0], doubled(SEGMENTS - 1), "{device}");
+        assert_eq!((report.families, report.command_buffers_built), (1, 1), "{report:?}");
+        let updates = 3 * SEGMENTS as usize - 1;
+        assert_eq!(report.native_updates + report.rebuilds, updates, "{report:?}");
+        if device.contains("intel") {
+            assert_eq!(report.native_updates, updates, "Intel's mutable dispatch changes ND-ranges: {report:?}");
+        } else {
+            assert_eq!(report.rebuilds, updates, "PoCL has no mutable dispatch: {report:?}");
+        }
+    });
+}
