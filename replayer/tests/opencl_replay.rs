@@ -449,3 +449,33 @@ fn launch_size_updates() {
         }
     });
 }
+
+/// What PoCL would crash on is refused with a message before it reaches the driver: a copy
+/// past the end of a buffer, and a launch that leaves a kernel argument unset.
+#[test]
+fn invalid_commands_are_refused() {
+    on_each_device("invalid_commands_are_refused", |device| {
+        let buffer = Memory { kind: MemKind::Buffer, size: BYTES, address: 0, flags: 0, device: None };
+        let zeros = vec![0; BYTES as usize];
+        let overrun = Command::Copy(Copy {
+            src: Place::Memory { mem: A, offset: 8 },
+            dst: Place::Memory { mem: B, offset: 0 },
+            extent: Extent::Linear { bytes: BYTES },
+        });
+        let (trace, blobs) = single_segment(vec![buffer.clone(), buffer.clone()], vec![overrun], &[], vec![zeros.clone(), zeros.clone()], &[zeros.clone()]);
+        for mode in [Mode::Graph, Mode::Eager] {
+            let mut replayer = Replayer::new(Box::new(backend(device)), &trace, &blobs).expect("trace loads");
+            let options = RunOptions { mode, iterations: 1, compare: false, profile: false, inputs: BTreeMap::new() };
+            let error = replayer.run(&options, &mut |_, _| {}).err().expect("the overrun is refused");
+            assert!(error.to_string().contains("256 bytes at offset 8 of memory 0"), "{mode:?}: {error}");
+        }
+
+        let mut missing_arg = scale_of(A, 0, 2, N);
+        if let Command::Kernel(launch) = &mut missing_arg {
+            launch.args.pop();
+        }
+        let (trace, blobs) = single_segment(vec![buffer], vec![missing_arg], &[], vec![zeros.clone()], &[zeros]);
+        let error = Replayer::new(Box::new(backend(device)), &trace, &blobs).err().expect("the launch is refused");
+        assert!(error.to_string().contains("with 1 arguments; the kernel takes 2"), "{error}");
+    });
+}

@@ -62,6 +62,7 @@ macro_rules! paste_fn {
     (clReleaseProgram) => { clReleaseProgram_fn };
     (clCreateKernel) => { clCreateKernel_fn };
     (clReleaseKernel) => { clReleaseKernel_fn };
+    (clGetKernelInfo) => { clGetKernelInfo_fn };
     (clSetKernelArg) => { clSetKernelArg_fn };
     (clSetKernelArgSVMPointer) => { clSetKernelArgSVMPointer_fn };
     (clEnqueueNDRangeKernel) => { clEnqueueNDRangeKernel_fn };
@@ -104,6 +105,7 @@ entry_points!(
     clReleaseProgram,
     clCreateKernel,
     clReleaseKernel,
+    clGetKernelInfo,
     clSetKernelArg,
     clSetKernelArgSVMPointer,
     clEnqueueNDRangeKernel,

@@ -117,6 +117,19 @@ impl Objects {
         })?;
         let kernel = create_kernel(self.api, program, &recorded.name)?;
         self.kernels.insert(slot, kernel);
+        // An argument left unset crashes PoCL when the launch is recorded.
+        let mut expected: cl_uint = 0;
+        let code = unsafe {
+            (self.api.clGetKernelInfo)(kernel, CL_KERNEL_NUM_ARGS, std::mem::size_of::<cl_uint>(), &mut expected as *mut cl_uint as *mut c_void, ptr::null_mut())
+        };
+        check(code, "clGetKernelInfo(CL_KERNEL_NUM_ARGS)")?;
+        if launch.args.len() != expected as usize {
+            return Err(BackendError::Unsupported(format!(
+                "{slot} launches {} with {} arguments; the kernel takes {expected}",
+                recorded.name,
+                launch.args.len()
+            )));
+        }
         for (arg_index, arg) in launch.args.iter().enumerate() {
             self.set_arg(kernel, arg_index as u32, arg).map_err(|e| annotate(e, &format!("{slot} ({})", recorded.name)))?;
         }
