@@ -462,11 +462,11 @@ fn invalid_commands_are_refused() {
             dst: Place::Memory { mem: B, offset: 0 },
             extent: Extent::Linear { bytes: BYTES },
         });
-        let (trace, blobs) = single_segment(vec![buffer.clone(), buffer.clone()], vec![overrun], &[], vec![zeros.clone(), zeros.clone()], &[zeros.clone()]);
+        let (trace, blobs) = single_segment(vec![buffer.clone(), buffer.clone()], vec![overrun], &[], vec![zeros.clone(), zeros.clone()], std::slice::from_ref(&zeros));
         for mode in [Mode::Graph, Mode::Eager] {
             let mut replayer = Replayer::new(Box::new(backend(device)), &trace, &blobs).expect("trace loads");
             let options = RunOptions { mode, iterations: 1, compare: false, profile: false, inputs: BTreeMap::new() };
-            let error = replayer.run(&options, &mut |_, _| {}).err().expect("the overrun is refused");
+            let error = replayer.run(&options, &mut |_, _| {}).expect_err("the overrun is refused");
             assert!(error.to_string().contains("256 bytes at offset 8 of memory 0"), "{mode:?}: {error}");
         }
 
