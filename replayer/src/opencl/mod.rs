@@ -92,10 +92,14 @@ impl OpenClBackend {
     /// Starts a submission: after a `finish`, the previous run's profiling events go.
     fn begin_submission(&mut self) {
         if self.finished {
-            for (_, _, event) in self.profiled.drain(..) {
-                unsafe { (self.api.clReleaseEvent)(event) };
-            }
+            self.release_profiled();
             self.finished = false;
+        }
+    }
+
+    fn release_profiled(&mut self) {
+        for (_, _, event) in self.profiled.drain(..) {
+            unsafe { (self.api.clReleaseEvent)(event) };
         }
     }
 
@@ -256,9 +260,10 @@ fn unknown_buffer(buffer: BufferHandle) -> BackendError {
 
 impl Drop for OpenClBackend {
     fn drop(&mut self) {
+        // Let submitted work end before its command buffers go; a failure here changes nothing.
+        let _ = self.finish();
         self.replace_tail([]);
-        self.finished = true;
-        self.begin_submission();
+        self.release_profiled();
         self.release_buffers();
         self.objects = None;
         unsafe { (self.api.clReleaseContext)(self.context) };
