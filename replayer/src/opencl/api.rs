@@ -63,6 +63,7 @@ macro_rules! paste_fn {
     (clCreateKernel) => { clCreateKernel_fn };
     (clReleaseKernel) => { clReleaseKernel_fn };
     (clGetKernelInfo) => { clGetKernelInfo_fn };
+    (clCloneKernel) => { clCloneKernel_fn };
     (clSetKernelArg) => { clSetKernelArg_fn };
     (clSetKernelArgSVMPointer) => { clSetKernelArgSVMPointer_fn };
     (clEnqueueNDRangeKernel) => { clEnqueueNDRangeKernel_fn };
@@ -106,6 +107,7 @@ entry_points!(
     clCreateKernel,
     clReleaseKernel,
     clGetKernelInfo,
+    clCloneKernel,
     clSetKernelArg,
     clSetKernelArgSVMPointer,
     clEnqueueNDRangeKernel,

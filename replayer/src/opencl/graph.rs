@@ -20,6 +20,9 @@ pub struct Built {
     mutable: HashMap<NodeId, cl_mutable_command_khr>,
     /// The node whose timing stands for the whole buffer.
     pub first_node: NodeId,
+    /// The buffer's own kernel objects: patches set on them must not reach eager runs of the
+    /// same nodes (and PoCL reads a recorded kernel's arguments at each run).
+    kernels: Vec<cl_kernel>,
 }
 
 /// The launch patches of `patches`, by node.
@@ -31,7 +34,6 @@ impl OpenClBackend {
     /// Records and finalizes `part` with `patches` applied.
     pub(super) fn build_buffer(&mut self, part: &PartitionNodes<'_>, patches: &[Patch]) -> BackendResult<Built> {
         let first_node = part.nodes.first().map(|&(id, _)| id).ok_or_else(|| BackendError::Unsupported("an empty partition".into()))?;
-        self.set_patched_args(patches)?;
         let command_buffers = self.command_buffers()?;
         let objects = self.objects()?;
         let mutable_fields = command_buffers.mutable.as_ref().map(|m| m.fields);
@@ -40,9 +42,8 @@ impl OpenClBackend {
         let mut code = CL_SUCCESS;
         let buffer = unsafe { (command_buffers.create)(1, &objects.main_queue, properties.as_ptr(), &mut code) };
         check(code, "clCreateCommandBufferKHR")?;
-        let mut built = Built { buffer, mutable: HashMap::new(), first_node };
-        let launches = launches(patches);
-        let recorder = Recorder { command_buffers, objects, buffer, mutable_fields };
+        let mut recorder = Recorder { command_buffers, objects, buffer, mutable_fields, patches, launches: launches(patches), kernels: Vec::new() };
+        let mut mutable = HashMap::new();
         let mut predecessors: Vec<Vec<usize>> = vec![Vec::new(); part.nodes.len()];
         for &(from, to) in &part.edges {
             predecessors[to].push(from);
@@ -56,9 +57,9 @@ impl OpenClBackend {
                 points[index] = match &node.command {
                     Command::Subgraph(graph) => recorder.record_subgraph(id, graph, &waits)?,
                     command => {
-                        let (point, handle) = recorder.record(Slot::top(id), command, launches.get(&id).copied(), &waits)?;
+                        let (point, handle) = recorder.record(Slot::top(id), command, &waits)?;
                         if !handle.is_null() {
-                            built.mutable.insert(id, handle);
+                            mutable.insert(id, handle);
                         }
                         point
                     }
@@ -66,25 +67,15 @@ impl OpenClBackend {
             }
             check(unsafe { (command_buffers.finalize)(buffer) }, "clFinalizeCommandBufferKHR")
         })();
+        let built = Built { buffer, mutable, first_node, kernels: recorder.kernels };
         match recorded {
             Ok(()) => Ok(built),
             Err(error) => {
-                unsafe { (command_buffers.release)(buffer) };
+                // Releasing a half-recorded buffer cannot fail in a way worth more than `error`.
+                let _ = self.release_buffer(built);
                 Err(error)
             }
         }
-    }
-
-    /// Sets the patched arguments on the nodes' kernel objects, which commands read when recorded
-    /// (and, on PoCL, at every run).
-    fn set_patched_args(&self, patches: &[Patch]) -> BackendResult<()> {
-        let objects = self.objects()?;
-        for patch in patches {
-            if let Patch::Arg { node, index, value } = patch {
-                objects.set_arg(objects.kernel(Slot::top(*node))?, *index, value)?;
-            }
-        }
-        Ok(())
     }
 
     pub(super) fn update_buffer(&mut self, handle: BufferHandle, part: &PartitionNodes<'_>, patches: &[Patch]) -> BackendResult<UpdateKind> {
@@ -163,7 +154,11 @@ impl OpenClBackend {
 
     fn release_buffer(&self, built: Built) -> BackendResult<()> {
         let release = self.command_buffers()?.release;
-        check(unsafe { release(built.buffer) }, "clReleaseCommandBufferKHR")
+        let released = check(unsafe { release(built.buffer) }, "clReleaseCommandBufferKHR");
+        for kernel in built.kernels {
+            unsafe { (self.api.clReleaseKernel)(kernel) };
+        }
+        released
     }
 }
 
@@ -174,17 +169,43 @@ struct Recorder<'b> {
     buffer: cl_command_buffer_khr,
     /// What kernel commands may change later, when the buffer is mutable.
     mutable_fields: Option<cl_mutable_dispatch_fields_khr>,
+    /// Applied to the buffer's kernels as they are recorded.
+    patches: &'b [Patch],
+    launches: HashMap<NodeId, &'b Launch>,
+    /// The kernel objects recorded so far, owned by the buffer.
+    kernels: Vec<cl_kernel>,
 }
 
 impl Recorder<'_> {
+    /// A copy of the kernel at `slot` with its recorded arguments and the patched ones.
+    fn own_kernel(&mut self, slot: Slot, loaded: cl_kernel) -> BackendResult<cl_kernel> {
+        let api = self.objects.api;
+        let mut code = CL_SUCCESS;
+        let kernel = unsafe { (api.clCloneKernel)(loaded, &mut code) };
+        check(code, "clCloneKernel")?;
+        self.kernels.push(kernel);
+        if slot.inner.is_none() {
+            for patch in self.patches {
+                if let Patch::Arg { node, index, value } = patch {
+                    if *node == slot.node {
+                        self.objects.set_arg(kernel, *index, value)?;
+                    }
+                }
+            }
+        }
+        Ok(kernel)
+    }
+
     /// Records one command after `waits`; returns its sync point and its mutable handle (null
     /// unless it is a kernel in a mutable buffer).
-    fn record(&self, slot: Slot, command: &Command, launch: Option<&Launch>, waits: &[cl_sync_point_khr]) -> BackendResult<(cl_sync_point_khr, cl_mutable_command_khr)> {
+    fn record(&mut self, slot: Slot, command: &Command, waits: &[cl_sync_point_khr]) -> BackendResult<(cl_sync_point_khr, cl_mutable_command_khr)> {
         let (command_buffers, buffer) = (self.command_buffers, self.buffer);
         let mut point = 0;
         let mut handle: cl_mutable_command_khr = ptr::null_mut();
+        let launch = if slot.inner.is_none() { self.launches.get(&slot.node).copied() } else { None };
         match resolve(self.objects, slot, command, launch)? {
             Resolved::Kernel { kernel, range } => {
+                let kernel = self.own_kernel(slot, kernel)?;
                 let mutable_properties = [CL_MUTABLE_DISPATCH_UPDATABLE_FIELDS_KHR, self.mutable_fields.unwrap_or(0), 0];
                 let (properties, handle_out) = match self.mutable_fields {
                     Some(_) => (mutable_properties.as_ptr(), &mut handle as *mut cl_mutable_command_khr),
@@ -211,14 +232,14 @@ impl Recorder<'_> {
 
     /// Records the commands of a command buffer the program built (its roots after `waits`),
     /// closed by a barrier whose sync point stands for all of them.
-    fn record_subgraph(&self, node: NodeId, graph: &Graph, waits: &[cl_sync_point_khr]) -> BackendResult<cl_sync_point_khr> {
+    fn record_subgraph(&mut self, node: NodeId, graph: &Graph, waits: &[cl_sync_point_khr]) -> BackendResult<cl_sync_point_khr> {
         let predecessors = subgraph_predecessors(node, graph)?;
         let mut points: Vec<cl_sync_point_khr> = Vec::with_capacity(graph.nodes.len());
         for (index, inner) in graph.nodes.iter().enumerate() {
             let inner_waits: Vec<cl_sync_point_khr> =
                 if predecessors[index].is_empty() { waits.to_vec() } else { predecessors[index].iter().map(|&p| points[p]).collect() };
             let slot = Slot { node, inner: Some(NodeId(index as u32)) };
-            points.push(self.record(slot, &inner.command, None, &inner_waits)?.0);
+            points.push(self.record(slot, &inner.command, &inner_waits)?.0);
         }
         let mut closing = 0;
         self.command_buffers.barrier(self.buffer, if points.is_empty() { waits } else { &points }, &mut closing)?;

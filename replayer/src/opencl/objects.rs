@@ -36,7 +36,7 @@ pub enum Binding {
 
 /// Everything `load` created, released in reverse order on drop.
 pub struct Objects {
-    api: &'static Api,
+    pub api: &'static Api,
     context: cl_context,
     pub programs: Vec<cl_program>,
     pub memories: Vec<MemObject>,
