@@ -479,3 +479,36 @@ fn invalid_commands_are_refused() {
         assert!(error.to_string().contains("with 1 arguments; the kernel takes 2"), "{error}");
     });
 }
+
+/// Segments that bind an SVM pointer at another offset form one family patched through the
+/// SVM argument list (natively on Intel).
+#[test]
+fn svm_pointer_updates() {
+    on_each_device("svm_pointer_updates", |device| {
+        const SEGMENTS: u32 = 3;
+        let shared = Memory { kind: MemKind::Shared, size: BYTES, address: 0, flags: 0, device: None };
+        let ones = words(&[1; N]);
+        let scaled = |segment: u32| {
+            let start = 4 * segment as usize;
+            words(&(0..N).map(|i| if (start..start + N / 2).contains(&i) { 2 } else { 1 }).collect::<Vec<u32>>())
+        };
+        let (mut trace, mut blobs) = single_segment(vec![shared], vec![scale_of(A, 0, 2, N / 2)], &[], vec![ones.clone()], &[scaled(0)]);
+        for segment in 1..SEGMENTS {
+            let command = scale_of(A, 16 * segment as u64, 2, N / 2);
+            trace.nodes.push(Node { queue: Some(QueueId(0)), segment: SegmentId(segment), command, call: "test".into() });
+            trace.segments.push(Segment {
+                ordinal: segment as u64,
+                ended_by: "clFinish".into(),
+                initial: vec![MemState { mem: A, blob: blobs.insert(ones.clone()) }],
+                expected: vec![MemState { mem: A, blob: blobs.insert(scaled(segment)) }],
+            });
+        }
+        let (report, memories) = run(device, &trace, &blobs, Mode::Graph, 2);
+        let comparison = report.comparison.as_ref().expect("compared");
+        assert!(comparison.passed(), "{device}: {:?}", comparison.mismatches);
+        assert_eq!(memories[0], scaled(SEGMENTS - 1), "{device}");
+        let updates = 3 * SEGMENTS as usize - 1;
+        let counted = if device.contains("intel") { report.native_updates } else { report.rebuilds };
+        assert_eq!((report.families, counted), (1, updates), "{report:?}");
+    });
+}
