@@ -9,3 +9,4 @@ if [ -x "$venv/bin/python" ]; then
   nvcc_bin=$(ls "$venv"/lib/python3*/site-packages/nvidia/cu13/bin/nvcc 2>/dev/null | head -n 1 || true)
   [ -n "$nvcc_bin" ] && export REPRISE_NVCC="$nvcc_bin"
 fi
+. "$(dirname "${BASH_SOURCE[0]}")/cuda-env.sh"
