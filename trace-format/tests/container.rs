@@ -187,3 +187,14 @@ fn duplicate_blobs_are_stored_once() {
     assert_eq!(writer.position(), after_first);
     assert!(after_first < 10_000, "100 kB of one byte compresses");
 }
+
+/// Found by the fuzzer: a trailer pointing near `usize::MAX` made the reader overflow.
+#[test]
+fn a_trailer_pointing_past_the_file_falls_back_to_scanning() {
+    let mut bytes = recording(5, 2, 100, true).bytes;
+    let trailer = bytes.len() - 16;
+    bytes[trailer..trailer + 8].copy_from_slice(&(u64::MAX - 3).to_le_bytes());
+    let file = read_trace_bytes(&bytes).unwrap();
+    assert!(matches!(file.completeness, Completeness::Truncated { .. }));
+    assert_eq!(file.trace.nodes.len(), 5);
+}

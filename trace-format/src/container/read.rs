@@ -102,6 +102,10 @@ fn indexed_frames(file: &[u8]) -> Option<Index> {
 /// Blob payloads are checksummed when first read (`BlobStore::get`), so reading the metadata
 /// of a large trace does not touch its blobs.
 fn frame(file: &[u8], offset: usize) -> Result<Option<(FrameKind, &[u8])>, FormatError> {
+    // Offsets come from the file itself (trailer, index): bound them before any arithmetic.
+    if offset > file.len() {
+        return Ok(None);
+    }
     let Some(header) = file.get(offset..offset + FRAME_HEADER_LEN) else { return Ok(None) };
     let kind = FrameKind::from_byte(header[0]).ok_or_else(|| FormatError::Malformed {
         offset: offset as u64,
