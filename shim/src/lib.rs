@@ -4,6 +4,7 @@
 //! and one module per API, which exports the API's functions as hooks.
 
 mod config;
+pub mod cuda;
 mod entry;
 mod interpose;
 mod log;
