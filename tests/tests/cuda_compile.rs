@@ -59,7 +59,7 @@ fn programs() -> Vec<PathBuf> {
 }
 
 #[test]
-fn every_program_links_with_static_and_shared_cudart() {
+fn every_program_links_with_static_and_shared_cudart_and_embeds_readable_fatbins() {
     let out = output_dir("programs");
     let programs = programs();
     assert!(
@@ -83,8 +83,46 @@ fn every_program_links_with_static_and_shared_cudart() {
                 cudart == "shared",
                 "{stem} built with -cudart {cudart}"
             );
+            assert_fatbins_fill_section(&embedded_fatbins(&binary));
         }
     }
+}
+
+/// The `.nv_fatbin` section of a linked program: the fatbins of its translation units (and of
+/// the static cudart), one after another.
+fn embedded_fatbins(binary: &Path) -> Vec<u8> {
+    let section = binary.with_extension("nv_fatbin");
+    let dumped = Command::new("objcopy")
+        .args(["-O", "binary", "--only-section=.nv_fatbin"])
+        .arg(binary)
+        .arg(&section)
+        .status()
+        .expect("run objcopy (binutils)");
+    assert!(
+        dumped.success(),
+        "objcopy cannot dump .nv_fatbin of {}",
+        binary.display()
+    );
+    std::fs::read(&section).expect("read the dumped .nv_fatbin section")
+}
+
+/// Reading fatbins one after another, each at the next 8-byte boundary, ends exactly at the
+/// section's end: every size read from a header is right.
+fn assert_fatbins_fill_section(section: &[u8]) {
+    let mut offset = 0;
+    let mut count = 0;
+    while offset < section.len() {
+        let image = image_in(&section[offset..]).expect("a fatbin in .nv_fatbin");
+        assert_eq!(
+            image.kind,
+            ImageKind::Fatbin,
+            "at offset {offset} of .nv_fatbin"
+        );
+        offset = (offset + image.bytes.len()).next_multiple_of(8);
+        count += 1;
+    }
+    assert_eq!(offset, section.len(), "fatbins overrun .nv_fatbin");
+    assert!(count > 0, "empty .nv_fatbin");
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
