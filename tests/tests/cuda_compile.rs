@@ -314,3 +314,50 @@ fn truncated_and_corrupt_headers_are_rejected() {
         Err(ImageError::NullAddress)
     );
 }
+
+#[test]
+fn every_cut_of_a_real_image_is_truncated_and_no_corruption_panics() {
+    let Images { cubin, fatbin, ptx } = build_kernel_images("cuts");
+    for image in [&cubin, &fatbin] {
+        for len in 0..image.len() {
+            assert!(
+                is_truncated(image_in(&image[..len])),
+                "cut at {len} of {}",
+                image.len()
+            );
+        }
+    }
+    assert!(is_truncated(image_in(&[])));
+
+    // Overwrite a few bytes, often in the headers, with pseudo-random values: the answer may be an
+    // error, never a panic, and an image found is self-contained (its bytes alone read the same).
+    let mut state = 0x9E37_79B9_7F4A_7C15_u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for image in [&cubin, &fatbin, &with_nul(&ptx)] {
+        for _ in 0..20_000 {
+            let mut corrupt = image.clone();
+            for _ in 0..1 + next() % 4 {
+                let anywhere = next();
+                let offset = if anywhere % 2 == 0 {
+                    anywhere % 128
+                } else {
+                    anywhere >> 1
+                };
+                let offset = offset as usize % corrupt.len();
+                corrupt[offset] = next() as u8;
+            }
+            if let Ok(found) = image_in(&corrupt) {
+                let alone = match found.kind {
+                    ImageKind::Ptx => with_nul(found.bytes),
+                    ImageKind::Cubin | ImageKind::Fatbin => found.bytes.to_vec(),
+                };
+                assert_eq!(image_in(&alone), Ok(found));
+            }
+        }
+    }
+}

@@ -134,7 +134,8 @@ impl<'a> ImageBytes<'a> for SliceBytes<'a> {
     }
 }
 
-/// Memory the driver is about to read: every read stays within what the headers read before claim.
+/// Memory the driver is about to read: the parser reads only ranges that headers it has already
+/// read claim.
 struct RawBytes<'a> {
     start: *const u8,
     lifetime: PhantomData<&'a [u8]>,
