@@ -1,3 +1,4 @@
+// gpu-check-args: $IMAGES/kernels.fatbin
 // A driver-API program: loads the module image named on its command line (kernels.cu built as
 // PTX, cubin or fatbin) with cuModuleLoadData, launches its kernels with cuLaunchKernel and reads
 // a module global. Driver functions come from cudaGetDriverEntryPointByVersion, so the program

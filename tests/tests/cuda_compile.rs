@@ -46,16 +46,25 @@ fn nvcc(args: &[&str], source: &Path, output: &Path) {
     );
 }
 
-/// Every program of tests/cuda (each `.cu` file but the kernels loaded through the driver API).
+/// Every program of tests/cuda (each `.cu` and `.cpp` file but the kernels loaded through the driver API).
 fn programs() -> Vec<PathBuf> {
     let entries = std::fs::read_dir(cuda_sources()).expect("read tests/cuda");
     let mut programs: Vec<PathBuf> = entries
         .map(|entry| entry.expect("list tests/cuda").path())
-        .filter(|path| path.extension().is_some_and(|ext| ext == "cu"))
+        .filter(|path| path.extension().is_some_and(|ext| ext == "cu" || ext == "cpp"))
         .filter(|path| !path.ends_with(KERNELS))
         .collect();
     programs.sort();
     programs
+}
+
+/// The nvcc flags a program's `// gpu-check-flags:` line gives (what scripts/gpu-check.sh uses).
+fn build_flags(source: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(source).expect("read a CUDA program");
+    text.lines()
+        .find_map(|line| line.strip_prefix("// gpu-check-flags: "))
+        .map(|flags| flags.split_whitespace().map(str::to_string).collect())
+        .unwrap_or_default()
 }
 
 #[test]
@@ -67,15 +76,34 @@ fn every_program_links_with_static_and_shared_cudart_and_embeds_readable_fatbins
         "no CUDA programs in {}",
         cuda_sources().display()
     );
+    let includes = cuda_sources();
     for source in programs {
         let stem = source
             .file_stem()
             .expect("a .cu file has a stem")
             .to_string_lossy()
             .into_owned();
+        let flags = build_flags(&source);
+        let mut args: Vec<&str> = flags.iter().map(String::as_str).collect();
+        args.extend(["-I", includes.to_str().expect("a UTF-8 path")]);
+        // cuBLAS's headers are not in the pip compiler wheels: that program is built on the GPU machine only.
+        if flags.iter().any(|flag| flag == "-lcublas") {
+            eprintln!("{stem}: needs cuBLAS, which scripts/gpu-check.sh builds on the GPU machine");
+            continue;
+        }
+        // libcuda exists only on the GPU machine: such programs are compiled, not linked, here.
+        if flags.iter().any(|flag| flag.starts_with("-l")) {
+            let object = out.join(format!("{stem}.o"));
+            let compile_only: Vec<&str> = args.iter().copied().filter(|a| !a.starts_with("-l")).chain(["-c"]).collect();
+            nvcc(&compile_only, &source, &object);
+            continue;
+        }
         for cudart in ["static", "shared"] {
             let binary = out.join(format!("{stem}-{cudart}"));
-            nvcc(&["-cudart", cudart], &source, &binary);
+            let mut link = args.clone();
+            link.retain(|a| *a != "-cudart" && *a != "shared" && *a != "static");
+            link.extend(["-cudart", cudart]);
+            nvcc(&link, &source, &binary);
             let linked = std::fs::read(&binary).expect("read the linked program");
             let needs_shared_cudart = contains(&linked, b"libcudart.so.13");
             assert_eq!(

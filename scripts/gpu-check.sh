@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# The whole GPU check in one call, on an NVIDIA machine with nvcc but no Rust:
+#   scripts/gpu-check.sh [BIN_DIR]   (BIN_DIR holds libshim.so and replayer built elsewhere; default target/release)
+# Builds every CUDA test program in tests/cuda with nvcc -arch=sm_90, runs each natively and under the shim,
+# replays its trace as CUDA graphs and eagerly with --compare, and prints one table; then the same loop for
+# the OpenCL example on the NVIDIA OpenCL driver, and the shim's per-call cost on the launch-bound program.
+# Exits non-zero if any row fails. Logs, traces and the table go to $OUT (or a temporary directory).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+bin=$(cd "${1:-target/release}" && pwd)
+shim="$bin/libshim.so"
+replayer="$bin/replayer"
+out=${OUT:-$(mktemp -d)}
+work=$(mktemp -d)
+images="$work/images"
+mkdir -p "$images" "$out/logs"
+export IMAGES="$images"
+failures=0
+table="$out/gpu-check.md"
+
+nvcc -arch=sm_90 -ptx -o "$images/kernels.ptx" tests/cuda/kernels.cu &&
+  nvcc -arch=sm_90 -cubin -o "$images/kernels.cubin" tests/cuda/kernels.cu &&
+  nvcc -arch=sm_90 -fatbin -o "$images/kernels.fatbin" tests/cuda/kernels.cu || { echo "gpu-check: cannot build kernels.cu"; failures=$((failures + 1)); }
+
+directive() { sed -n "s|^// gpu-check-$1: ||p" "$2" | head -n 1; }
+median() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("%.1f" % d["time_per_iteration_us"]["median"])' "$1" 2>/dev/null || echo "-"; }
+passed() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d["comparison"]["passed"] else 1)' "$1" 2>/dev/null; }
+program_time() { sed -n 's/^time: us_per_iteration \([0-9.]*\).*/\1/p' "$1" | head -n 1; }
+
+echo "| program | native == shim | graph --compare | eager --compare | program µs/iter | graph µs/iter | eager µs/iter |" >"$table"
+echo "| --- | --- | --- | --- | --- | --- | --- |" >>"$table"
+
+# check NAME COMMAND...: one row of the table.
+check() {
+  local name=$1; shift
+  local log="$out/logs/$name"
+  "$@" >"$log.native" 2>&1; local native_rc=$?
+  REPRISE_OUTPUT="$work/$name.trace" LD_PRELOAD="$shim" "$@" >"$log.shim" 2>&1; local shim_rc=$?
+  local same=no
+  if [ $native_rc -eq 0 ] && [ $shim_rc -eq 0 ] && diff <(grep -v '^time:' "$log.native") <(grep -v '^time:' "$log.shim") >/dev/null; then same=yes; fi
+  local graph=fail eager=fail
+  for mode in graph eager; do
+    "$replayer" replay "$work/$name.trace" --mode $mode --iterations 20 --compare --json ${REPLAY_DEVICE:+--device "$REPLAY_DEVICE"} >"$log.$mode.json" 2>"$log.$mode.err"
+    local rc=$?
+    if [ $rc -eq 0 ] && passed "$log.$mode.json"; then eval "$mode=pass"; else eval "$mode='fail (exit $rc)'"; fi
+  done
+  [ "$same" = yes ] && [ "$graph" = pass ] && [ "$eager" = pass ] || failures=$((failures + 1))
+  echo "| $name | $same | $graph | $eager | $(program_time "$log.native") | $(median "$log.graph.json") | $(median "$log.eager.json") |" >>"$table"
+  cp "$work/$name.trace" "$out/logs/" 2>/dev/null || true
+}
+
+for source in tests/cuda/*.cu tests/cuda/*.cpp; do
+  name=$(basename "${source%.*}")
+  [ "$name" = kernels ] && continue
+  read -r -a flags <<<"$(directive flags "$source")"
+  if ! nvcc -arch=sm_90 -O2 -Itests/cuda "${flags[@]}" -o "$work/$name" "$source" >"$out/logs/$name.build" 2>&1; then
+    echo "| $name | build failed | | | | | |" >>"$table"; failures=$((failures + 1)); continue
+  fi
+  read -r -a args <<<"$(eval echo "$(directive args "$source")")"
+  check "$name" "$work/$name" "${args[@]}"
+done
+check pytorch_ops python3 tests/cuda/pytorch_ops.py
+
+# The OpenCL loop on NVIDIA's OpenCL driver, when it has one.
+if gcc -O2 -I/usr/local/cuda/include -o "$work/vector_add_cl" tests/examples/vector_add.c -L/usr/local/cuda/lib64 -lOpenCL 2>"$out/logs/opencl.build" &&
+  "$work/vector_add_cl" >/dev/null 2>&1; then
+  REPLAY_DEVICE=nvidia check opencl_vector_add "$work/vector_add_cl"
+else
+  echo "| opencl_vector_add | no NVIDIA OpenCL here | | | | | |" >>"$table"
+fi
+
+cat "$table"
+
+# The shim's cost on the launch-bound program (1000 launches per iteration): its own time per iteration
+# natively, with the shim idle (capture range over before the timed loop) and recording.
+if [ -x "$work/launch_bound" ]; then
+  native=$("$work/launch_bound" | sed -n 's/^time: us_per_iteration //p')
+  idle=$(REPRISE_CAPTURE=0 REPRISE_OUTPUT="$work/idle.trace" LD_PRELOAD="$shim" "$work/launch_bound" | sed -n 's/^time: us_per_iteration //p')
+  recording=$(REPRISE_OUTPUT="$work/rec.trace" LD_PRELOAD="$shim" "$work/launch_bound" | sed -n 's/^time: us_per_iteration //p')
+  echo
+  echo "launch_bound, 1000 launches per iteration, µs per iteration: native $native, shim idle $idle, shim recording $recording" | tee -a "$table"
+fi
+echo "gpu-check: $failures failing row(s); logs in $out/logs"
+[ $failures -eq 0 ]
