@@ -1,7 +1,10 @@
 /* Shared by the OpenCL test programs: error checks, platform choice, program building.
- * The platform is the first whose name contains $REPRISE_TEST_PLATFORM, else the first. */
+ * The platform is the first whose name contains $REPRISE_TEST_PLATFORM (any case), else the first. */
 #ifndef REPRISE_TEST_COMMON_H
 #define REPRISE_TEST_COMMON_H
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* strcasestr */
+#endif
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
 #include <math.h>
@@ -46,7 +49,7 @@ static inline cl_platform_id choose_platform(void) {
     for (cl_uint i = 0; i < count && i < 16; i++) {
         char name[256] = {0};
         CHECK(clGetPlatformInfo(platforms[i], CL_PLATFORM_NAME, sizeof name - 1, name, NULL));
-        if (strstr(name, wanted) != NULL) return platforms[i];
+        if (strcasestr(name, wanted) != NULL) return platforms[i];
     }
     fprintf(stderr, "no OpenCL platform named like \"%s\"\n", wanted);
     exit(2);

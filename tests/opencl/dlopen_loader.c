@@ -1,5 +1,6 @@
 /* Reaches OpenCL only through dlopen("libOpenCL.so.1") and dlsym(handle, ...): it is not linked
  * against the loader. Every OpenCL name below is redirected to a pointer looked up at start. */
+#define _GNU_SOURCE
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
 #include <dlfcn.h>

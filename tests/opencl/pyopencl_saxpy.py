@@ -1,5 +1,5 @@
 """saxpy through pyopencl, whose wheel bundles its own ICD loader: y = a*x + y, checked with numpy.
-The platform is the first whose name contains $REPRISE_TEST_PLATFORM, else the first."""
+The platform is the first whose name contains $REPRISE_TEST_PLATFORM (any case), else the first."""
 import os
 import sys
 
@@ -16,7 +16,7 @@ __kernel void saxpy(__global float *y, __global const float *x, float a) {
 def choose_platform():
     platforms = cl.get_platforms()
     wanted = os.environ.get("REPRISE_TEST_PLATFORM", "")
-    matching = [p for p in platforms if wanted in p.name]
+    matching = [p for p in platforms if wanted.lower() in p.name.lower()]
     if not matching:
         sys.exit(f"no OpenCL platform named like {wanted!r}")
     return matching[0]

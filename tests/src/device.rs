@@ -1,0 +1,64 @@
+//! The OpenCL devices the tests run on: PoCL always (CI installs it, so its absence is a
+//! failure), Intel's CPU runtime when `$REPRISE_INTEL_OCL` names its `libintelocl.so`.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+#[derive(Clone, Debug)]
+pub enum Device {
+    Pocl,
+    /// The path of `libintelocl.so`.
+    Intel(PathBuf),
+}
+
+impl Device {
+    /// PoCL: the platform the system's ICD loader lists first.
+    pub fn pocl() -> Device {
+        Device::Pocl
+    }
+
+    /// Intel's runtime, or `None` (with a line saying why the caller skips) when it is not configured.
+    pub fn intel() -> Option<Device> {
+        match std::env::var_os("REPRISE_INTEL_OCL") {
+            Some(path) => {
+                let path = PathBuf::from(path);
+                assert!(path.is_file(), "REPRISE_INTEL_OCL={} is not a file", path.display());
+                Some(Device::Intel(path))
+            }
+            None => {
+                eprintln!("skipped: REPRISE_INTEL_OCL (path of libintelocl.so) is not set");
+                None
+            }
+        }
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            Device::Pocl => "pocl",
+            Device::Intel(_) => "intel",
+        }
+    }
+
+    /// What the test programs' `$REPRISE_TEST_DEVICE` and the replayer's `--device` match
+    /// (case-insensitively) in the platform or device name.
+    pub fn selector(&self) -> &'static str {
+        match self {
+            Device::Pocl => "portable",
+            Device::Intel(_) => "intel",
+        }
+    }
+
+    /// Sets up `command`'s environment so that it sees this device and the programs choose it.
+    pub fn configure(&self, command: &mut Command) {
+        command.env("REPRISE_TEST_DEVICE", self.selector());
+        if let Device::Intel(library) = self {
+            command.env("OCL_ICD_FILENAMES", library);
+            let dir = library.parent().map(PathBuf::from).unwrap_or_default();
+            let mut paths = vec![dir];
+            if let Some(existing) = std::env::var_os("LD_LIBRARY_PATH") {
+                paths.extend(std::env::split_paths(&existing));
+            }
+            command.env("LD_LIBRARY_PATH", std::env::join_paths(paths).expect("library paths hold no ':'"));
+        }
+    }
+}
