@@ -39,7 +39,7 @@ impl Device {
         }
     }
 
-    /// What the test programs' `$REPRISE_TEST_DEVICE` and the replayer's `--device` match
+    /// What the test programs' `$REPRISE_TEST_PLATFORM` and the replayer's `--device` match
     /// (case-insensitively) in the platform or device name.
     pub fn selector(&self) -> &'static str {
         match self {
@@ -50,7 +50,7 @@ impl Device {
 
     /// Sets up `command`'s environment so that it sees this device and the programs choose it.
     pub fn configure(&self, command: &mut Command) {
-        command.env("REPRISE_TEST_DEVICE", self.selector());
+        command.env("REPRISE_TEST_PLATFORM", self.selector());
         if let Device::Intel(library) = self {
             command.env("OCL_ICD_FILENAMES", library);
             let dir = library.parent().map(PathBuf::from).unwrap_or_default();

@@ -1,87 +1,122 @@
-//! The OpenCL test programs (`tests/opencl/`, `tests/examples/`): built into a scratch directory, run natively and
-//! under the shim.
+//! The test programs: C sources in `tests/opencl/` built with `cc` into a scratch directory,
+//! and Python scripts; run natively or under the shim, with their output captured.
 
-use crate::artifacts::{repository_root, shim_library};
+use crate::binaries::{shim_library, workspace_root};
 use crate::device::Device;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus};
+use std::process::Command;
+use tempfile::TempDir;
 
-/// How a test program is built and started.
-#[derive(Clone, Copy, Debug)]
-pub enum Source {
-    /// A C program linked against the system ICD loader. Paths are relative to `tests/`.
-    LinkedC(&'static str),
-    /// A C program that opens the loader itself with `dlopen`, so it is not linked against it.
-    DlopenC(&'static str),
-    /// A Python script using pyopencl (run with `$REPRISE_PYTHON`, else `python3`).
-    Python(&'static str),
-}
-
-/// A test program ready to run.
+/// A runnable test program and the scratch directory that holds its build and its traces.
 pub struct Program {
-    argv: Vec<PathBuf>,
+    pub name: String,
+    command: Vec<OsString>,
+    scratch: TempDir,
 }
 
-/// What a run produced that the program's behaviour consists of.
+/// How a C program is built.
+pub struct Build<'a> {
+    /// The source, relative to the workspace root.
+    pub source: &'a str,
+    /// `-D` definitions, as `NAME=VALUE`.
+    pub defines: &'a [&'a str],
+    /// Link against `libOpenCL` (a program that `dlopen`s the loader itself must not be).
+    pub link_loader: bool,
+}
+
+/// What a run printed and how it ended.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Outcome {
     pub stdout: String,
-    pub status: ExitStatus,
+    pub code: Option<i32>,
 }
 
-impl Source {
-    /// Compiles a C program into `dir`; a script needs no build.
-    pub fn build(self, dir: &Path) -> Program {
-        let (file, libraries): (&str, &[&str]) = match self {
-            Source::LinkedC(file) => (file, &["-lOpenCL", "-lm"]),
-            Source::DlopenC(file) => (file, &["-ldl", "-lm"]),
-            Source::Python(file) => {
-                let python = std::env::var_os("REPRISE_PYTHON").filter(|p| !p.is_empty()).unwrap_or("python3".into());
-                return Program { argv: vec![PathBuf::from(python), tests_dir().join(file)] };
-            }
-        };
-        let stem = Path::new(file).file_stem().expect("a C file name");
-        let executable = dir.join(stem);
-        let output = Command::new("cc")
-            .args(["-O2", "-Wall", "-Werror", "-o"])
-            .arg(&executable)
-            .arg(tests_dir().join(file))
-            .args(libraries)
-            .output()
-            .expect("the C compiler `cc` could not be started");
-        assert!(output.status.success(), "building {file} failed:\n{}", String::from_utf8_lossy(&output.stderr));
-        Program { argv: vec![executable] }
-    }
+pub fn source_path(relative: &str) -> PathBuf {
+    workspace_root().join(relative)
 }
 
 impl Program {
-    pub fn run_natively(&self, device: &Device) -> Outcome {
-        run(self.command(device))
+    /// `tests/opencl/<name>.c`, linked against the loader.
+    pub fn opencl_c(name: &str) -> Program {
+        let source = format!("tests/opencl/{name}.c");
+        Program::build_c(name, &Build { source: &source, defines: &[], link_loader: true })
     }
 
-    /// Runs under the shim, recording into `trace`.
+    pub fn build_c(name: &str, build: &Build) -> Program {
+        let scratch = scratch_dir();
+        let binary = scratch.path().join(name);
+        let mut cc = Command::new(std::env::var_os("CC").unwrap_or_else(|| "cc".into()));
+        cc.args(["-O1", "-Wall", "-D_GNU_SOURCE", "-o"]).arg(&binary).arg(source_path(build.source));
+        cc.args(build.defines.iter().map(|define| format!("-D{define}")));
+        if build.link_loader {
+            cc.arg("-lOpenCL");
+        }
+        cc.args(["-ldl", "-lm"]);
+        let output = cc.output().expect("cc runs (is a C compiler installed?)");
+        assert!(output.status.success(), "building {} failed:\n{}", build.source, String::from_utf8_lossy(&output.stderr));
+        Program { name: name.to_owned(), command: vec![binary.into()], scratch }
+    }
+
+    /// `tests/opencl/<file>` run by `$REPRISE_PYTHON` (pyopencl and numpy), else `python3`.
+    pub fn python(file: &str) -> Program {
+        let python = std::env::var_os("REPRISE_PYTHON").unwrap_or_else(|| "python3".into());
+        let script = source_path(&format!("tests/opencl/{file}"));
+        let name = file.trim_end_matches(".py").to_owned();
+        Program { name, command: vec![python, script.into()], scratch: scratch_dir() }
+    }
+
+    /// Any command (for programs that never use OpenCL).
+    pub fn command(name: &str, command: &[&str]) -> Program {
+        Program { name: name.to_owned(), command: command.iter().map(OsString::from).collect(), scratch: scratch_dir() }
+    }
+
+    pub fn scratch(&self) -> &Path {
+        self.scratch.path()
+    }
+
+    /// Where a recording of this program on `device` goes.
+    pub fn trace_path(&self, device: &Device) -> PathBuf {
+        self.scratch().join(format!("{}-{}.trace", self.name, device.name()))
+    }
+
+    pub fn run_native(&self, device: &Device) -> Outcome {
+        self.run(device, |_| {})
+    }
+
+    /// Runs under `LD_PRELOAD=libshim.so` with `REPRISE_OUTPUT=trace`.
     pub fn run_recorded(&self, device: &Device, trace: &Path) -> Outcome {
-        let mut command = self.command(device);
-        command.env("LD_PRELOAD", shim_library()).env("REPRISE_OUTPUT", trace);
-        run(command)
+        let shim = shim_library();
+        self.run(device, |command| {
+            command.env("LD_PRELOAD", &shim).env("REPRISE_OUTPUT", trace);
+        })
     }
 
-    fn command(&self, device: &Device) -> Command {
-        let mut command = Command::new(&self.argv[0]);
-        command.args(&self.argv[1..]);
+    /// Runs natively (which must succeed) and under the shim, asserts both printed the same and
+    /// ended alike, and returns the trace's path.
+    pub fn record(&self, device: &Device) -> PathBuf {
+        let native = self.run_native(device);
+        assert_eq!(native.code, Some(0), "{} failed natively on {}: {native:?}", self.name, device.name());
+        let trace = self.trace_path(device);
+        let recorded = self.run_recorded(device, &trace);
+        assert_eq!(native, recorded, "{} behaves differently under the shim on {}", self.name, device.name());
+        assert!(trace.is_file(), "{} left no trace at {}", self.name, trace.display());
+        trace
+    }
+
+    fn run(&self, device: &Device, extra: impl FnOnce(&mut Command)) -> Outcome {
+        let mut command = Command::new(&self.command[0]);
+        command.args(&self.command[1..]).current_dir(self.scratch());
         device.configure(&mut command);
-        command
+        extra(&mut command);
+        let output = command.output().unwrap_or_else(|error| panic!("{} does not start: {error}", self.name));
+        if !output.stderr.is_empty() {
+            eprintln!("{} stderr:\n{}", self.name, String::from_utf8_lossy(&output.stderr));
+        }
+        Outcome { stdout: String::from_utf8_lossy(&output.stdout).into_owned(), code: output.status.code() }
     }
 }
 
-fn run(mut command: Command) -> Outcome {
-    let output = command.output().unwrap_or_else(|error| panic!("could not start {command:?}: {error}"));
-    if !output.status.success() {
-        eprintln!("{command:?} failed; its stderr:\n{}", String::from_utf8_lossy(&output.stderr));
-    }
-    Outcome { stdout: String::from_utf8_lossy(&output.stdout).into_owned(), status: output.status }
-}
-
-fn tests_dir() -> PathBuf {
-    repository_root().join("tests")
+fn scratch_dir() -> TempDir {
+    tempfile::Builder::new().prefix("reprise-e2e-").tempdir().expect("a scratch directory in $TMPDIR")
 }

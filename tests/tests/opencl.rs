@@ -1,0 +1,105 @@
+//! Each OpenCL test program on each device: its output is the same with and without the shim, and
+//! its trace replays as command buffers and eagerly with the final memory equal to the recording.
+//! Programs with a known graph also have their DOT edges checked.
+
+use end_to_end::device::Device;
+use end_to_end::dot::{edge, edges};
+use end_to_end::program::{Build, Program};
+use end_to_end::replay::{replay_compared, Mode};
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+/// Records `program` on `device` (asserting identical output) and replays it in both modes with
+/// `--compare`; returns the trace, which lives as long as `program`.
+fn record_and_replay(program: &Program, device: &Device) -> PathBuf {
+    let trace = program.record(device);
+    for mode in Mode::BOTH {
+        replay_compared(&trace, device, mode, &[]);
+    }
+    trace
+}
+
+/// One test per device: `pocl` always, `intel` when `$REPRISE_INTEL_OCL` is set.
+macro_rules! on_each_device {
+    ($name:ident, $check:expr) => {
+        mod $name {
+            use super::*;
+            #[test]
+            fn pocl() {
+                ($check)(&Device::pocl());
+            }
+            #[test]
+            fn intel() {
+                if let Some(device) = Device::intel() {
+                    ($check)(&device);
+                }
+            }
+        }
+    };
+}
+
+fn replays(name: &'static str) -> impl Fn(&Device) {
+    move |device| {
+        record_and_replay(&Program::opencl_c(name), device);
+    }
+}
+
+on_each_device!(transfers, replays("transfers"));
+on_each_device!(sub_buffers, replays("sub_buffers"));
+on_each_device!(local_memory, replays("local_memory"));
+on_each_device!(user_event, replays("user_event"));
+
+on_each_device!(in_order_chain, |device: &Device| {
+    let program = Program::opencl_c("in_order_chain");
+    let trace = record_and_replay(&program, device);
+    let expected = BTreeSet::from([
+        edge("copy#0", "scale", "in_order"),
+        edge("scale", "twice", "in_order"),
+        edge("twice", "add", "in_order"),
+        edge("add", "copy#4", "in_order"),
+    ]);
+    assert_eq!(edges(&trace), expected);
+});
+
+on_each_device!(dag_diamond, |device: &Device| {
+    let program = Program::opencl_c("dag_diamond");
+    let trace = record_and_replay(&program, device);
+    let expected = BTreeSet::from([
+        edge("stage_a", "stage_b", "event"),
+        edge("stage_a", "stage_c", "event"),
+        edge("stage_b", "stage_d", "event"),
+        edge("stage_c", "stage_d", "event"),
+        edge("stage_d", "copy#4", "event"),
+    ]);
+    assert_eq!(edges(&trace), expected, "the diamond's edges (and no stage_a -> stage_d)");
+});
+
+on_each_device!(svm, |device: &Device| {
+    let program = Program::opencl_c("svm");
+    // Both CPU runtimes have coarse-grained SVM: the program's skip line would be a failure here.
+    let native = program.run_native(device);
+    assert!(native.stdout.starts_with("svm: sum of copy"), "SVM did not run on {}: {native:?}", device.name());
+    record_and_replay(&program, device);
+});
+
+on_each_device!(segments, |device: &Device| {
+    let program = Program::opencl_c("segments");
+    let trace = program.record(device);
+    let report = replay_compared(&trace, device, Mode::Graph, &[]);
+    assert_eq!(report["segments"], 3, "one segment per clFinish: {report:#}");
+    replay_compared(&trace, device, Mode::Eager, &[]);
+});
+
+on_each_device!(dlopen_loader, |device: &Device| {
+    let build = Build { source: "tests/opencl/dlopen_loader.c", defines: &[], link_loader: false };
+    record_and_replay(&Program::build_c("dlopen_loader", &build), device);
+});
+
+on_each_device!(pyopencl_saxpy, |device: &Device| {
+    record_and_replay(&Program::python("pyopencl_saxpy.py"), device);
+});
+
+on_each_device!(bundled_example, |device: &Device| {
+    let build = Build { source: "tests/examples/vector_add.c", defines: &[], link_loader: true };
+    record_and_replay(&Program::build_c("vector_add", &build), device);
+});

@@ -1,0 +1,90 @@
+//! Repeated segments and argument patches: the Jacobi program replays from one family (native
+//! updates on Intel's mutable dispatch, rebuilds on PoCL), and a `--set` patch changes the output
+//! exactly as computed by hand.
+
+use end_to_end::device::Device;
+use end_to_end::program::Program;
+use end_to_end::replay::{path_str, replay_compared, run_replayer, Mode};
+use std::path::Path;
+use trace_format::{read_trace, Arg, Command, MemId};
+
+/// Iterations of tests/opencl/jacobi.c: one segment each.
+const JACOBI_ITERATIONS: u64 = 12;
+/// Elements of the output of tests/opencl/in_order_chain.c, which is z[i] = 3 * s * i.
+const CHAIN_LEN: usize = 1024;
+
+fn jacobi_replays_from_one_family(device: &Device) {
+    let program = Program::opencl_c("jacobi");
+    let trace = program.record(device);
+    let report = replay_compared(&trace, device, Mode::Graph, &[]);
+    assert_eq!(report["segments"], JACOBI_ITERATIONS, "one segment per iteration: {report:#}");
+    assert_eq!(report["families"], 1, "every iteration is the same graph, patched: {report:#}");
+    match device {
+        Device::Intel(_) => assert!(report["native_updates"].as_u64() > Some(0), "no native updates: {report:#}"),
+        Device::Pocl => assert!(report["rebuilds"].as_u64() > Some(0), "PoCL has no mutable dispatch: {report:#}"),
+    }
+    replay_compared(&trace, device, Mode::Eager, &[]);
+}
+
+/// Doubling the chain's scale factor `s` (argument 2 of kernel `scale`) doubles z.
+fn doubled_scale_doubles_the_output(device: &Device) {
+    let program = Program::opencl_c("in_order_chain");
+    let trace = program.record(device);
+    let z = last_kernel_destination(&trace);
+    let recorded = replay_output(&trace, device, z, &[], &program.scratch().join("z.bin"));
+    assert_eq!(recorded, chain_output(1.5), "the unpatched replay's z");
+    let patched = replay_output(&trace, device, z, &["--set", "scale:2=f32:3"], &program.scratch().join("z2.bin"));
+    assert_eq!(patched, chain_output(3.0), "z after --set scale:2=f32:3");
+}
+
+/// z[i] = 3 * s * i as bytes; exact in f32 for these values.
+fn chain_output(s: f32) -> Vec<u8> {
+    (0..CHAIN_LEN).flat_map(|i| (3.0 * s * i as f32).to_ne_bytes()).collect()
+}
+
+/// The memory the trace's last kernel writes (its argument 0, by the chain's convention).
+fn last_kernel_destination(trace: &Path) -> MemId {
+    let file = read_trace(trace).unwrap_or_else(|error| panic!("{} does not read: {error}", trace.display()));
+    let last = file.trace.nodes.iter().rev().find_map(|node| match &node.command {
+        Command::Kernel(launch) => launch.args.first(),
+        _ => None,
+    });
+    match last {
+        Some(Arg::Memory { mem, .. }) => *mem,
+        other => panic!("the last kernel's first argument is not memory: {other:?}"),
+    }
+}
+
+/// Replays once with `patches`, writing memory `mem` to `file`, and returns its contents.
+fn replay_output(trace: &Path, device: &Device, mem: MemId, patches: &[&str], file: &Path) -> Vec<u8> {
+    let output_arg = format!("{}={}", mem.0, path_str(file));
+    let mut args = vec!["replay", path_str(trace), "--iterations", "1", "--output", &output_arg];
+    args.extend_from_slice(patches);
+    let output = run_replayer(&args, Some(device));
+    assert!(output.status.success(), "replayer {args:?} failed: {}", String::from_utf8_lossy(&output.stderr));
+    std::fs::read(file).unwrap_or_else(|error| panic!("{} was not written: {error}", file.display()))
+}
+
+#[test]
+fn jacobi_on_pocl() {
+    jacobi_replays_from_one_family(&Device::pocl());
+}
+
+#[test]
+fn jacobi_on_intel() {
+    if let Some(device) = Device::intel() {
+        jacobi_replays_from_one_family(&device);
+    }
+}
+
+#[test]
+fn scale_patch_on_pocl() {
+    doubled_scale_doubles_the_output(&Device::pocl());
+}
+
+#[test]
+fn scale_patch_on_intel() {
+    if let Some(device) = Device::intel() {
+        doubled_scale_doubles_the_output(&device);
+    }
+}
