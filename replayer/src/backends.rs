@@ -13,7 +13,7 @@ use trace_format::Api;
 pub fn open(api: Api, options: &BackendOptions) -> Result<Box<dyn Backend>, BackendError> {
     match api {
         Api::OpenCl => crate::opencl::open(options),
-        Api::Cuda => Err(not_built(api)),
+        Api::Cuda => crate::cuda::open(options),
         Api::LevelZero => Err(not_built(api)),
     }
 }

@@ -3,6 +3,7 @@
 
 pub mod backend;
 pub mod backends;
+pub mod cuda;
 pub mod describe;
 pub mod diff;
 pub mod dot;

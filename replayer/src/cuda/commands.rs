@@ -1,0 +1,224 @@
+//! Driver parameter blocks for recorded commands, shared by graph building, graph updates and
+//! eager replay: kernel arguments and launch shape, 3D copies, memsets.
+
+use super::objects::{host_span, Objects};
+use crate::backend::{BackendError, BackendResult};
+use cudarc::driver::sys::{self, CUdeviceptr, CUmemorytype, CUDA_MEMCPY3D, CUDA_MEMSET_NODE_PARAMS};
+use std::ffi::c_void;
+use trace_format::{Arg, Copy, Extent, Fill, KernelLaunch, Launch, Place};
+
+/// A kernel launch ready for the driver. Owns the argument bytes `kernel_params` points into.
+pub struct KernelCall {
+    _values: Vec<Vec<u8>>,
+    pointers: Vec<*mut c_void>,
+    pub params: sys::CUDA_KERNEL_NODE_PARAMS,
+    /// Cluster shape and cooperative launch, as launch attributes.
+    pub attributes: Vec<sys::CUlaunchAttribute>,
+}
+
+impl KernelCall {
+    pub fn new(objects: &Objects, launch: &KernelLaunch) -> BackendResult<KernelCall> {
+        let (function, params) = objects
+            .functions
+            .get(launch.kernel.index())
+            .ok_or_else(|| BackendError::Unsupported(format!("kernel {} is not in the trace", launch.kernel)))?;
+        if launch.args.len() != params.len() {
+            return Err(BackendError::Unsupported(format!(
+                "kernel {} takes {} parameters, the launch gives {}",
+                launch.kernel,
+                params.len(),
+                launch.args.len()
+            )));
+        }
+        let mut values = Vec::with_capacity(params.len());
+        for (index, (arg, param)) in launch.args.iter().zip(params).enumerate() {
+            let mut bytes = match arg {
+                Arg::Value(bytes) => bytes.clone(),
+                Arg::Memory { mem, offset } => {
+                    let base = objects.memories.addresses.get(mem.index()).ok_or_else(|| {
+                        BackendError::Unsupported(format!("argument {index} names memory {mem}, which is not in the trace"))
+                    })?;
+                    (base + offset).to_le_bytes().to_vec()
+                }
+                Arg::NullMemory => 0u64.to_le_bytes().to_vec(),
+                Arg::Local(_) => {
+                    return Err(BackendError::Unsupported(format!("argument {index}: CUDA kernels take no local-memory arguments")))
+                }
+            };
+            if bytes.len() > param.size as usize {
+                return Err(BackendError::Unsupported(format!(
+                    "argument {index} has {} bytes, the parameter {}",
+                    bytes.len(),
+                    param.size
+                )));
+            }
+            bytes.resize(param.size as usize, 0);
+            values.push(bytes);
+        }
+        let Launch::Grid { grid, block, shared_bytes, cluster, cooperative } = launch.launch else {
+            return Err(BackendError::Unsupported("a CUDA kernel needs a grid launch, not an ND-range".into()));
+        };
+        let mut pointers: Vec<*mut c_void> = values.iter_mut().map(|v| v.as_mut_ptr().cast()).collect();
+        let params = sys::CUDA_KERNEL_NODE_PARAMS {
+            func: *function,
+            gridDimX: grid[0],
+            gridDimY: grid[1],
+            gridDimZ: grid[2],
+            blockDimX: block[0],
+            blockDimY: block[1],
+            blockDimZ: block[2],
+            sharedMemBytes: shared_bytes,
+            kernelParams: pointers.as_mut_ptr(),
+            extra: std::ptr::null_mut(),
+            // A function handle, so no library kernel and no context of its own.
+            kern: std::ptr::null_mut(),
+            ctx: std::ptr::null_mut(),
+        };
+        Ok(KernelCall { _values: values, pointers, params, attributes: launch_attributes(cluster, cooperative) })
+    }
+
+    /// The parameters with `kernelParams` pointing at this call's own storage.
+    pub fn node_params(&mut self) -> sys::CUDA_KERNEL_NODE_PARAMS {
+        self.params.kernelParams = self.pointers.as_mut_ptr();
+        self.params
+    }
+}
+
+fn launch_attributes(cluster: Option<[u32; 3]>, cooperative: bool) -> Vec<sys::CUlaunchAttribute> {
+    let mut attributes = Vec::new();
+    // SAFETY (zeroed): plain C unions and structs for which all zeroes is valid.
+    if let Some([x, y, z]) = cluster {
+        let mut attribute: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
+        attribute.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        attribute.value.clusterDim.x = x;
+        attribute.value.clusterDim.y = y;
+        attribute.value.clusterDim.z = z;
+        attributes.push(attribute);
+    }
+    if cooperative {
+        let mut attribute: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
+        attribute.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+        attribute.value.cooperative = 1;
+        attributes.push(attribute);
+    }
+    attributes
+}
+
+/// One side of a copy as the driver addresses it.
+struct Side {
+    memory_type: CUmemorytype,
+    address: CUdeviceptr,
+    /// Bytes available from `address`, for the bounds check.
+    available: u64,
+}
+
+fn side(objects: &Objects, place: &Place, source: bool) -> BackendResult<Side> {
+    match place {
+        Place::Memory { mem, offset } => {
+            let (Some(&base), Some(&size)) = (objects.memories.addresses.get(mem.index()), objects.memories.sizes.get(mem.index())) else {
+                return Err(BackendError::Unsupported(format!("a copy names memory {mem}, which is not in the trace")));
+            };
+            // Unified addressing: the driver finds out whether it is device, host or managed memory.
+            Ok(Side { memory_type: CUmemorytype::CU_MEMORYTYPE_UNIFIED, address: base + offset, available: size.saturating_sub(*offset) })
+        }
+        Place::Host { data } if source => {
+            let blob = data.ok_or_else(|| BackendError::Unsupported("a copy from host memory has no recorded data".into()))?;
+            let buffer = objects.sources.get(&blob).ok_or_else(|| BackendError::Unsupported(format!("blob {blob} was not loaded")))?;
+            Ok(Side { memory_type: CUmemorytype::CU_MEMORYTYPE_HOST, address: buffer.ptr as CUdeviceptr, available: buffer.len as u64 })
+        }
+        Place::Host { .. } => Ok(Side {
+            memory_type: CUmemorytype::CU_MEMORYTYPE_HOST,
+            address: objects.sink.ptr as CUdeviceptr,
+            available: objects.sink.len as u64,
+        }),
+    }
+}
+
+/// A copy as one 3D copy description (linear copies are one row).
+pub fn copy_params(objects: &Objects, copy: &Copy) -> BackendResult<CUDA_MEMCPY3D> {
+    let src = side(objects, &copy.src, true)?;
+    let dst = side(objects, &copy.dst, false)?;
+    for (which, side) in [("source", &src), ("destination", &dst)] {
+        let span = host_span(&copy.extent, which == "source");
+        if span > side.available {
+            return Err(BackendError::Unsupported(format!("a copy's {which} spans {span} bytes, only {} are there", side.available)));
+        }
+    }
+    // SAFETY: a plain C struct for which all zeroes is valid.
+    let mut params: CUDA_MEMCPY3D = unsafe { std::mem::zeroed() };
+    params.srcMemoryType = src.memory_type;
+    params.dstMemoryType = dst.memory_type;
+    set_address(&mut params.srcHost, &mut params.srcDevice, &src);
+    let mut dst_host = std::ptr::null();
+    set_address(&mut dst_host, &mut params.dstDevice, &dst);
+    params.dstHost = dst_host as *mut c_void;
+    match copy.extent {
+        Extent::Linear { bytes } => {
+            params.WidthInBytes = bytes as usize;
+            params.Height = 1;
+            params.Depth = 1;
+        }
+        Extent::Rect { src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch } => {
+            let [width, height, depth] = region.map(|r| r as usize);
+            params.srcXInBytes = src_origin[0] as usize;
+            params.srcY = src_origin[1] as usize;
+            params.srcZ = src_origin[2] as usize;
+            params.dstXInBytes = dst_origin[0] as usize;
+            params.dstY = dst_origin[1] as usize;
+            params.dstZ = dst_origin[2] as usize;
+            params.srcPitch = src_row_pitch.max(region[0]) as usize;
+            params.dstPitch = dst_row_pitch.max(region[0]) as usize;
+            params.srcHeight = rows_per_slice(src_slice_pitch, params.srcPitch, height);
+            params.dstHeight = rows_per_slice(dst_slice_pitch, params.dstPitch, height);
+            params.WidthInBytes = width;
+            params.Height = height.max(1);
+            params.Depth = depth.max(1);
+        }
+    }
+    Ok(params)
+}
+
+fn set_address(host: &mut *const c_void, device: &mut CUdeviceptr, side: &Side) {
+    if side.memory_type == CUmemorytype::CU_MEMORYTYPE_HOST {
+        *host = side.address as *const c_void;
+    } else {
+        *device = side.address;
+    }
+}
+
+fn rows_per_slice(slice_pitch: u64, row_pitch: usize, height: usize) -> usize {
+    if slice_pitch == 0 || row_pitch == 0 {
+        height.max(1)
+    } else {
+        (slice_pitch as usize / row_pitch).max(1)
+    }
+}
+
+/// A fill as a memset: 1, 2 or 4-byte elements, linear or 2D.
+pub fn memset_params(objects: &Objects, fill: &Fill) -> BackendResult<CUDA_MEMSET_NODE_PARAMS> {
+    let element = fill.pattern.len();
+    if !matches!(element, 1 | 2 | 4) {
+        return Err(BackendError::Unsupported(format!("a CUDA memset has a 1, 2 or 4-byte pattern, not {element} bytes")));
+    }
+    let mut value = [0u8; 4];
+    value[..element].copy_from_slice(&fill.pattern);
+    let (Some(&base), Some(&size)) = (objects.memories.addresses.get(fill.mem.index()), objects.memories.sizes.get(fill.mem.index())) else {
+        return Err(BackendError::Unsupported(format!("a fill names memory {}, which is not in the trace", fill.mem)));
+    };
+    let (pitch, width, height) = match fill.rows {
+        Some([pitch, width, height]) => (pitch, width, height),
+        None => (fill.bytes, fill.bytes / element as u64, 1),
+    };
+    let span = pitch * height.saturating_sub(1) + width * element as u64;
+    if fill.offset + span > size {
+        return Err(BackendError::Unsupported(format!("a fill spans {} bytes of memory {} of {size} bytes", fill.offset + span, fill.mem)));
+    }
+    Ok(CUDA_MEMSET_NODE_PARAMS {
+        dst: base + fill.offset,
+        pitch: pitch as usize,
+        value: u32::from_le_bytes(value),
+        elementSize: element as u32,
+        width: width as usize,
+        height: height as usize,
+    })
+}

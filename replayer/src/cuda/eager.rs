@@ -1,0 +1,185 @@
+//! Eager replay: each command re-issued on its recorded queue's stream, with an event after each
+//! command and a stream wait for each edge that crosses streams.
+
+use super::commands::{copy_params, memset_params, KernelCall};
+use super::driver::check;
+use super::graph::instantiate_subgraph;
+use super::objects::Objects;
+use crate::backend::{BackendResult, PartitionNodes};
+use cudarc::driver::sys::{self, CUcontext, CUevent, CUgraph, CUgraphExec, CUstream};
+use std::collections::HashMap;
+use trace_format::{Command, Graph};
+
+/// Events reused from run to run: re-recording an event does not disturb waits already issued.
+pub struct EventPool {
+    flags: u32,
+    events: Vec<CUevent>,
+    next: usize,
+}
+
+impl EventPool {
+    pub fn new(timed: bool) -> EventPool {
+        let flags = if timed { sys::CUevent_flags::CU_EVENT_DEFAULT } else { sys::CUevent_flags::CU_EVENT_DISABLE_TIMING };
+        EventPool { flags: flags as u32, events: Vec::new(), next: 0 }
+    }
+
+    /// An event to record; the pool hands each out once until `recycle`.
+    pub fn take(&mut self) -> BackendResult<CUevent> {
+        if self.next == self.events.len() {
+            let mut event = std::ptr::null_mut();
+            // SAFETY: valid out-pointer.
+            check(unsafe { sys::cuEventCreate(&mut event, self.flags) }, "cuEventCreate")?;
+            self.events.push(event);
+        }
+        self.next += 1;
+        Ok(self.events[self.next - 1])
+    }
+
+    /// Called once everything recorded has completed.
+    pub fn recycle(&mut self) {
+        self.next = 0;
+    }
+}
+
+impl Drop for EventPool {
+    fn drop(&mut self) {
+        for &event in &self.events {
+            // SAFETY: created by `take`.
+            unsafe { sys::cuEventDestroy_v2(event) };
+        }
+    }
+}
+
+/// Program graphs met in eager runs, instantiated on first use, by the sub-graph they came from.
+#[derive(Default)]
+pub struct SubgraphCache {
+    // Keyed by the recorded graph's address: the trace outlives the backend's runs.
+    built: HashMap<*const Graph, (CUgraph, CUgraphExec)>,
+}
+
+impl SubgraphCache {
+    fn get(&mut self, objects: &Objects, context: CUcontext, sub: &Graph) -> BackendResult<CUgraphExec> {
+        if let Some(&(_, exec)) = self.built.get(&(sub as *const Graph)) {
+            return Ok(exec);
+        }
+        let built = instantiate_subgraph(objects, context, sub)?;
+        self.built.insert(sub as *const Graph, built);
+        Ok(built.1)
+    }
+}
+
+impl Drop for SubgraphCache {
+    fn drop(&mut self) {
+        for &(graph, exec) in self.built.values() {
+            // SAFETY: created by `instantiate_subgraph`.
+            unsafe {
+                sys::cuGraphExecDestroy(exec);
+                sys::cuGraphDestroy(graph);
+            }
+        }
+    }
+}
+
+/// Where an eager partition runs and what it leaves behind.
+pub struct Eager<'a> {
+    pub objects: &'a Objects,
+    pub context: CUcontext,
+    /// The backend's own stream: the partition starts after it and it waits for the partition.
+    pub main: CUstream,
+    pub events: &'a mut EventPool,
+    pub subgraphs: &'a mut SubgraphCache,
+    /// With profiling: (node, queue, start, end) per command.
+    pub timed: Option<&'a mut Vec<(trace_format::NodeId, usize, CUevent, CUevent)>>,
+}
+
+impl Eager<'_> {
+    pub fn run(&mut self, part: &PartitionNodes<'_>) -> BackendResult<()> {
+        let start = self.events.take()?;
+        // SAFETY: streams and events of this backend.
+        check(unsafe { sys::cuEventRecord(start, self.main) }, "cuEventRecord")?;
+        let mut streams_started: Vec<CUstream> = Vec::new();
+        let mut done: Vec<CUevent> = Vec::with_capacity(part.nodes.len());
+        let mut stream_of: Vec<CUstream> = Vec::with_capacity(part.nodes.len());
+        let mut last_on_stream: HashMap<CUstream, CUevent> = HashMap::new();
+        for (index, (id, node)) in part.nodes.iter().enumerate() {
+            let queue = node.queue.map_or(0, |q| q.index());
+            let stream = node.queue.and_then(|q| self.objects.streams.get(q.index()).copied()).unwrap_or(self.main);
+            // SAFETY (whole block): streams and events of this backend, parameter blocks alive across calls.
+            unsafe {
+                if !streams_started.contains(&stream) {
+                    check(sys::cuStreamWaitEvent(stream, start, 0), "cuStreamWaitEvent")?;
+                    streams_started.push(stream);
+                }
+                for &(from, _) in part.edges.iter().filter(|&&(_, to)| to == index) {
+                    if stream_of[from] != stream {
+                        check(sys::cuStreamWaitEvent(stream, done[from], 0), "cuStreamWaitEvent")?;
+                    }
+                }
+                let began = match self.timed {
+                    Some(_) => Some(self.record(stream)?),
+                    None => None,
+                };
+                self.issue(&node.command, stream)?;
+                let end = self.record(stream)?;
+                if let (Some(timed), Some(began)) = (self.timed.as_deref_mut(), began) {
+                    timed.push((*id, queue, began, end));
+                }
+                done.push(end);
+                stream_of.push(stream);
+                last_on_stream.insert(stream, end);
+            }
+        }
+        for &end in last_on_stream.values() {
+            // SAFETY: as above.
+            check(unsafe { sys::cuStreamWaitEvent(self.main, end, 0) }, "cuStreamWaitEvent")?;
+        }
+        Ok(())
+    }
+
+    fn record(&mut self, stream: CUstream) -> BackendResult<CUevent> {
+        let event = self.events.take()?;
+        // SAFETY: an event and a stream of this backend.
+        check(unsafe { sys::cuEventRecord(event, stream) }, "cuEventRecord")?;
+        Ok(event)
+    }
+
+    /// # Safety
+    /// `stream` is a stream of this backend's context.
+    unsafe fn issue(&mut self, command: &Command, stream: CUstream) -> BackendResult<()> {
+        match command {
+            Command::Kernel(launch) => {
+                let mut call = KernelCall::new(self.objects, launch)?;
+                let params = call.node_params();
+                let config = sys::CUlaunchConfig {
+                    gridDimX: params.gridDimX,
+                    gridDimY: params.gridDimY,
+                    gridDimZ: params.gridDimZ,
+                    blockDimX: params.blockDimX,
+                    blockDimY: params.blockDimY,
+                    blockDimZ: params.blockDimZ,
+                    sharedMemBytes: params.sharedMemBytes,
+                    hStream: stream,
+                    attrs: call.attributes.as_mut_ptr(),
+                    numAttrs: call.attributes.len() as u32,
+                };
+                check(sys::cuLaunchKernelEx(&config, params.func, params.kernelParams, std::ptr::null_mut()), "cuLaunchKernelEx")
+            }
+            Command::Copy(copy) => check(sys::cuMemcpy3DAsync_v2(&copy_params(self.objects, copy)?, stream), "cuMemcpy3DAsync"),
+            Command::Fill(fill) => {
+                let p = memset_params(self.objects, fill)?;
+                let result = match p.elementSize {
+                    1 => sys::cuMemsetD2D8Async(p.dst, p.pitch, p.value as u8, p.width, p.height, stream),
+                    2 => sys::cuMemsetD2D16Async(p.dst, p.pitch, p.value as u16, p.width, p.height, stream),
+                    _ => sys::cuMemsetD2D32Async(p.dst, p.pitch, p.value, p.width, p.height, stream),
+                };
+                check(result, "cuMemsetD2DAsync")
+            }
+            Command::Subgraph(sub) => {
+                let exec = self.subgraphs.get(self.objects, self.context, sub)?;
+                check(sys::cuGraphLaunch(exec, stream), "cuGraphLaunch")
+            }
+            // Ordering only: memory lives for the whole replay and host code is not recorded.
+            Command::Barrier | Command::MemAlloc { .. } | Command::MemFree { .. } | Command::HostTask(_) => Ok(()),
+        }
+    }
+}

@@ -1,0 +1,207 @@
+//! One CUDA graph per partition: built once, instantiated once, launched many times, and
+//! patched in place with `cuGraphExecKernelNodeSetParams`.
+
+use super::commands::{copy_params, memset_params, KernelCall};
+use super::driver::check;
+use super::objects::Objects;
+use crate::backend::{BackendError, BackendResult, PartitionNodes};
+use cudarc::driver::sys::{self, CUcontext, CUgraph, CUgraphExec, CUgraphNode};
+use std::collections::{BTreeSet, HashMap};
+use trace_format::{Command, KernelLaunch, Node, NodeId, Patch};
+
+pub struct BuiltGraph {
+    graph: CUgraph,
+    pub exec: CUgraphExec,
+    /// The graph node of each kernel launch of the partition, for updates.
+    kernel_nodes: HashMap<NodeId, CUgraphNode>,
+    /// Nodes the last update changed: the next update must set them back if it leaves them out.
+    patched: BTreeSet<NodeId>,
+    /// The partition's first node, which reports the whole graph's time.
+    pub first: Option<(NodeId, usize)>,
+}
+
+/// Builds a graph from the nodes of a partition and instantiates it.
+pub fn build(objects: &Objects, context: CUcontext, part: &PartitionNodes<'_>) -> BackendResult<BuiltGraph> {
+    let graph = new_graph()?;
+    let mut built = BuiltGraph {
+        graph,
+        exec: std::ptr::null_mut(),
+        kernel_nodes: HashMap::new(),
+        patched: BTreeSet::new(),
+        first: part.nodes.first().map(|(id, node)| (*id, node.queue.map_or(0, |q| q.index()))),
+    };
+    let nodes: Vec<&Node> = part.nodes.iter().map(|(_, node)| *node).collect();
+    let handles = add_nodes(objects, context, graph, &nodes, &part.edges)?;
+    for ((id, node), handle) in part.nodes.iter().zip(&handles) {
+        if let Command::Kernel(_) = node.command {
+            built.kernel_nodes.insert(*id, *handle);
+        }
+    }
+    built.exec = instantiate(graph)?;
+    Ok(built)
+}
+
+/// Builds and instantiates a graph the program made itself (a recorded sub-graph).
+pub fn instantiate_subgraph(objects: &Objects, context: CUcontext, sub: &trace_format::Graph) -> BackendResult<(CUgraph, CUgraphExec)> {
+    let graph = subgraph(objects, context, sub)?;
+    match instantiate(graph) {
+        Ok(exec) => Ok((graph, exec)),
+        Err(error) => {
+            // SAFETY: created above, not used elsewhere.
+            unsafe { sys::cuGraphDestroy(graph) };
+            Err(error)
+        }
+    }
+}
+
+fn new_graph() -> BackendResult<CUgraph> {
+    let mut graph = std::ptr::null_mut();
+    // SAFETY: valid out-pointer.
+    check(unsafe { sys::cuGraphCreate(&mut graph, 0) }, "cuGraphCreate")?;
+    Ok(graph)
+}
+
+fn instantiate(graph: CUgraph) -> BackendResult<CUgraphExec> {
+    let mut exec = std::ptr::null_mut();
+    // SAFETY: a complete graph and a valid out-pointer.
+    check(unsafe { sys::cuGraphInstantiateWithFlags(&mut exec, graph, 0) }, "cuGraphInstantiate")?;
+    Ok(exec)
+}
+
+fn subgraph(objects: &Objects, context: CUcontext, sub: &trace_format::Graph) -> BackendResult<CUgraph> {
+    let graph = new_graph()?;
+    let nodes: Vec<&Node> = sub.nodes.iter().collect();
+    let edges: Vec<(usize, usize)> = sub.edges.iter().map(|e| (e.from.index(), e.to.index())).collect();
+    if let Err(error) = add_nodes(objects, context, graph, &nodes, &edges) {
+        // SAFETY: created above, not used elsewhere.
+        unsafe { sys::cuGraphDestroy(graph) };
+        return Err(error);
+    }
+    Ok(graph)
+}
+
+/// Adds `nodes` to `graph`, then the edges between them (indices into `nodes`).
+fn add_nodes(objects: &Objects, context: CUcontext, graph: CUgraph, nodes: &[&Node], edges: &[(usize, usize)]) -> BackendResult<Vec<CUgraphNode>> {
+    let mut handles = Vec::with_capacity(nodes.len());
+    for node in nodes {
+        handles.push(add_node(objects, context, graph, &node.command)?);
+    }
+    let mut from = Vec::with_capacity(edges.len());
+    let mut to = Vec::with_capacity(edges.len());
+    for &(a, b) in edges {
+        let (Some(&a), Some(&b)) = (handles.get(a), handles.get(b)) else {
+            return Err(BackendError::Unsupported(format!("an edge {a} -> {b} leaves the graph's {} nodes", handles.len())));
+        };
+        from.push(a);
+        to.push(b);
+    }
+    if !from.is_empty() {
+        // SAFETY: node handles of this graph, arrays of equal length.
+        check(unsafe { sys::cuGraphAddDependencies_v2(graph, from.as_ptr(), to.as_ptr(), std::ptr::null(), from.len()) }, "cuGraphAddDependencies")?;
+    }
+    Ok(handles)
+}
+
+fn add_node(objects: &Objects, context: CUcontext, graph: CUgraph, command: &Command) -> BackendResult<CUgraphNode> {
+    let mut node = std::ptr::null_mut();
+    let none = std::ptr::null();
+    // SAFETY: parameter blocks live across each call; the driver copies them.
+    unsafe {
+        match command {
+            Command::Kernel(launch) => {
+                let mut call = KernelCall::new(objects, launch)?;
+                let params = call.node_params();
+                check(sys::cuGraphAddKernelNode_v2(&mut node, graph, none, 0, &params), "cuGraphAddKernelNode")?;
+                for attribute in &call.attributes {
+                    check(sys::cuGraphKernelNodeSetAttribute(node, attribute.id, &attribute.value), "cuGraphKernelNodeSetAttribute")?;
+                }
+            }
+            Command::Copy(copy) => {
+                let params = copy_params(objects, copy)?;
+                check(sys::cuGraphAddMemcpyNode(&mut node, graph, none, 0, &params, context), "cuGraphAddMemcpyNode")?;
+            }
+            Command::Fill(fill) => {
+                let params = memset_params(objects, fill)?;
+                check(sys::cuGraphAddMemsetNode(&mut node, graph, none, 0, &params, context), "cuGraphAddMemsetNode")?;
+            }
+            Command::Subgraph(sub) => {
+                let child = subgraph(objects, context, sub)?;
+                // The child graph is cloned into the node, so ours can go at once.
+                let added = sys::cuGraphAddChildGraphNode(&mut node, graph, none, 0, child);
+                sys::cuGraphDestroy(child);
+                check(added, "cuGraphAddChildGraphNode")?;
+            }
+            // Memory lives for the whole replay, so the program's own allocations only order;
+            // host code is not in the trace, so a host task only orders too.
+            Command::Barrier | Command::MemAlloc { .. } | Command::MemFree { .. } | Command::HostTask(_) => {
+                check(sys::cuGraphAddEmptyNode(&mut node, graph, none, 0), "cuGraphAddEmptyNode")?;
+            }
+        }
+    }
+    Ok(node)
+}
+
+impl BuiltGraph {
+    /// Sets each kernel node to its base launch with `patches` applied (patches are relative to
+    /// the partition's recorded nodes), including the nodes the previous update changed.
+    pub fn update(&mut self, objects: &Objects, part: &PartitionNodes<'_>, patches: &[Patch]) -> BackendResult<()> {
+        let mut launches: HashMap<NodeId, KernelLaunch> = HashMap::new();
+        for patch in patches {
+            let node = match patch {
+                Patch::Arg { node, .. } | Patch::Launch { node, .. } => *node,
+            };
+            let launch = match launches.entry(node) {
+                std::collections::hash_map::Entry::Occupied(entry) => entry.into_mut(),
+                std::collections::hash_map::Entry::Vacant(entry) => entry.insert(base_launch(part, node)?.clone()),
+            };
+            match patch {
+                Patch::Arg { index, value, .. } => {
+                    let slot = launch.args.get_mut(*index as usize).ok_or_else(|| {
+                        BackendError::Unsupported(format!("node {node} has no argument {index}"))
+                    })?;
+                    *slot = value.clone();
+                }
+                Patch::Launch { launch: shape, .. } => launch.launch = shape.clone(),
+            }
+        }
+        for node in std::mem::take(&mut self.patched) {
+            if !launches.contains_key(&node) {
+                launches.insert(node, base_launch(part, node)?.clone());
+            }
+        }
+        for (node, launch) in &launches {
+            let handle = *self.kernel_nodes.get(node).ok_or_else(|| BackendError::Unsupported(format!("node {node} is not a kernel of this graph")))?;
+            let mut call = KernelCall::new(objects, launch)?;
+            let params = call.node_params();
+            // SAFETY: a node of this graph's instantiation; params live across the call.
+            check(unsafe { sys::cuGraphExecKernelNodeSetParams_v2(self.exec, handle, &params) }, "cuGraphExecKernelNodeSetParams")?;
+        }
+        self.patched = patches
+            .iter()
+            .map(|patch| match patch {
+                Patch::Arg { node, .. } | Patch::Launch { node, .. } => *node,
+            })
+            .collect();
+        Ok(())
+    }
+}
+
+fn base_launch<'p>(part: &'p PartitionNodes<'_>, node: NodeId) -> BackendResult<&'p KernelLaunch> {
+    match part.nodes.iter().find(|(id, _)| *id == node).map(|(_, n)| &n.command) {
+        Some(Command::Kernel(launch)) => Ok(launch),
+        Some(other) => Err(BackendError::Unsupported(format!("node {node} is a {}, only kernels take patches", other.kind_name()))),
+        None => Err(BackendError::Unsupported(format!("node {node} is not in this command buffer"))),
+    }
+}
+
+impl Drop for BuiltGraph {
+    fn drop(&mut self) {
+        // SAFETY: created by `build`; errors cannot be reported from Drop.
+        unsafe {
+            if !self.exec.is_null() {
+                sys::cuGraphExecDestroy(self.exec);
+            }
+            sys::cuGraphDestroy(self.graph);
+        }
+    }
+}

@@ -1,0 +1,193 @@
+//! The trace's memory objects on the device: allocated anywhere, or (`--exact-addresses`) mapped
+//! at the virtual addresses the program saw, for programs that keep pointers inside buffers.
+
+use super::driver::check;
+use crate::backend::{BackendError, BackendResult};
+use cudarc::driver::sys::{self, CUdevice, CUdeviceptr, CUmemGenericAllocationHandle};
+use std::ffi::c_void;
+use trace_format::{MemKind, Memory};
+
+/// What this backend must give back to the driver.
+enum Owned {
+    Device(CUdeviceptr),
+    Host(*mut c_void),
+    /// A reserved range with physical memory mapped into it.
+    Mapped { start: CUdeviceptr, size: usize, handle: CUmemGenericAllocationHandle },
+}
+
+/// Where each memory object lives, by `MemId` index.
+pub struct Memories {
+    pub addresses: Vec<CUdeviceptr>,
+    pub sizes: Vec<u64>,
+    owned: Vec<Owned>,
+}
+
+impl Memories {
+    pub fn allocate(memories: &[Memory], device: CUdevice, exact: bool) -> BackendResult<Memories> {
+        let mut placed = Memories { addresses: Vec::new(), sizes: Vec::new(), owned: Vec::new() };
+        if exact {
+            placed.map_recorded_ranges(memories, device)?;
+        }
+        for (index, memory) in memories.iter().enumerate() {
+            let address = match memory.kind {
+                MemKind::SubBuffer { parent, offset } => match placed.addresses.get(parent.index()) {
+                    Some(base) => base + offset,
+                    None => return Err(BackendError::Unsupported(format!("memory {index} is inside memory {parent}, which comes after it"))),
+                },
+                _ if exact && device_resident(memory.kind) => memory.address,
+                _ => placed.allocate_one(memory)?,
+            };
+            placed.addresses.push(address);
+            placed.sizes.push(memory.size);
+        }
+        Ok(placed)
+    }
+
+    fn allocate_one(&mut self, memory: &Memory) -> BackendResult<CUdeviceptr> {
+        // Zero-sized objects still need an address of their own.
+        let size = memory.size.max(1) as usize;
+        // SAFETY: allocation calls with valid out-pointers; each result is freed in Drop.
+        unsafe {
+            match memory.kind {
+                MemKind::Host => {
+                    let mut host = std::ptr::null_mut();
+                    check(sys::cuMemHostAlloc(&mut host, size, sys::CU_MEMHOSTALLOC_DEVICEMAP | sys::CU_MEMHOSTALLOC_PORTABLE), "cuMemHostAlloc")?;
+                    self.owned.push(Owned::Host(host));
+                    Ok(host as CUdeviceptr)
+                }
+                MemKind::Managed | MemKind::Shared => {
+                    let mut address = 0;
+                    check(sys::cuMemAllocManaged(&mut address, size, sys::CUmemAttach_flags::CU_MEM_ATTACH_GLOBAL as u32), "cuMemAllocManaged")?;
+                    self.owned.push(Owned::Device(address));
+                    Ok(address)
+                }
+                _ => {
+                    let mut address = 0;
+                    check(sys::cuMemAlloc_v2(&mut address, size), "cuMemAlloc")?;
+                    self.owned.push(Owned::Device(address));
+                    Ok(address)
+                }
+            }
+        }
+    }
+
+    /// Maps device memory over every recorded range of device-resident objects. Small
+    /// allocations of the CUDA runtime share a granule, so ranges are merged first.
+    fn map_recorded_ranges(&mut self, memories: &[Memory], device: CUdevice) -> BackendResult<()> {
+        let prop = allocation_properties(device);
+        let mut granularity = 0usize;
+        // SAFETY: valid out-pointer and properties.
+        check(unsafe { sys::cuMemGetAllocationGranularity(&mut granularity, &prop, sys::CUmemAllocationGranularity_flags::CU_MEM_ALLOC_GRANULARITY_MINIMUM) }, "cuMemGetAllocationGranularity")?;
+        let granule = granularity.max(1) as u64;
+        let mut ranges: Vec<(u64, u64)> = memories
+            .iter()
+            .filter(|m| device_resident(m.kind))
+            .map(|m| (m.address / granule * granule, (m.address + m.size.max(1)).div_ceil(granule) * granule))
+            .collect();
+        ranges.sort_unstable();
+        let mut merged: Vec<(u64, u64)> = Vec::new();
+        for (start, end) in ranges {
+            match merged.last_mut() {
+                Some(last) if start <= last.1 => last.1 = last.1.max(end),
+                _ => merged.push((start, end)),
+            }
+        }
+        for (start, end) in merged {
+            self.map_range(start, (end - start) as usize, &prop)?;
+        }
+        Ok(())
+    }
+
+    fn map_range(&mut self, start: u64, size: usize, prop: &sys::CUmemAllocationProp) -> BackendResult<()> {
+        // SAFETY: VMM calls with valid out-pointers; what succeeds is released in Drop or here.
+        unsafe {
+            let mut reserved = 0;
+            check(sys::cuMemAddressReserve(&mut reserved, size, 0, start, 0), "cuMemAddressReserve")?;
+            if reserved != start {
+                sys::cuMemAddressFree(reserved, size);
+                return Err(BackendError::Unsupported(format!(
+                    "--exact-addresses: the recorded range 0x{start:x}..0x{:x} is not free on this machine",
+                    start + size as u64
+                )));
+            }
+            let mut handle = 0;
+            if let Err(error) = check(sys::cuMemCreate(&mut handle, size, prop, 0), "cuMemCreate") {
+                sys::cuMemAddressFree(start, size);
+                return Err(error);
+            }
+            self.owned.push(Owned::Mapped { start, size, handle });
+            check(sys::cuMemMap(start, size, 0, handle, 0), "cuMemMap")?;
+            let access = sys::CUmemAccessDesc { location: prop.location, flags: sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE };
+            check(sys::cuMemSetAccess(start, size, &access, 1), "cuMemSetAccess")
+        }
+    }
+}
+
+/// Objects that `--exact-addresses` places at their recorded address (host and managed memory
+/// come from allocators that choose their own).
+fn device_resident(kind: MemKind) -> bool {
+    matches!(kind, MemKind::Buffer | MemKind::Pitched { .. } | MemKind::StreamOrdered)
+}
+
+fn allocation_properties(device: CUdevice) -> sys::CUmemAllocationProp {
+    // SAFETY: a plain C struct for which all zeroes is a valid value.
+    let mut prop: sys::CUmemAllocationProp = unsafe { std::mem::zeroed() };
+    prop.type_ = sys::CUmemAllocationType::CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type_ = sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = device;
+    prop
+}
+
+impl Drop for Memories {
+    fn drop(&mut self) {
+        // SAFETY: each handle came from the matching allocation call; errors cannot be reported here.
+        unsafe {
+            for owned in self.owned.drain(..) {
+                match owned {
+                    Owned::Device(address) => {
+                        sys::cuMemFree_v2(address);
+                    }
+                    Owned::Host(host) => {
+                        sys::cuMemFreeHost(host);
+                    }
+                    Owned::Mapped { start, size, handle } => {
+                        sys::cuMemUnmap(start, size);
+                        sys::cuMemRelease(handle);
+                        sys::cuMemAddressFree(start, size);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Pinned host memory the backend copies from (recorded host data) or into (reads).
+pub struct HostBuffer {
+    pub ptr: *mut c_void,
+    pub len: usize,
+}
+
+impl HostBuffer {
+    pub fn with_contents(bytes: &[u8]) -> BackendResult<HostBuffer> {
+        let buffer = HostBuffer::zeroed(bytes.len())?;
+        // SAFETY: the buffer holds at least `bytes.len()` bytes.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), buffer.ptr as *mut u8, bytes.len()) };
+        Ok(buffer)
+    }
+
+    pub fn zeroed(len: usize) -> BackendResult<HostBuffer> {
+        let mut ptr = std::ptr::null_mut();
+        // SAFETY: valid out-pointer; freed in Drop.
+        check(unsafe { sys::cuMemHostAlloc(&mut ptr, len.max(1), 0) }, "cuMemHostAlloc")?;
+        // SAFETY: freshly allocated, `len.max(1)` bytes.
+        unsafe { std::ptr::write_bytes(ptr as *mut u8, 0, len.max(1)) };
+        Ok(HostBuffer { ptr, len })
+    }
+}
+
+impl Drop for HostBuffer {
+    fn drop(&mut self) {
+        // SAFETY: allocated by cuMemHostAlloc.
+        unsafe { sys::cuMemFreeHost(self.ptr) };
+    }
+}

@@ -1,0 +1,225 @@
+//! The CUDA backend: replays a trace as CUDA graphs (one per partition, instantiated once,
+//! updated in place) or command by command on one stream per recorded queue.
+//!
+//! Submissions are ordered through the backend's own stream: graphs launch on it, and an eager
+//! partition's streams wait for it first and it waits for them at the end.
+//!
+//! Timings: eager commands are timed one by one with events; a graph gets one pair of events,
+//! reported on the first node of its partition.
+
+mod commands;
+mod driver;
+mod eager;
+mod graph;
+mod memory;
+mod objects;
+
+use crate::backend::{Backend, BackendError, BackendOptions, BackendResult, BufferHandle, NodeTiming, PartitionNodes, UpdateKind};
+use cudarc::driver::sys::{self, CUevent, CUstream};
+use driver::{check, Device};
+use eager::{Eager, EventPool, SubgraphCache};
+use graph::BuiltGraph;
+use objects::Objects;
+use trace_format::{BlobStore, Command, MemId, NodeId, Patch, Trace};
+
+/// Opens the device `options.device` names (the first when `None`); `Unavailable` without a
+/// CUDA driver or GPU.
+pub fn open(options: &BackendOptions) -> Result<Box<dyn Backend>, BackendError> {
+    Ok(Box::new(CudaBackend::open(options)?))
+}
+
+pub struct CudaBackend {
+    device: Device,
+    options: BackendOptions,
+    main: CUstream,
+    objects: Option<Objects>,
+    graphs: Vec<BuiltGraph>,
+    events: EventPool,
+    subgraphs: SubgraphCache,
+    /// With profiling: what ran since the last `finish`, and the event every time is measured from.
+    timed: Vec<(NodeId, usize, CUevent, CUevent)>,
+    origin: Option<CUevent>,
+}
+
+impl CudaBackend {
+    pub fn open(options: &BackendOptions) -> BackendResult<CudaBackend> {
+        let device = Device::open(options.device.as_deref())?;
+        let mut main = std::ptr::null_mut();
+        // SAFETY: valid out-pointer, the device's context is current.
+        check(unsafe { sys::cuStreamCreate(&mut main, sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32) }, "cuStreamCreate")?;
+        Ok(CudaBackend {
+            device,
+            options: options.clone(),
+            main,
+            objects: None,
+            graphs: Vec::new(),
+            events: EventPool::new(options.profile),
+            subgraphs: SubgraphCache::default(),
+            timed: Vec::new(),
+            origin: None,
+        })
+    }
+
+    fn objects(&self) -> BackendResult<&Objects> {
+        self.objects.as_ref().ok_or_else(|| BackendError::Unsupported("the trace is not loaded yet".into()))
+    }
+
+    /// The memory object's address and size.
+    fn memory(&self, mem: MemId) -> BackendResult<(u64, u64)> {
+        let memories = &self.objects()?.memories;
+        match (memories.addresses.get(mem.index()), memories.sizes.get(mem.index())) {
+            (Some(&address), Some(&size)) => Ok((address, size)),
+            _ => Err(BackendError::Unsupported(format!("memory {mem} is not in the trace"))),
+        }
+    }
+
+    /// With profiling, the event the run's times count from, recorded before its first submission.
+    fn mark_origin(&mut self) -> BackendResult<()> {
+        if self.options.profile && self.origin.is_none() {
+            let origin = self.events.take()?;
+            // SAFETY: an event and the stream of this backend.
+            check(unsafe { sys::cuEventRecord(origin, self.main) }, "cuEventRecord")?;
+            self.origin = Some(origin);
+        }
+        Ok(())
+    }
+
+    fn record_on_main(&mut self) -> BackendResult<CUevent> {
+        let event = self.events.take()?;
+        // SAFETY: an event and the stream of this backend.
+        check(unsafe { sys::cuEventRecord(event, self.main) }, "cuEventRecord")?;
+        Ok(event)
+    }
+
+    fn built(&mut self, buffer: BufferHandle) -> BackendResult<&mut BuiltGraph> {
+        self.graphs
+            .get_mut(buffer.0)
+            .ok_or_else(|| BackendError::Unsupported(format!("command buffer {} was not built by this backend", buffer.0)))
+    }
+}
+
+impl Backend for CudaBackend {
+    fn device_name(&self) -> String {
+        self.device.label.clone()
+    }
+
+    fn can_record(&self, command: &Command) -> bool {
+        !matches!(command, Command::HostTask(_))
+    }
+
+    fn load(&mut self, trace: &Trace, blobs: &BlobStore) -> BackendResult<()> {
+        self.objects = Some(Objects::load(trace, blobs, self.device.device, self.options.exact_addresses)?);
+        Ok(())
+    }
+
+    fn write_memory(&mut self, mem: MemId, data: &[u8]) -> BackendResult<()> {
+        let (address, size) = self.memory(mem)?;
+        if data.len() as u64 != size {
+            return Err(BackendError::Unsupported(format!("memory {mem} holds {size} bytes, not {}", data.len())));
+        }
+        self.finish()?;
+        // SAFETY: `size` bytes at `address` (unified addressing covers host and managed memory).
+        check(unsafe { sys::cuMemcpy(address, data.as_ptr() as u64, data.len()) }, "cuMemcpy")
+    }
+
+    fn read_memory(&mut self, mem: MemId) -> BackendResult<Vec<u8>> {
+        let (address, size) = self.memory(mem)?;
+        self.finish()?;
+        let mut data = vec![0u8; size as usize];
+        // SAFETY: as in write_memory.
+        check(unsafe { sys::cuMemcpy(data.as_mut_ptr() as u64, address, data.len()) }, "cuMemcpy")?;
+        Ok(data)
+    }
+
+    fn build(&mut self, part: &PartitionNodes<'_>) -> BackendResult<BufferHandle> {
+        let built = graph::build(self.objects()?, self.device.context, part)?;
+        self.graphs.push(built);
+        Ok(BufferHandle(self.graphs.len() - 1))
+    }
+
+    fn launch(&mut self, buffer: BufferHandle) -> BackendResult<()> {
+        self.mark_origin()?;
+        let began = if self.options.profile { Some(self.record_on_main()?) } else { None };
+        let main = self.main;
+        let (exec, first) = {
+            let built = self.built(buffer)?;
+            (built.exec, built.first)
+        };
+        // SAFETY: an instantiated graph and the backend's stream.
+        check(unsafe { sys::cuGraphLaunch(exec, main) }, "cuGraphLaunch")?;
+        if let (Some(began), Some((node, queue))) = (began, first) {
+            let end = self.record_on_main()?;
+            self.timed.push((node, queue, began, end));
+        }
+        Ok(())
+    }
+
+    fn run_eager(&mut self, part: &PartitionNodes<'_>, _blobs: &BlobStore) -> BackendResult<()> {
+        self.mark_origin()?;
+        let objects = self.objects.as_ref().ok_or_else(|| BackendError::Unsupported("the trace is not loaded yet".into()))?;
+        Eager {
+            objects,
+            context: self.device.context,
+            main: self.main,
+            events: &mut self.events,
+            subgraphs: &mut self.subgraphs,
+            timed: self.options.profile.then_some(&mut self.timed),
+        }
+        .run(part)
+    }
+
+    fn update(&mut self, buffer: BufferHandle, part: &PartitionNodes<'_>, patches: &[Patch]) -> BackendResult<UpdateKind> {
+        let objects = self.objects.as_ref().ok_or_else(|| BackendError::Unsupported("the trace is not loaded yet".into()))?;
+        let built = self
+            .graphs
+            .get_mut(buffer.0)
+            .ok_or_else(|| BackendError::Unsupported(format!("command buffer {} was not built by this backend", buffer.0)))?;
+        built.update(objects, part, patches)?;
+        Ok(UpdateKind::Native)
+    }
+
+    fn finish(&mut self) -> BackendResult<()> {
+        // SAFETY: the backend's context is current.
+        check(unsafe { sys::cuCtxSynchronize() }, "cuCtxSynchronize")?;
+        if !self.options.profile {
+            self.events.recycle();
+        }
+        Ok(())
+    }
+
+    fn timings(&mut self) -> BackendResult<Vec<NodeTiming>> {
+        let Some(origin) = self.origin.take() else { return Ok(Vec::new()) };
+        let since_origin = |event: CUevent| -> BackendResult<u64> {
+            let mut ms = 0f32;
+            // SAFETY: completed events of this backend (timings come after finish).
+            check(unsafe { sys::cuEventElapsedTime_v2(&mut ms, origin, event) }, "cuEventElapsedTime")?;
+            Ok((f64::from(ms) * 1e6) as u64)
+        };
+        let mut timings = Vec::with_capacity(self.timed.len());
+        for &(node, queue, start, end) in &self.timed {
+            timings.push(NodeTiming { node, queue, start_ns: since_origin(start)?, end_ns: since_origin(end)? });
+        }
+        self.timed.clear();
+        self.events.recycle();
+        Ok(timings)
+    }
+}
+
+impl Drop for CudaBackend {
+    fn drop(&mut self) {
+        // Work still running uses the objects about to go; errors cannot be reported here.
+        // SAFETY: the backend's context and stream.
+        unsafe {
+            sys::cuCtxSynchronize();
+            self.graphs.clear();
+            self.subgraphs = SubgraphCache::default();
+            self.events = EventPool::new(false);
+            self.objects = None;
+            sys::cuStreamDestroy_v2(self.main);
+            sys::cuDevicePrimaryCtxRelease_v2(self.device.device);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

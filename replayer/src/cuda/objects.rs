@@ -1,0 +1,130 @@
+//! What `load` creates for a whole trace: modules and their functions, streams for the recorded
+//! queues, memory, and pinned host memory for the host side of copies.
+
+use super::driver::check;
+use super::memory::{HostBuffer, Memories};
+use crate::backend::{BackendError, BackendResult};
+use cudarc::driver::sys::{self, CUdevice, CUfunction, CUmodule, CUstream};
+use std::collections::HashMap;
+use std::ffi::CString;
+use trace_format::{BlobId, BlobStore, Command, Extent, Graph, ImageKind, Node, Param, Place, Program, Trace};
+
+pub struct Objects {
+    modules: Vec<CUmodule>,
+    /// By `KernelId` index: the function and its parameter layout.
+    pub functions: Vec<(CUfunction, Vec<Param>)>,
+    /// By `QueueId` index.
+    pub streams: Vec<CUstream>,
+    pub memories: Memories,
+    /// Recorded host data of copies to the device, pinned, by blob.
+    pub sources: HashMap<BlobId, HostBuffer>,
+    /// Where copies to the host land; what they read is not kept (comparisons read memory).
+    pub sink: HostBuffer,
+}
+
+impl Objects {
+    pub fn load(trace: &Trace, blobs: &BlobStore, device: CUdevice, exact_addresses: bool) -> BackendResult<Objects> {
+        let mut objects = Objects {
+            modules: Vec::new(),
+            functions: Vec::new(),
+            streams: Vec::new(),
+            memories: Memories::allocate(&trace.memories, device, exact_addresses)?,
+            sources: HashMap::new(),
+            sink: HostBuffer::zeroed(0)?,
+        };
+        for (index, program) in trace.programs.iter().enumerate() {
+            let module = load_module(program, blobs).map_err(|error| match error {
+                BackendError::Api { call, detail } => BackendError::Api { call: format!("{call} (program {index})"), detail },
+                other => other,
+            })?;
+            objects.modules.push(module);
+        }
+        for kernel in &trace.kernels {
+            let module = objects.modules[kernel.program.index()];
+            let name = CString::new(kernel.name.as_str())
+                .map_err(|_| BackendError::Unsupported(format!("kernel name {:?} holds a NUL byte", kernel.name)))?;
+            let mut function = std::ptr::null_mut();
+            // SAFETY: a loaded module and a valid C string.
+            check(unsafe { sys::cuModuleGetFunction(&mut function, module, name.as_ptr()) }, &format!("cuModuleGetFunction({})", kernel.name))?;
+            objects.functions.push((function, kernel.params.clone()));
+        }
+        for _ in &trace.queues {
+            let mut stream = std::ptr::null_mut();
+            // Non-blocking: replay orders by events only, never through the legacy default stream.
+            check(unsafe { sys::cuStreamCreate(&mut stream, sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32) }, "cuStreamCreate")?;
+            objects.streams.push(stream);
+        }
+        let mut sink_len = 0;
+        for_each_copy(&trace.nodes, &mut |copy| {
+            if let Place::Host { data: Some(blob) } = copy.src {
+                if !objects.sources.contains_key(&blob) {
+                    objects.sources.insert(blob, HostBuffer::with_contents(&blobs.get(blob).map_err(|e| BackendError::Unsupported(e.to_string()))?)?);
+                }
+            }
+            if let Place::Host { .. } = copy.dst {
+                sink_len = sink_len.max(host_span(&copy.extent, false));
+            }
+            Ok(())
+        })?;
+        objects.sink = HostBuffer::zeroed(sink_len as usize)?;
+        Ok(objects)
+    }
+}
+
+/// Loads the first image the driver can take (PTX is JIT-compiled, so it needs its NUL).
+fn load_module(program: &Program, blobs: &BlobStore) -> BackendResult<CUmodule> {
+    let image = program
+        .images
+        .iter()
+        .find(|image| matches!(image.kind, ImageKind::Fatbin | ImageKind::Cubin | ImageKind::Ptx))
+        .ok_or_else(|| BackendError::Unsupported("a program has no PTX, cubin or fatbin image".into()))?;
+    let mut bytes = blobs.get(image.blob).map_err(|e| BackendError::Unsupported(e.to_string()))?.into_owned();
+    if image.kind == ImageKind::Ptx && bytes.last() != Some(&0) {
+        bytes.push(0);
+    }
+    let mut module = std::ptr::null_mut();
+    // SAFETY: the image stays alive for the call; the driver copies what it keeps.
+    check(unsafe { sys::cuModuleLoadData(&mut module, bytes.as_ptr().cast()) }, "cuModuleLoadData")?;
+    Ok(module)
+}
+
+/// Calls `visit` for every copy among `nodes`, inside sub-graphs too.
+fn for_each_copy<'a>(nodes: &'a [Node], visit: &mut dyn FnMut(&'a trace_format::Copy) -> BackendResult<()>) -> BackendResult<()> {
+    for node in nodes {
+        match &node.command {
+            Command::Copy(copy) => visit(copy)?,
+            Command::Subgraph(Graph { nodes, .. }) => for_each_copy(nodes, visit)?,
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Bytes a copy's source or destination spans from its start address, origins included.
+pub fn host_span(extent: &Extent, source: bool) -> u64 {
+    match *extent {
+        Extent::Linear { bytes } => bytes,
+        Extent::Rect { src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch } => {
+            let (origin, row, slice) =
+                if source { (src_origin, src_row_pitch, src_slice_pitch) } else { (dst_origin, dst_row_pitch, dst_slice_pitch) };
+            let row = row.max(region[0]);
+            let slice = slice.max(row * region[1]);
+            let last = (origin[2] + region[2].max(1) - 1) * slice + (origin[1] + region[1].max(1) - 1) * row + origin[0];
+            last + region[0]
+        }
+    }
+}
+
+impl Drop for Objects {
+    fn drop(&mut self) {
+        // SAFETY: handles created by `load`; errors cannot be reported from Drop.
+        unsafe {
+            for &stream in &self.streams {
+                sys::cuStreamDestroy_v2(stream);
+            }
+            for &module in &self.modules {
+                sys::cuModuleUnload(module);
+            }
+        }
+    }
+}
