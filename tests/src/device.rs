@@ -3,12 +3,22 @@
 
 use std::path::PathBuf;
 use std::process::Command;
+use std::sync::Arc;
+use tempfile::TempDir;
 
 #[derive(Clone, Debug)]
 pub enum Device {
     Pocl,
+    Intel(IntelRuntime),
+}
+
+#[derive(Clone, Debug)]
+pub struct IntelRuntime {
     /// The path of `libintelocl.so`.
-    Intel(PathBuf),
+    library: PathBuf,
+    /// A vendors directory naming only `library`, for ICD loaders that ignore `OCL_ICD_FILENAMES`
+    /// (the one bundled with the pyopencl wheel reads only `OCL_ICD_VENDORS`).
+    vendors: Arc<TempDir>,
 }
 
 impl Device {
@@ -23,7 +33,10 @@ impl Device {
             Some(path) => {
                 let path = PathBuf::from(path);
                 assert!(path.is_file(), "REPRISE_INTEL_OCL={} is not a file", path.display());
-                Some(Device::Intel(path))
+                let vendors = tempfile::Builder::new().prefix("reprise-icd-").tempdir().expect("a scratch directory");
+                let icd = format!("{}\n", path.display());
+                std::fs::write(vendors.path().join("intel.icd"), icd).expect("the ICD file is written");
+                Some(Device::Intel(IntelRuntime { library: path, vendors: Arc::new(vendors) }))
             }
             None => {
                 eprintln!("skipped: REPRISE_INTEL_OCL (path of libintelocl.so) is not set");
@@ -51,8 +64,8 @@ impl Device {
     /// Sets up `command`'s environment so that it sees this device and the programs choose it.
     pub fn configure(&self, command: &mut Command) {
         command.env("REPRISE_TEST_PLATFORM", self.selector());
-        if let Device::Intel(library) = self {
-            command.env("OCL_ICD_FILENAMES", library);
+        if let Device::Intel(IntelRuntime { library, vendors }) = self {
+            command.env("OCL_ICD_FILENAMES", library).env("OCL_ICD_VENDORS", vendors.path());
             let dir = library.parent().map(PathBuf::from).unwrap_or_default();
             let mut paths = vec![dir];
             if let Some(existing) = std::env::var_os("LD_LIBRARY_PATH") {

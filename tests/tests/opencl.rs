@@ -74,6 +74,23 @@ on_each_device!(dag_diamond, |device: &Device| {
     assert_eq!(edges(&trace), expected, "the diamond's edges (and no stage_a -> stage_d)");
 });
 
+on_each_device!(two_queues, |device: &Device| {
+    let program = Program::opencl_c("two_queues");
+    let trace = record_and_replay(&program, device);
+    // Queue 2's marker waits for queue 1's increment; queue 1's barrier waits for queue 2's barrier.
+    let expected = BTreeSet::from([
+        edge("copy#0", "increment", "in_order"),
+        edge("increment", "barrier#2", "event"),
+        edge("barrier#2", "triple", "in_order"),
+        edge("triple", "barrier#4", "in_order"),
+        edge("increment", "barrier#5", "in_order"),
+        edge("barrier#4", "barrier#5", "event"),
+        edge("barrier#5", "sum", "in_order"),
+        edge("sum", "copy#7", "in_order"),
+    ]);
+    assert_eq!(edges(&trace), expected, "edges within and across the two queues");
+});
+
 on_each_device!(svm, |device: &Device| {
     let program = Program::opencl_c("svm");
     // Both CPU runtimes have coarse-grained SVM: the program's skip line would be a failure here.
