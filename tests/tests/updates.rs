@@ -19,6 +19,7 @@ fn jacobi_replays_from_one_family(device: &Device) {
     let report = replay_compared(&trace, device, Mode::Graph, &[]);
     assert_eq!(report["segments"], JACOBI_ITERATIONS, "one segment per iteration: {report:#}");
     assert_eq!(report["families"], 1, "every iteration is the same graph, patched: {report:#}");
+    assert_eq!(report["command_buffers_built"], 1, "the family's command buffer is built once: {report:#}");
     match device {
         Device::Intel(_) => assert!(report["native_updates"].as_u64() > Some(0), "no native updates: {report:#}"),
         Device::Pocl => assert!(report["rebuilds"].as_u64() > Some(0), "PoCL has no mutable dispatch: {report:#}"),
