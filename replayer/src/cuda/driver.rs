@@ -49,7 +49,9 @@ impl Device {
     /// Initializes the driver and picks the device `choice` names (index or name fragment).
     pub fn open(choice: Option<&str>) -> BackendResult<Device> {
         if !driver_present() {
-            return Err(BackendError::Unavailable(format!("no CUDA driver ({DRIVER_LIBRARY}) on this machine")));
+            return Err(BackendError::Unavailable(format!(
+                "no CUDA driver ({DRIVER_LIBRARY}) on this machine: replay CUDA traces on a machine with an NVIDIA GPU"
+            )));
         }
         // SAFETY: the driver library is present; plain driver calls with valid out-pointers.
         unsafe {

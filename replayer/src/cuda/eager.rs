@@ -5,7 +5,7 @@ use super::commands::{copy_params, memset_params, KernelCall};
 use super::driver::check;
 use super::graph::instantiate_subgraph;
 use super::objects::Objects;
-use crate::backend::{BackendResult, PartitionNodes};
+use crate::backend::{BackendError, BackendResult, PartitionNodes};
 use cudarc::driver::sys::{self, CUcontext, CUevent, CUgraph, CUgraphExec, CUstream};
 use std::collections::HashMap;
 use trace_format::{Command, Graph};
@@ -94,44 +94,58 @@ pub struct Eager<'a> {
 
 impl Eager<'_> {
     pub fn run(&mut self, part: &PartitionNodes<'_>) -> BackendResult<()> {
+        let streams: Vec<CUstream> = part
+            .nodes
+            .iter()
+            .map(|(_, node)| node.queue.and_then(|q| self.objects.streams.get(q.index()).copied()).unwrap_or(self.main))
+            .collect();
+        // Events only where another stream waits: the program's own launches record none either.
+        let mut cross_stream_preds: Vec<Vec<usize>> = vec![Vec::new(); part.nodes.len()];
+        let mut signals = vec![false; part.nodes.len()];
+        for &(from, to) in &part.edges {
+            if from >= to || to >= part.nodes.len() {
+                return Err(BackendError::Unsupported(format!("edge {from} -> {to} is not in topological order")));
+            }
+            if streams[from] != streams[to] {
+                cross_stream_preds[to].push(from);
+                signals[from] = true;
+            }
+        }
         let start = self.events.take()?;
         // SAFETY: streams and events of this backend.
         check(unsafe { sys::cuEventRecord(start, self.main) }, "cuEventRecord")?;
-        let mut streams_started: Vec<CUstream> = Vec::new();
-        let mut done: Vec<CUevent> = Vec::with_capacity(part.nodes.len());
-        let mut stream_of: Vec<CUstream> = Vec::with_capacity(part.nodes.len());
-        let mut last_on_stream: HashMap<CUstream, CUevent> = HashMap::new();
+        let mut started: Vec<CUstream> = Vec::new();
+        let mut done: Vec<Option<CUevent>> = vec![None; part.nodes.len()];
         for (index, (id, node)) in part.nodes.iter().enumerate() {
-            let queue = node.queue.map_or(0, |q| q.index());
-            let stream = node.queue.and_then(|q| self.objects.streams.get(q.index()).copied()).unwrap_or(self.main);
+            let stream = streams[index];
             // SAFETY (whole block): streams and events of this backend, parameter blocks alive across calls.
             unsafe {
-                if !streams_started.contains(&stream) {
+                if !started.contains(&stream) {
                     check(sys::cuStreamWaitEvent(stream, start, 0), "cuStreamWaitEvent")?;
-                    streams_started.push(stream);
+                    started.push(stream);
                 }
-                for &(from, _) in part.edges.iter().filter(|&&(_, to)| to == index) {
-                    if stream_of[from] != stream {
-                        check(sys::cuStreamWaitEvent(stream, done[from], 0), "cuStreamWaitEvent")?;
+                for &from in &cross_stream_preds[index] {
+                    if let Some(event) = done[from] {
+                        check(sys::cuStreamWaitEvent(stream, event, 0), "cuStreamWaitEvent")?;
                     }
                 }
-                let began = match self.timed {
-                    Some(_) => Some(self.record(stream)?),
-                    None => None,
-                };
+                let timed = self.timed.is_some();
+                let began = if timed { Some(self.record(stream)?) } else { None };
                 self.issue(&node.command, stream)?;
-                let end = self.record(stream)?;
-                if let (Some(timed), Some(began)) = (self.timed.as_deref_mut(), began) {
-                    timed.push((*id, queue, began, end));
+                if timed || signals[index] {
+                    done[index] = Some(self.record(stream)?);
                 }
-                done.push(end);
-                stream_of.push(stream);
-                last_on_stream.insert(stream, end);
+                if let (Some(timed), Some(began), Some(end)) = (self.timed.as_deref_mut(), began, done[index]) {
+                    timed.push((*id, node.queue.map_or(0, |q| q.index()), began, end));
+                }
             }
         }
-        for &end in last_on_stream.values() {
-            // SAFETY: as above.
-            check(unsafe { sys::cuStreamWaitEvent(self.main, end, 0) }, "cuStreamWaitEvent")?;
+        for stream in started {
+            if stream != self.main {
+                let end = self.record(stream)?;
+                // SAFETY: as above.
+                check(unsafe { sys::cuStreamWaitEvent(self.main, end, 0) }, "cuStreamWaitEvent")?;
+            }
         }
         Ok(())
     }

@@ -144,7 +144,8 @@ fn add_node(objects: &Objects, context: CUcontext, graph: CUgraph, command: &Com
 impl BuiltGraph {
     /// Sets each kernel node to its base launch with `patches` applied (patches are relative to
     /// the partition's recorded nodes), including the nodes the previous update changed.
-    pub fn update(&mut self, objects: &Objects, part: &PartitionNodes<'_>, patches: &[Patch]) -> BackendResult<()> {
+    /// When most kernels change, one whole-graph `cuGraphExecUpdate` replaces the per-node calls.
+    pub fn update(&mut self, objects: &Objects, context: CUcontext, part: &PartitionNodes<'_>, patches: &[Patch]) -> BackendResult<()> {
         let mut launches: HashMap<NodeId, KernelLaunch> = HashMap::new();
         for patch in patches {
             let node = match patch {
@@ -165,16 +166,14 @@ impl BuiltGraph {
             }
         }
         for node in std::mem::take(&mut self.patched) {
-            if !launches.contains_key(&node) {
-                launches.insert(node, base_launch(part, node)?.clone());
+            if let std::collections::hash_map::Entry::Vacant(entry) = launches.entry(node) {
+                entry.insert(base_launch(part, node)?.clone());
             }
         }
-        for (node, launch) in &launches {
-            let handle = *self.kernel_nodes.get(node).ok_or_else(|| BackendError::Unsupported(format!("node {node} is not a kernel of this graph")))?;
-            let mut call = KernelCall::new(objects, launch)?;
-            let params = call.node_params();
-            // SAFETY: a node of this graph's instantiation; params live across the call.
-            check(unsafe { sys::cuGraphExecKernelNodeSetParams_v2(self.exec, handle, &params) }, "cuGraphExecKernelNodeSetParams")?;
+        if launches.len() > 1 && launches.len() * 2 > self.kernel_nodes.len() {
+            self.update_whole(objects, context, part, &launches)?;
+        } else {
+            self.update_nodes(objects, &launches)?;
         }
         self.patched = patches
             .iter()
@@ -183,6 +182,43 @@ impl BuiltGraph {
             })
             .collect();
         Ok(())
+    }
+
+    fn update_nodes(&mut self, objects: &Objects, launches: &HashMap<NodeId, KernelLaunch>) -> BackendResult<()> {
+        for (node, launch) in launches {
+            let handle = *self.kernel_nodes.get(node).ok_or_else(|| BackendError::Unsupported(format!("node {node} is not a kernel of this graph")))?;
+            let mut call = KernelCall::new(objects, launch)?;
+            let params = call.node_params();
+            // SAFETY: a node of this graph's instantiation; params live across the call.
+            check(unsafe { sys::cuGraphExecKernelNodeSetParams_v2(self.exec, handle, &params) }, "cuGraphExecKernelNodeSetParams")?;
+        }
+        Ok(())
+    }
+
+    /// Builds the partition again with the new launches and updates the instantiation from it; the
+    /// original graph's node handles keep naming the nodes afterwards.
+    fn update_whole(&mut self, objects: &Objects, context: CUcontext, part: &PartitionNodes<'_>, launches: &HashMap<NodeId, KernelLaunch>) -> BackendResult<()> {
+        let patched: Vec<Node> = part
+            .nodes
+            .iter()
+            .map(|(id, node)| match launches.get(id) {
+                Some(launch) => Node { command: Command::Kernel(launch.clone()), ..(*node).clone() },
+                None => (*node).clone(),
+            })
+            .collect();
+        let nodes: Vec<&Node> = patched.iter().collect();
+        let graph = new_graph()?;
+        let updated = add_nodes(objects, context, graph, &nodes, &part.edges).and_then(|_| {
+            // SAFETY: a plain C struct for which all zeroes is valid; graphs of this backend.
+            let mut info: sys::CUgraphExecUpdateResultInfo = unsafe { std::mem::zeroed() };
+            check(unsafe { sys::cuGraphExecUpdate_v2(self.exec, graph, &mut info) }, "cuGraphExecUpdate").map_err(|error| match error {
+                BackendError::Api { call, detail } => BackendError::Api { call, detail: format!("{detail} ({:?})", info.result) },
+                other => other,
+            })
+        });
+        // SAFETY: created above; the instantiation does not keep it.
+        unsafe { sys::cuGraphDestroy(graph) };
+        updated
     }
 }
 

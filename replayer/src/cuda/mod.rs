@@ -174,7 +174,7 @@ impl Backend for CudaBackend {
             .graphs
             .get_mut(buffer.0)
             .ok_or_else(|| BackendError::Unsupported(format!("command buffer {} was not built by this backend", buffer.0)))?;
-        built.update(objects, part, patches)?;
+        built.update(objects, self.device.context, part, patches)?;
         Ok(UpdateKind::Native)
     }
 

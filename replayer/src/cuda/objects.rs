@@ -57,8 +57,9 @@ impl Objects {
         let mut sink_len = 0;
         for_each_copy(&trace.nodes, &mut |copy| {
             if let Place::Host { data: Some(blob) } = copy.src {
-                if !objects.sources.contains_key(&blob) {
-                    objects.sources.insert(blob, HostBuffer::with_contents(&blobs.get(blob).map_err(|e| BackendError::Unsupported(e.to_string()))?)?);
+                if let std::collections::hash_map::Entry::Vacant(entry) = objects.sources.entry(blob) {
+                    let bytes = blobs.get(blob).map_err(|e| BackendError::Unsupported(e.to_string()))?;
+                    entry.insert(HostBuffer::with_contents(&bytes)?);
                 }
             }
             if let Place::Host { .. } = copy.dst {

@@ -21,7 +21,7 @@ fn without_a_driver_the_backend_is_unavailable_and_does_not_panic() {
     let opened = crate::backends::open(Api::Cuda, &BackendOptions::default());
     match opened {
         Err(BackendError::Unavailable(message)) if !driver_loadable() => {
-            assert_eq!(message, "no CUDA driver (libcuda.so.1) on this machine")
+            assert_eq!(message, "no CUDA driver (libcuda.so.1) on this machine: replay CUDA traces on a machine with an NVIDIA GPU")
         }
         Err(BackendError::Unavailable(_)) | Ok(_) if driver_loadable() => {}
         Err(other) => panic!("expected the backend or Unavailable, got {other}"),
