@@ -144,10 +144,7 @@ pub fn copy_params(objects: &Objects, copy: &Copy) -> BackendResult<CUDA_MEMCPY3
             return Err(BackendError::Unsupported(format!("a copy's {which} spans {span} bytes, only {} are there", side.available)));
         }
     }
-    // SAFETY: a plain C struct for which all zeroes is valid.
-    let mut params: CUDA_MEMCPY3D = unsafe { std::mem::zeroed() };
-    params.srcMemoryType = src.memory_type;
-    params.dstMemoryType = dst.memory_type;
+    let mut params = empty_memcpy3d(src.memory_type, dst.memory_type);
     set_address(&mut params.srcHost, &mut params.srcDevice, &src);
     let mut dst_host = std::ptr::null();
     set_address(&mut dst_host, &mut params.dstDevice, &dst);
@@ -176,6 +173,38 @@ pub fn copy_params(objects: &Objects, copy: &Copy) -> BackendResult<CUDA_MEMCPY3
         }
     }
     Ok(params)
+}
+
+/// A copy description with nothing set but the memory types (`mem::zeroed` would be undefined
+/// behaviour: `CUmemorytype` has no zero value).
+fn empty_memcpy3d(src: CUmemorytype, dst: CUmemorytype) -> CUDA_MEMCPY3D {
+    CUDA_MEMCPY3D {
+        srcXInBytes: 0,
+        srcY: 0,
+        srcZ: 0,
+        srcLOD: 0,
+        srcMemoryType: src,
+        srcHost: std::ptr::null(),
+        srcDevice: 0,
+        srcArray: std::ptr::null_mut(),
+        reserved0: std::ptr::null_mut(),
+        srcPitch: 0,
+        srcHeight: 0,
+        dstXInBytes: 0,
+        dstY: 0,
+        dstZ: 0,
+        dstLOD: 0,
+        dstMemoryType: dst,
+        dstHost: std::ptr::null_mut(),
+        dstDevice: 0,
+        dstArray: std::ptr::null_mut(),
+        reserved1: std::ptr::null_mut(),
+        dstPitch: 0,
+        dstHeight: 0,
+        WidthInBytes: 0,
+        Height: 0,
+        Depth: 0,
+    }
 }
 
 fn set_address(host: &mut *const c_void, device: &mut CUdeviceptr, side: &Side) {

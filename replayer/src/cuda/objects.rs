@@ -40,7 +40,9 @@ impl Objects {
             objects.modules.push(module);
         }
         for kernel in &trace.kernels {
-            let module = objects.modules[kernel.program.index()];
+            let module = *objects.modules.get(kernel.program.index()).ok_or_else(|| {
+                BackendError::Unsupported(format!("kernel {:?} names program {}, which the trace does not have", kernel.name, kernel.program))
+            })?;
             let name = CString::new(kernel.name.as_str())
                 .map_err(|_| BackendError::Unsupported(format!("kernel name {:?} holds a NUL byte", kernel.name)))?;
             let mut function = std::ptr::null_mut();
