@@ -1,11 +1,15 @@
 //! Driver parameter blocks for recorded commands, shared by graph building, graph updates and
 //! eager replay: kernel arguments and launch shape, 3D copies, memsets.
 
+use super::driver::check;
 use super::objects::{host_span, Objects};
 use crate::backend::{BackendError, BackendResult};
 use cudarc::driver::sys::{self, CUdeviceptr, CUmemorytype, CUDA_MEMCPY3D, CUDA_MEMSET_NODE_PARAMS};
 use std::ffi::c_void;
 use trace_format::{Arg, Copy, Extent, Fill, KernelLaunch, Launch, Place};
+
+/// The dynamic shared memory a function may use before it opts in to more.
+const DEFAULT_DYNAMIC_SHARED_BYTES: u32 = 48 * 1024;
 
 /// A kernel launch ready for the driver. Owns the argument bytes `kernel_params` points into.
 pub struct KernelCall {
@@ -58,6 +62,12 @@ impl KernelCall {
         let Launch::Grid { grid, block, shared_bytes, cluster, cooperative } = launch.launch else {
             return Err(BackendError::Unsupported("a CUDA kernel needs a grid launch, not an ND-range".into()));
         };
+        if shared_bytes > DEFAULT_DYNAMIC_SHARED_BYTES {
+            // The program opted its own function handle in (cuBLAS kernels do); this one must too.
+            let attribute = sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
+            // SAFETY: a function of a loaded module.
+            check(unsafe { sys::cuFuncSetAttribute(*function, attribute, shared_bytes as i32) }, "cuFuncSetAttribute")?;
+        }
         let mut pointers: Vec<*mut c_void> = values.iter_mut().map(|v| v.as_mut_ptr().cast()).collect();
         let params = sys::CUDA_KERNEL_NODE_PARAMS {
             func: *function,
@@ -151,7 +161,12 @@ pub fn copy_params(objects: &Objects, copy: &Copy) -> BackendResult<CUDA_MEMCPY3
     params.dstHost = dst_host as *mut c_void;
     match copy.extent {
         Extent::Linear { bytes } => {
+            // One row of one slice; pitches at least the width, as the driver checks them.
             params.WidthInBytes = bytes as usize;
+            params.srcPitch = bytes as usize;
+            params.dstPitch = bytes as usize;
+            params.srcHeight = 1;
+            params.dstHeight = 1;
             params.Height = 1;
             params.Depth = 1;
         }
