@@ -1,8 +1,8 @@
 //! `cl_khr_command_buffer` and `cl_khr_command_buffer_mutable_dispatch` entry points in the
 //! revision the device reports. Command buffer 0.9.0-0.9.4 (PoCL 3.1) gives only
 //! `clCommandNDRangeKernelKHR` a `properties` argument; 0.9.5 and 1.0 (Intel) give it to every
-//! command. Mutable dispatch before 0.9.3 takes a chained base config; 0.9.3 and later take an
-//! array of typed configs.
+//! command. Mutable dispatch before 0.9.2 takes a chained base config; 0.9.2 and later (Intel
+//! reports 0.9.3) take an array of typed configs.
 
 use super::api::{check, Api, Raw};
 use super::device::extension_version;
@@ -57,7 +57,7 @@ impl CommandBufferApi {
     pub fn find(api: &Api, platform: cl_platform_id, device: cl_device_id) -> Option<CommandBufferApi> {
         let revision = extension_version(api, device, "cl_khr_command_buffer")?;
         // SAFETY (all lookups): each type is the signature of the named function in `revision`.
-        let commands = if revision >= (0, 9, 5) {
+        let commands = if commands_take_properties(revision) {
             Commands::WithProperties {
                 barrier: unsafe { api.extension(platform, "clCommandBarrierWithWaitListKHR")? },
                 copy: unsafe { api.extension(platform, "clCommandCopyBufferKHR")? },
@@ -150,6 +150,18 @@ impl CommandBufferApi {
     }
 }
 
+/// Whether every `clCommand*KHR` of command buffer `revision` takes `properties` (added in
+/// 0.9.5; before, only `clCommandNDRangeKernelKHR` has it).
+fn commands_take_properties(revision: (u32, u32, u32)) -> bool {
+    revision >= (0, 9, 5)
+}
+
+/// Whether `clUpdateMutableCommandsKHR` of mutable dispatch `revision` takes an array of
+/// configs (0.9.2, OpenCL-Headers commit 7258b9e) instead of a chained base config.
+fn updates_take_config_array(revision: (u32, u32, u32)) -> bool {
+    revision >= (0, 9, 2)
+}
+
 /// A sync-point list as the API takes it (NULL when empty).
 pub fn wait_list(waits: SyncWaits) -> (cl_uint, *const cl_sync_point_khr) {
     (waits.len() as cl_uint, if waits.is_empty() { ptr::null() } else { waits.as_ptr() })
@@ -163,13 +175,13 @@ pub struct MutableDispatch {
 }
 
 enum Update {
-    /// Before 0.9.3: one base config chaining an array of dispatch configs.
+    /// Before 0.9.2: one base config chaining an array of dispatch configs.
     Chained(unsafe extern "C" fn(cl_command_buffer_khr, *const ChainedBaseConfig) -> cl_int),
-    /// 0.9.3 and later: parallel arrays of config types and configs.
+    /// 0.9.2 and later: parallel arrays of config types and configs.
     Array(Raw<clUpdateMutableCommandsKHR_fn>),
 }
 
-/// `cl_mutable_base_config_khr` of revisions before 0.9.3.
+/// `cl_mutable_base_config_khr` of revisions before 0.9.2.
 #[repr(C)]
 struct ChainedBaseConfig {
     kind: cl_uint,
@@ -178,7 +190,7 @@ struct ChainedBaseConfig {
     mutable_dispatch_list: *const ChainedDispatchConfig,
 }
 
-/// `cl_mutable_dispatch_config_khr` of revisions before 0.9.3: the later layout behind a
+/// `cl_mutable_dispatch_config_khr` of revisions before 0.9.2: the later layout behind a
 /// structure type and a `next` pointer.
 #[repr(C)]
 struct ChainedDispatchConfig {
@@ -195,7 +207,7 @@ impl MutableDispatch {
         let revision = extension_version(api, device, "cl_khr_command_buffer_mutable_dispatch")?;
         let fields = super::device::device_value::<cl_mutable_dispatch_fields_khr>(api, device, CL_DEVICE_MUTABLE_DISPATCH_CAPABILITIES_KHR)?;
         // SAFETY: the signature of clUpdateMutableCommandsKHR in `revision`.
-        let update = if revision >= (0, 9, 3) {
+        let update = if updates_take_config_array(revision) {
             Update::Array(unsafe { api.extension(platform, "clUpdateMutableCommandsKHR")? })
         } else {
             Update::Chained(unsafe { api.extension(platform, "clUpdateMutableCommandsKHR")? })
@@ -233,5 +245,23 @@ impl MutableDispatch {
             }
         };
         check(code, "clUpdateMutableCommandsKHR")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The revisions the Khronos header history names: PoCL 3.1 reports command buffer 0.9.0,
+    /// Intel 1.0 with mutable dispatch 0.9.3.
+    #[test]
+    fn signatures_follow_the_header_history() {
+        assert!(!commands_take_properties((0, 9, 0)));
+        assert!(!commands_take_properties((0, 9, 4)));
+        assert!(commands_take_properties((0, 9, 5)));
+        assert!(commands_take_properties((1, 0, 0)));
+        assert!(!updates_take_config_array((0, 9, 1)));
+        assert!(updates_take_config_array((0, 9, 2)));
+        assert!(updates_take_config_array((0, 9, 3)));
     }
 }
