@@ -78,20 +78,7 @@ impl Memories {
         let mut granularity = 0usize;
         // SAFETY: valid out-pointer and properties.
         check(unsafe { sys::cuMemGetAllocationGranularity(&mut granularity, &prop, sys::CUmemAllocationGranularity_flags::CU_MEM_ALLOC_GRANULARITY_MINIMUM) }, "cuMemGetAllocationGranularity")?;
-        let granule = granularity.max(1) as u64;
-        let mut ranges: Vec<(u64, u64)> = memories
-            .iter()
-            .filter(|m| device_resident(m.kind))
-            .map(|m| (m.address / granule * granule, (m.address + m.size.max(1)).div_ceil(granule) * granule))
-            .collect();
-        ranges.sort_unstable();
-        let mut merged: Vec<(u64, u64)> = Vec::new();
-        for (start, end) in ranges {
-            match merged.last_mut() {
-                Some(last) if start <= last.1 => last.1 = last.1.max(end),
-                _ => merged.push((start, end)),
-            }
-        }
+        let merged = granule_ranges(memories, granularity.max(1) as u64);
         for (start, end) in merged {
             self.map_range(start, (end - start) as usize, &prop)?;
         }
@@ -121,6 +108,25 @@ impl Memories {
             check(sys::cuMemSetAccess(start, size, &access, 1), "cuMemSetAccess")
         }
     }
+}
+
+/// The granule-aligned ranges that cover every device-resident object's recorded range, with
+/// overlapping and touching ranges merged (one mapping each).
+pub fn granule_ranges(memories: &[Memory], granule: u64) -> Vec<(u64, u64)> {
+    let mut ranges: Vec<(u64, u64)> = memories
+        .iter()
+        .filter(|m| device_resident(m.kind))
+        .map(|m| (m.address / granule * granule, (m.address + m.size.max(1)).div_ceil(granule) * granule))
+        .collect();
+    ranges.sort_unstable();
+    let mut merged: Vec<(u64, u64)> = Vec::new();
+    for (start, end) in ranges {
+        match merged.last_mut() {
+            Some(last) if start <= last.1 => last.1 = last.1.max(end),
+            _ => merged.push((start, end)),
+        }
+    }
+    merged
 }
 
 /// Objects that `--exact-addresses` places at their recorded address (host and managed memory

@@ -108,6 +108,12 @@ impl Backend for CudaBackend {
     }
 
     fn load(&mut self, trace: &Trace, blobs: &BlobStore) -> BackendResult<()> {
+        // What was built for an earlier trace points into its memory, which goes first (with
+        // --exact-addresses the new trace may need the same address ranges).
+        self.finish()?;
+        self.graphs.clear();
+        self.subgraphs = SubgraphCache::default();
+        self.objects = None;
         self.objects = Some(Objects::load(trace, blobs, self.device.device, self.options.exact_addresses)?);
         Ok(())
     }

@@ -1,8 +1,9 @@
 //! What runs without a GPU: the refusal without a driver, and the span arithmetic of copies.
 
+use super::memory::granule_ranges;
 use super::objects::host_span;
 use crate::backend::{BackendError, BackendOptions};
-use trace_format::{Api, Extent};
+use trace_format::{Api, Extent, MemKind, Memory};
 
 fn driver_loadable() -> bool {
     // SAFETY: dlopen of a constant name; the handle is closed at once.
@@ -49,4 +50,23 @@ fn a_rect_copy_spans_from_its_start_to_the_end_of_its_last_row() {
     assert_eq!(host_span(&extent, true), 3 * 128 + 4 * 16 + 2 + 10);
     // Unset pitches mean tightly packed rows and slices.
     assert_eq!(host_span(&extent, false), 2 * 40 + 3 * 10 + 10);
+}
+
+fn memory(kind: MemKind, address: u64, size: u64) -> Memory {
+    Memory { kind, size, address, flags: 0, device: None }
+}
+
+#[test]
+fn exact_addresses_map_each_granule_once_and_leave_host_memory_to_its_allocator() {
+    const MB2: u64 = 2 << 20;
+    let base = 0x7f00_0000_0000;
+    let memories = [
+        // Two small runtime allocations sharing a granule, one spilling into the next.
+        memory(MemKind::Buffer, base + 512, 1024),
+        memory(MemKind::Buffer, base + MB2 - 256, 512),
+        // A pool allocation far away, and host memory inside the first granule's range.
+        memory(MemKind::StreamOrdered, base + 10 * MB2, MB2 + 1),
+        memory(MemKind::Host, base + 4 * MB2, 64),
+    ];
+    assert_eq!(granule_ranges(&memories, MB2), vec![(base, base + 2 * MB2), (base + 10 * MB2, base + 12 * MB2)]);
 }
