@@ -74,21 +74,23 @@ impl Objects {
     }
 }
 
-/// Loads the first image the driver can take (PTX is JIT-compiled, so it needs its NUL).
+/// Loads the first image the driver takes, trying the next when one fails (a cubin built for
+/// another GPU, say). PTX is JIT-compiled, so it needs its NUL.
 fn load_module(program: &Program, blobs: &BlobStore) -> BackendResult<CUmodule> {
-    let image = program
-        .images
-        .iter()
-        .find(|image| matches!(image.kind, ImageKind::Fatbin | ImageKind::Cubin | ImageKind::Ptx))
-        .ok_or_else(|| BackendError::Unsupported("a program has no PTX, cubin or fatbin image".into()))?;
-    let mut bytes = blobs.get(image.blob).map_err(|e| BackendError::Unsupported(e.to_string()))?.into_owned();
-    if image.kind == ImageKind::Ptx && bytes.last() != Some(&0) {
-        bytes.push(0);
+    let mut failure = BackendError::Unsupported("a program has no PTX, cubin or fatbin image".into());
+    for image in program.images.iter().filter(|image| matches!(image.kind, ImageKind::Fatbin | ImageKind::Cubin | ImageKind::Ptx)) {
+        let mut bytes = blobs.get(image.blob).map_err(|e| BackendError::Unsupported(e.to_string()))?.into_owned();
+        if image.kind == ImageKind::Ptx && bytes.last() != Some(&0) {
+            bytes.push(0);
+        }
+        let mut module = std::ptr::null_mut();
+        // SAFETY: the image stays alive for the call; the driver copies what it keeps.
+        match check(unsafe { sys::cuModuleLoadData(&mut module, bytes.as_ptr().cast()) }, "cuModuleLoadData") {
+            Ok(()) => return Ok(module),
+            Err(error) => failure = error,
+        }
     }
-    let mut module = std::ptr::null_mut();
-    // SAFETY: the image stays alive for the call; the driver copies what it keeps.
-    check(unsafe { sys::cuModuleLoadData(&mut module, bytes.as_ptr().cast()) }, "cuModuleLoadData")?;
-    Ok(module)
+    Err(failure)
 }
 
 /// Calls `visit` for every copy among `nodes`, inside sub-graphs too.
