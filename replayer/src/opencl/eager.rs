@@ -129,7 +129,8 @@ impl OpenClBackend {
             }
             Resolved::Read { source, offset, bytes, rect } => {
                 let needed = rect.as_ref().map_or(Some(bytes as u64), |r| rect_end(r.dst_origin, r.region, [r.pitches[2], r.pitches[3]]));
-                let mut scratch = vec![0u8; needed.unwrap_or(0) as usize];
+                let needed = needed.ok_or_else(|| BackendError::Unsupported(format!("{slot}: the host side of the read overflows")))?;
+                let mut scratch = vec![0u8; needed as usize];
                 let host = scratch.as_mut_ptr() as *mut c_void;
                 (self.host_transfer(queue, source, offset, bytes, rect.as_ref(), host, false, waits, &mut event), "clEnqueueRead*")
             }

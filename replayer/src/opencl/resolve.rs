@@ -153,19 +153,31 @@ fn rect_of(extent: &Extent) -> BackendResult<Rect> {
         return Err(BackendError::Unsupported(format!("an empty rectangle {region:?}")));
     }
     let sizes = |v: &[u64; 3]| v.map(|x| x as usize);
-    Ok(Rect {
-        src_origin: sizes(src_origin),
-        dst_origin: sizes(dst_origin),
-        region: sizes(region),
-        pitches: [*src_row_pitch, *src_slice_pitch, *dst_row_pitch, *dst_slice_pitch].map(|x| x as usize),
-    })
+    let [src_row, src_slice] = pitches_or_default(region, *src_row_pitch, *src_slice_pitch)?;
+    let [dst_row, dst_slice] = pitches_or_default(region, *dst_row_pitch, *dst_slice_pitch)?;
+    Ok(Rect { src_origin: sizes(src_origin), dst_origin: sizes(dst_origin), region: sizes(region), pitches: [src_row, src_slice, dst_row, dst_slice] })
 }
 
-/// Bytes from the start of a rectangle's memory through its last byte.
+/// One side's pitches with OpenCL's meaning of zero made explicit (rows of `region[0]` bytes,
+/// slices of `region[1]` rows), so bounds are checked on what the driver will touch.
+fn pitches_or_default(region: &[u64; 3], row_pitch: u64, slice_pitch: u64) -> BackendResult<[usize; 2]> {
+    let row = if row_pitch == 0 { region[0] } else { row_pitch };
+    let slice = match slice_pitch {
+        0 => row.checked_mul(region[1]).ok_or_else(|| BackendError::Unsupported(format!("a rectangle {region:?} whose slice size overflows")))?,
+        given => given,
+    };
+    Ok([row as usize, slice as usize])
+}
+
+/// Bytes from the start of a rectangle's memory through its last byte; `None` when that
+/// overflows (or the region is empty).
 pub fn rect_end(origin: [usize; 3], region: [usize; 3], [row_pitch, slice_pitch]: [usize; 2]) -> Option<u64> {
-    let start = origin[0] as u64 + origin[1] as u64 * row_pitch as u64 + origin[2] as u64 * slice_pitch as u64;
-    let span = (region[2] as u64 - 1) * slice_pitch as u64 + (region[1] as u64 - 1) * row_pitch as u64 + region[0] as u64;
-    start.checked_add(span)
+    let [x, y, z] = origin.map(|v| v as u64);
+    let [width, height, depth] = region.map(|v| v as u64);
+    let (row, slice) = (row_pitch as u64, slice_pitch as u64);
+    let start = x.checked_add(y.checked_mul(row)?)?.checked_add(z.checked_mul(slice)?)?;
+    let last_row = depth.checked_sub(1)?.checked_mul(slice)?.checked_add(height.checked_sub(1)?.checked_mul(row)?)?;
+    start.checked_add(last_row)?.checked_add(width)
 }
 
 fn rect_within(mem: MemId, object: MemObject, origin: [usize; 3], region: [usize; 3], pitches: [usize; 2]) -> BackendResult<()> {
@@ -218,4 +230,34 @@ pub fn subgraph_predecessors(node: NodeId, graph: &Graph) -> BackendResult<Vec<V
         predecessors[to].push(from);
     }
     Ok(predecessors)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rectangles_take_opencl_default_pitches() {
+        let extent = Extent::Rect {
+            src_origin: [0, 1, 0],
+            dst_origin: [0; 3],
+            region: [4, 2, 3],
+            src_row_pitch: 0,
+            src_slice_pitch: 0,
+            dst_row_pitch: 16,
+            dst_slice_pitch: 0,
+        };
+        let rect = rect_of(&extent).expect("a valid rectangle");
+        assert_eq!(rect.pitches, [4, 8, 16, 32]);
+        // Starts at row 1 (byte 4); the last row starts 2 slices and 1 row later.
+        assert_eq!(rect_end(rect.src_origin, rect.region, [4, 8]), Some(4 + 2 * 8 + 4 + 4));
+    }
+
+    #[test]
+    fn rectangle_ends_that_overflow_are_none() {
+        assert_eq!(rect_end([0, usize::MAX, 0], [1, 1, 1], [2, 0]), None);
+        assert_eq!(rect_end([0; 3], [1, 1, usize::MAX], [1, usize::MAX]), None);
+        let huge = Extent::Rect { src_origin: [0; 3], dst_origin: [0; 3], region: [u64::MAX, 2, 1], src_row_pitch: 0, src_slice_pitch: 0, dst_row_pitch: 0, dst_slice_pitch: 0 };
+        assert!(rect_of(&huge).is_err());
+    }
 }
