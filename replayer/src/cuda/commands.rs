@@ -251,11 +251,13 @@ pub fn memset_params(objects: &Objects, fill: &Fill) -> BackendResult<CUDA_MEMSE
     };
     let (pitch, width, height) = match fill.rows {
         Some([pitch, width, height]) => (pitch, width, height),
-        None => (fill.bytes, fill.bytes / element as u64, 1),
+        None if fill.bytes % element as u64 == 0 => (fill.bytes, fill.bytes / element as u64, 1),
+        None => return Err(BackendError::Unsupported(format!("a fill of {} bytes is not whole {element}-byte elements", fill.bytes))),
     };
-    let span = pitch * height.saturating_sub(1) + width * element as u64;
-    if fill.offset + span > size {
-        return Err(BackendError::Unsupported(format!("a fill spans {} bytes of memory {} of {size} bytes", fill.offset + span, fill.mem)));
+    // In u128: a trace's numbers cannot overflow it, so the bounds check cannot wrap.
+    let end = u128::from(fill.offset) + u128::from(pitch) * u128::from(height.saturating_sub(1)) + u128::from(width) * element as u128;
+    if end > u128::from(size) {
+        return Err(BackendError::Unsupported(format!("a fill reaches byte {end} of memory {} of {size} bytes", fill.mem)));
     }
     Ok(CUDA_MEMSET_NODE_PARAMS {
         dst: base + fill.offset,
