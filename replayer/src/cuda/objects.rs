@@ -112,10 +112,12 @@ pub fn host_span(extent: &Extent, source: bool) -> u64 {
         Extent::Rect { src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch } => {
             let (origin, row, slice) =
                 if source { (src_origin, src_row_pitch, src_slice_pitch) } else { (dst_origin, dst_row_pitch, dst_slice_pitch) };
+            // Saturating: an impossible span fails the bounds checks instead of wrapping past them.
             let row = row.max(region[0]);
-            let slice = slice.max(row * region[1]);
-            let last = (origin[2] + region[2].max(1) - 1) * slice + (origin[1] + region[1].max(1) - 1) * row + origin[0];
-            last + region[0]
+            let slice = slice.max(row.saturating_mul(region[1]));
+            let last_slice = origin[2].saturating_add(region[2].max(1) - 1).saturating_mul(slice);
+            let last_row = origin[1].saturating_add(region[1].max(1) - 1).saturating_mul(row);
+            last_slice.saturating_add(last_row).saturating_add(origin[0]).saturating_add(region[0])
         }
     }
 }
