@@ -14,7 +14,7 @@ mod session;
 mod writer;
 
 /// Every API's hooks, for the exported `dlsym` to hand out.
-static HOOK_TABLES: [&[&interpose::Hook]; 1] = [opencl::HOOKS];
+static HOOK_TABLES: [&[&interpose::Hook]; 2] = [opencl::HOOKS, cuda::HOOKS];
 
 fn hook_tables() -> &'static [&'static [&'static interpose::Hook]] {
     &HOOK_TABLES

@@ -1,4 +1,68 @@
-//! CUDA: so far, reading a module image's size from its own headers (`image`), which the hooks of
-//! `cuModuleLoadData` and `cuLibraryLoadData` need because they receive an image with no size.
+//! CUDA driver API: the hooks (`hooks`, reached by name, through `dlsym` or through the wrappers
+//! `cuGetProcAddress` hands out: `procaddress`), what the shim tracks about CUDA objects
+//! (`state`), how it reads device memory with its own calls (`access`), and one file per kind
+//! of call. Module images are read by `image`.
 
+// Recording functions take the arguments of the C functions they record.
+#![allow(clippy::too_many_arguments)]
+
+mod access;
+mod commands;
+mod copies;
+mod device;
+mod hooks;
 pub mod image;
+mod launches;
+mod memory;
+mod modules;
+mod params;
+mod procaddress;
+mod state;
+mod streams;
+
+pub use hooks::HOOKS;
+
+use crate::entry::Forward;
+use crate::session::SessionError;
+
+pub type CUresult = u32;
+pub type CUstream = *mut std::ffi::c_void;
+pub type CUdeviceptr = u64;
+
+pub const CUDA_SUCCESS: CUresult = 0;
+/// What a hook returns when the driver has no such function (an installation without it).
+pub const CUDA_ERROR_NOT_FOUND: CUresult = 500;
+
+/// Why recording a CUDA call failed (the call itself still goes through).
+#[derive(Debug)]
+pub struct Failure(String);
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<SessionError> for Failure {
+    fn from(error: SessionError) -> Failure {
+        Failure(error.to_string())
+    }
+}
+
+type Recorded = Result<(), Failure>;
+
+/// Runs the real function and tells whether it succeeded.
+fn succeeded(forward: &mut Forward<'_, CUresult>) -> bool {
+    forward.call() == CUDA_SUCCESS
+}
+
+/// A CUDA handle or pointer as the recorder's key.
+fn key<T>(handle: *mut T) -> crate::recorder::Key {
+    handle as usize as u64
+}
+
+/// Whether a hook is a per-thread-default-stream variant (`*_ptsz`, `*_ptds`), in which stream 0
+/// is the calling thread's default stream rather than the legacy one.
+fn per_thread(call: &str) -> bool {
+    call.ends_with("_ptsz") || call.ends_with("_ptds")
+}

@@ -1,0 +1,96 @@
+//! Work submitted to a stream: prepared before the real call (initial memory contents), recorded
+//! after it succeeded; passed through unrecorded while the program captures streams itself.
+
+use super::access::DeviceAccess;
+use super::state::with_recorder;
+use super::streams::{end_window, ensure_queue, stream_key};
+use super::{succeeded, CUresult, CUstream, Recorded};
+use crate::entry::Forward;
+use crate::recorder::{Access, HostRegion, Order, Recorder, Submission};
+use trace_format::{Command, Place};
+
+/// How a command was submitted.
+pub struct Enqueued {
+    call: &'static str,
+    stream: CUstream,
+    /// A synchronous copy to the host: a host synchronization.
+    blocking: bool,
+    received: Option<HostRegion>,
+}
+
+impl Enqueued {
+    pub fn new(call: &'static str, stream: CUstream) -> Enqueued {
+        Enqueued { call, stream, blocking: false, received: None }
+    }
+
+    /// A command of a synchronous call: on the default stream its variant names.
+    pub fn on_default_stream(call: &'static str) -> Enqueued {
+        Enqueued::new(call, std::ptr::null_mut())
+    }
+
+    pub fn blocking(self) -> Enqueued {
+        Enqueued { blocking: true, ..self }
+    }
+
+    pub fn receiving(self, address: *const std::ffi::c_void, len: usize) -> Enqueued {
+        Enqueued { received: Some(HostRegion { address: address as usize, len }), ..self }
+    }
+}
+
+pub const UNTRACKED_MEMORY: &str = "it names device memory the shim did not see allocated";
+
+/// Records a command: `accesses` says which memory it uses, `build` what it does (a barrier,
+/// and the trace marked partial with the reason `build` gives, when it cannot be described).
+pub fn enqueue(
+    forward: &mut Forward<'_, CUresult>,
+    enqueued: Enqueued,
+    accesses: impl FnOnce(&Recorder) -> Vec<Access>,
+    build: impl FnOnce(&mut Recorder) -> Result<Command, &'static str>,
+) -> Recorded {
+    let (call, queue) = (enqueued.call, stream_key(enqueued.stream, enqueued.call));
+    let prepared = with_recorder(|state, recorder| {
+        if !state.capturing.is_empty() {
+            if !state.capturing.contains(&queue) {
+                recorder.partial(call, "work on other streams while the program captures a stream is not recorded");
+            }
+            return None;
+        }
+        ensure_queue(state, recorder, queue);
+        // Outside the capture range nothing is snapshotted: the accesses are not needed.
+        let accesses = if recorder.capturing() { accesses(recorder) } else { Vec::new() };
+        Some(recorder.prepare(&accesses, &DeviceAccess::new(state)))
+    })?;
+    let Some(prepared) = prepared else {
+        forward.call();
+        return Ok(());
+    };
+    if !succeeded(forward) {
+        return Ok(());
+    }
+    with_recorder(|_, recorder| {
+        let submission =
+            Submission { call, queue: Some(queue), order: Order::Command, waits: &[], signals: None, received: enqueued.received };
+        recorder.submit(prepared, submission, |recorder| {
+            build(recorder).unwrap_or_else(|reason| {
+                recorder.partial(call, reason);
+                Command::Barrier
+            })
+        })
+    })?;
+    if enqueued.blocking {
+        end_window(call)?;
+    }
+    Ok(())
+}
+
+/// The place of a device pointer inside a tracked allocation.
+pub fn device_place(recorder: &mut Recorder, pointer: u64) -> Result<Place, &'static str> {
+    let (mem, offset) = recorder.locate(pointer).ok_or(UNTRACKED_MEMORY)?;
+    let mem = recorder.mem_id(mem).ok_or(UNTRACKED_MEMORY)?;
+    Ok(Place::Memory { mem, offset })
+}
+
+/// The use of the tracked allocation holding `pointer`, if any.
+pub fn device_access(recorder: &Recorder, pointer: u64, write: bool) -> Option<Access> {
+    recorder.locate(pointer).map(|(mem, _)| Access { mem, write })
+}

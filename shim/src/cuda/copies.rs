@@ -1,0 +1,166 @@
+//! Copies between host and device memory, and memsets (`Fill` with a 1, 2 or 4-byte pattern).
+
+use super::commands::{device_access, device_place, enqueue, Enqueued};
+use super::hooks::driver;
+use super::{CUdeviceptr, CUresult, CUstream, CUDA_SUCCESS, Recorded};
+use crate::entry::Forward;
+use crate::recorder::Recorder;
+use std::ffi::c_void;
+use trace_format::{Command, Copy, Extent, Fill, Place};
+
+const CU_POINTER_ATTRIBUTE_MEMORY_TYPE: i32 = 2;
+const CU_MEMORYTYPE_HOST: u32 = 1;
+
+/// One end of a copy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum End {
+    Host(u64),
+    Device(u64),
+}
+
+/// A linear copy of `bytes` bytes; host sources are read now (the program passed them).
+pub fn copy_command(recorder: &mut Recorder, src: End, dst: End, bytes: usize) -> Result<Command, &'static str> {
+    let src = match src {
+        End::Device(pointer) => device_place(recorder, pointer)?,
+        // SAFETY: the program handed the driver `bytes` bytes of host memory there.
+        End::Host(pointer) => Place::Host {
+            data: Some(recorder.blob(unsafe { std::slice::from_raw_parts(pointer as usize as *const u8, bytes) }.to_vec())),
+        },
+    };
+    let dst = match dst {
+        End::Device(pointer) => device_place(recorder, pointer)?,
+        End::Host(_) => Place::Host { data: None },
+    };
+    if matches!((&src, &dst), (Place::Host { .. }, Place::Host { .. })) {
+        return Err("a copy between host buffers is not device work");
+    }
+    Ok(Command::Copy(Copy { src, dst, extent: Extent::Linear { bytes: bytes as u64 } }))
+}
+
+/// A memset of `count` elements of `pattern` (1, 2 or 4 bytes) at `dst`.
+pub fn fill_command(recorder: &mut Recorder, dst: u64, pattern: &[u8], count: usize) -> Result<Command, &'static str> {
+    let Place::Memory { mem, offset } = device_place(recorder, dst)? else { return Err(super::commands::UNTRACKED_MEMORY) };
+    Ok(Command::Fill(Fill { mem, offset, bytes: (count * pattern.len()) as u64, pattern: pattern.to_vec(), rows: None }))
+}
+
+fn copy(forward: &mut Forward<'_, CUresult>, enqueued: Enqueued, src: End, dst: End, bytes: usize) -> Recorded {
+    let accesses = |recorder: &Recorder| {
+        let read = match src { End::Device(pointer) => device_access(recorder, pointer, false), End::Host(_) => None };
+        let written = match dst { End::Device(pointer) => device_access(recorder, pointer, true), End::Host(_) => None };
+        read.into_iter().chain(written).collect()
+    };
+    let enqueued = match dst {
+        End::Host(address) => enqueued.receiving(address as usize as *const c_void, bytes),
+        End::Device(_) => enqueued,
+    };
+    enqueue(forward, enqueued, accesses, |recorder| copy_command(recorder, src, dst, bytes))
+}
+
+fn host(pointer: *const c_void) -> End {
+    End::Host(pointer as usize as u64)
+}
+
+pub unsafe fn host_to_device(forward: &mut Forward<'_, CUresult>, call: &'static str, dst: CUdeviceptr, src: *const c_void, bytes: usize) -> Recorded {
+    copy(forward, Enqueued::on_default_stream(call), host(src), End::Device(dst), bytes)
+}
+
+pub unsafe fn device_to_host(forward: &mut Forward<'_, CUresult>, call: &'static str, dst: *mut c_void, src: CUdeviceptr, bytes: usize) -> Recorded {
+    copy(forward, Enqueued::on_default_stream(call).blocking(), End::Device(src), host(dst), bytes)
+}
+
+pub unsafe fn device_to_device(forward: &mut Forward<'_, CUresult>, call: &'static str, dst: CUdeviceptr, src: CUdeviceptr, bytes: usize) -> Recorded {
+    copy(forward, Enqueued::on_default_stream(call), End::Device(src), End::Device(dst), bytes)
+}
+
+pub unsafe fn host_to_device_async(
+    forward: &mut Forward<'_, CUresult>,
+    call: &'static str,
+    dst: CUdeviceptr,
+    src: *const c_void,
+    bytes: usize,
+    stream: CUstream,
+) -> Recorded {
+    copy(forward, Enqueued::new(call, stream), host(src), End::Device(dst), bytes)
+}
+
+pub unsafe fn device_to_host_async(
+    forward: &mut Forward<'_, CUresult>,
+    call: &'static str,
+    dst: *mut c_void,
+    src: CUdeviceptr,
+    bytes: usize,
+    stream: CUstream,
+) -> Recorded {
+    copy(forward, Enqueued::new(call, stream), End::Device(src), host(dst), bytes)
+}
+
+pub unsafe fn device_to_device_async(
+    forward: &mut Forward<'_, CUresult>,
+    call: &'static str,
+    dst: CUdeviceptr,
+    src: CUdeviceptr,
+    bytes: usize,
+    stream: CUstream,
+) -> Recorded {
+    copy(forward, Enqueued::new(call, stream), End::Device(src), End::Device(dst), bytes)
+}
+
+/// Where an end of a unified-addressing copy lies: a tracked allocation, else host memory when
+/// the driver says so or does not know the pointer (pageable memory); `None` for device memory
+/// the shim did not see allocated.
+fn classify(recorder_knows: bool, pointer: CUdeviceptr) -> Option<End> {
+    if recorder_knows {
+        return Some(End::Device(pointer));
+    }
+    let mut memory_type: u32 = 0;
+    // SAFETY: the attribute's value is an unsigned int.
+    let status = unsafe { driver::cuPointerGetAttribute((&raw mut memory_type).cast(), CU_POINTER_ATTRIBUTE_MEMORY_TYPE, pointer) };
+    (status != CUDA_SUCCESS || memory_type == CU_MEMORYTYPE_HOST).then_some(End::Host(pointer))
+}
+
+pub unsafe fn copy_async(
+    forward: &mut Forward<'_, CUresult>,
+    call: &'static str,
+    dst: CUdeviceptr,
+    src: CUdeviceptr,
+    bytes: usize,
+    stream: CUstream,
+) -> Recorded {
+    let known = super::state::with_recorder(|_, recorder| (recorder.locate(src).is_some(), recorder.locate(dst).is_some()))?;
+    match (classify(known.0, src), classify(known.1, dst)) {
+        (Some(src), Some(dst)) => copy(forward, Enqueued::new(call, stream), src, dst, bytes),
+        _ => {
+            forward.call();
+            super::state::with_recorder(|_, recorder| recorder.partial(call, super::commands::UNTRACKED_MEMORY))
+        }
+    }
+}
+
+fn memset(forward: &mut Forward<'_, CUresult>, enqueued: Enqueued, dst: CUdeviceptr, pattern: &[u8], count: usize) -> Recorded {
+    let accesses = |recorder: &Recorder| device_access(recorder, dst, true).into_iter().collect();
+    enqueue(forward, enqueued, accesses, |recorder| fill_command(recorder, dst, pattern, count))
+}
+
+pub unsafe fn memset_d8(forward: &mut Forward<'_, CUresult>, call: &'static str, dst: CUdeviceptr, value: u8, count: usize) -> Recorded {
+    memset(forward, Enqueued::on_default_stream(call), dst, &value.to_ne_bytes(), count)
+}
+
+pub unsafe fn memset_d16(forward: &mut Forward<'_, CUresult>, call: &'static str, dst: CUdeviceptr, value: u16, count: usize) -> Recorded {
+    memset(forward, Enqueued::on_default_stream(call), dst, &value.to_ne_bytes(), count)
+}
+
+pub unsafe fn memset_d32(forward: &mut Forward<'_, CUresult>, call: &'static str, dst: CUdeviceptr, value: u32, count: usize) -> Recorded {
+    memset(forward, Enqueued::on_default_stream(call), dst, &value.to_ne_bytes(), count)
+}
+
+pub unsafe fn memset_d8_async(forward: &mut Forward<'_, CUresult>, call: &'static str, dst: CUdeviceptr, value: u8, count: usize, stream: CUstream) -> Recorded {
+    memset(forward, Enqueued::new(call, stream), dst, &value.to_ne_bytes(), count)
+}
+
+pub unsafe fn memset_d16_async(forward: &mut Forward<'_, CUresult>, call: &'static str, dst: CUdeviceptr, value: u16, count: usize, stream: CUstream) -> Recorded {
+    memset(forward, Enqueued::new(call, stream), dst, &value.to_ne_bytes(), count)
+}
+
+pub unsafe fn memset_d32_async(forward: &mut Forward<'_, CUresult>, call: &'static str, dst: CUdeviceptr, value: u32, count: usize, stream: CUstream) -> Recorded {
+    memset(forward, Enqueued::new(call, stream), dst, &value.to_ne_bytes(), count)
+}

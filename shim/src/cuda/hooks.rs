@@ -1,0 +1,209 @@
+//! Every CUDA driver function the shim exports, with its C signature and the function that
+//! records it, and the driver functions the shim only calls itself (`driver`). Each hook forwards
+//! to the function the program would have called: the one its `dlsym` or `cuGetProcAddress`
+//! lookup found, else the next definition, else one from any loaded library (a private libcuda).
+//! A recording function gets the hook's name, which tells a per-thread-stream variant apart.
+
+#![allow(non_snake_case, clippy::too_many_arguments)]
+
+use super::{copies, launches, memory, modules, procaddress, streams, CUdeviceptr, CUresult, CUstream};
+use crate::interpose::Hook;
+use std::ffi::{c_char, c_int, c_uint, c_void};
+
+pub type HostFn = Option<unsafe extern "C" fn(*mut c_void)>;
+
+/// The address of the real function behind `hook`, wherever the process has it.
+pub fn real_address(hook: &Hook) -> Option<usize> {
+    hook.real().or_else(|| hook.real_in_loaded_libraries())
+}
+
+/// Calls the function at `$hook`'s real address as `$real`, or answers `CUDA_ERROR_NOT_FOUND`.
+macro_rules! call_real {
+    ($hook:expr, $real:ty, $($arg:ident),*) => {
+        match $crate::cuda::hooks::real_address($hook) {
+            // SAFETY: an address found under this function's name has its type.
+            Some(address) => unsafe { std::mem::transmute::<usize, $real>(address)($($arg),*) },
+            None => $crate::cuda::CUDA_ERROR_NOT_FOUND,
+        }
+    };
+}
+
+/// A static `Hook` named after `$name`, pointing at `$address`.
+macro_rules! hook_slot {
+    ($name:ident, $address:expr) => {
+        pub static $name: crate::interpose::Hook = crate::interpose::Hook::new(
+            match std::ffi::CStr::from_bytes_with_nul(concat!(stringify!($name), "\0").as_bytes()) {
+                Ok(name) => name,
+                Err(_) => panic!("hook names are C identifiers"),
+            },
+            $address,
+        );
+    };
+}
+
+macro_rules! hooks {
+    ($( $name:ident($($arg:ident: $ty:ty),* $(,)?) => $($record:ident)::+; )*) => {
+        /// The real functions, for the hooks and for the shim's own calls.
+        pub mod real {
+            use super::*;
+            $(
+                pub unsafe fn $name($($arg: $ty),*) -> CUresult {
+                    call_real!(&super::slots::$name, unsafe extern "C" fn($($ty),*) -> CUresult, $($arg),*)
+                }
+            )*
+        }
+
+        $(
+            /// # Safety
+            /// As the CUDA driver function of this name.
+            #[no_mangle]
+            pub unsafe extern "C" fn $name($($arg: $ty),*) -> CUresult {
+                let real = || unsafe { real::$name($($arg),*) };
+                crate::entry::intercept(stringify!($name), &real, |forward| unsafe {
+                    $($record)::+(forward, stringify!($name), $($arg),*)
+                })
+            }
+        )*
+
+        #[allow(non_upper_case_globals)]
+        pub mod slots {
+            $( hook_slot!($name, super::$name as *const std::ffi::c_void); )*
+        }
+
+        /// Every CUDA hook, for the exported `dlsym` and `cuGetProcAddress`.
+        pub static HOOKS: &[&Hook] = &[$(&slots::$name),*];
+    };
+}
+
+/// Driver functions the shim calls but does not hook: found like a hook's real function.
+macro_rules! driver {
+    ($( $name:ident($($arg:ident: $ty:ty),* $(,)?); )*) => {
+        pub mod driver {
+            use super::*;
+            #[allow(non_upper_case_globals)]
+            mod slots {
+                $( hook_slot!($name, std::ptr::null()); )*
+            }
+            $(
+                pub unsafe fn $name($($arg: $ty),*) -> CUresult {
+                    call_real!(&slots::$name, unsafe extern "C" fn($($ty),*) -> CUresult, $($arg),*)
+                }
+            )*
+        }
+    };
+}
+
+pub type CUcontext = *mut c_void;
+pub type CUdevice = c_int;
+
+driver! {
+    cuCtxGetCurrent(context: *mut CUcontext);
+    cuCtxGetDevice(device: *mut CUdevice);
+    cuDeviceGetName(name: *mut c_char, len: c_int, device: CUdevice);
+    cuDeviceGetAttribute(value: *mut c_int, attribute: c_int, device: CUdevice);
+    cuDriverGetVersion(version: *mut c_int);
+    cuFuncGetParamInfo(function: *mut c_void, index: usize, offset: *mut usize, size: *mut usize);
+    cuKernelGetParamInfo(kernel: *mut c_void, index: usize, offset: *mut usize, size: *mut usize);
+    cuPointerGetAttribute(data: *mut c_void, attribute: c_int, pointer: CUdeviceptr);
+}
+
+hooks! {
+    // Entry points.
+    cuGetProcAddress(symbol: *const c_char, pfn: *mut *mut c_void, version: c_int, flags: u64)
+        => procaddress::get_proc_address;
+    cuGetProcAddress_v2(symbol: *const c_char, pfn: *mut *mut c_void, version: c_int, flags: u64,
+        status: *mut c_int) => procaddress::get_proc_address_v2;
+
+    // Modules, libraries and kernels.
+    cuModuleLoadData(module: *mut *mut c_void, image: *const c_void) => modules::load_data;
+    cuModuleLoadDataEx(module: *mut *mut c_void, image: *const c_void, count: c_uint, options: *mut c_int,
+        values: *mut *mut c_void) => modules::load_data_ex;
+    cuModuleLoadFatBinary(module: *mut *mut c_void, fatbin: *const c_void) => modules::load_data;
+    cuLibraryLoadData(library: *mut *mut c_void, code: *const c_void, jit_options: *mut c_int,
+        jit_values: *mut *mut c_void, jit_count: c_uint, library_options: *mut c_int,
+        library_values: *mut *mut c_void, library_count: c_uint) => modules::library_load_data;
+    cuModuleGetFunction(function: *mut *mut c_void, module: *mut c_void, name: *const c_char)
+        => modules::get_function;
+    cuLibraryGetKernel(kernel: *mut *mut c_void, library: *mut c_void, name: *const c_char)
+        => modules::get_function;
+    cuKernelGetFunction(function: *mut *mut c_void, kernel: *mut c_void) => modules::kernel_function;
+
+    // Memory.
+    cuMemAlloc_v2(pointer: *mut CUdeviceptr, size: usize) => memory::alloc;
+    cuMemAllocAsync(pointer: *mut CUdeviceptr, size: usize, stream: CUstream) => memory::alloc_async;
+    cuMemAllocAsync_ptsz(pointer: *mut CUdeviceptr, size: usize, stream: CUstream) => memory::alloc_async;
+    cuMemFree_v2(pointer: CUdeviceptr) => memory::free;
+    cuMemFreeAsync(pointer: CUdeviceptr, stream: CUstream) => memory::free_async;
+    cuMemFreeAsync_ptsz(pointer: CUdeviceptr, stream: CUstream) => memory::free_async;
+
+    // Streams, events and synchronization.
+    cuStreamCreate(stream: *mut CUstream, flags: c_uint) => streams::create;
+    cuStreamCreateWithPriority(stream: *mut CUstream, flags: c_uint, priority: c_int)
+        => streams::create_with_priority;
+    cuStreamDestroy_v2(stream: CUstream) => streams::destroy;
+    cuEventRecord(event: *mut c_void, stream: CUstream) => streams::record_event;
+    cuEventRecord_ptsz(event: *mut c_void, stream: CUstream) => streams::record_event;
+    cuEventRecordWithFlags(event: *mut c_void, stream: CUstream, flags: c_uint) => streams::record_event_with_flags;
+    cuEventRecordWithFlags_ptsz(event: *mut c_void, stream: CUstream, flags: c_uint)
+        => streams::record_event_with_flags;
+    cuStreamWaitEvent(stream: CUstream, event: *mut c_void, flags: c_uint) => streams::wait_event;
+    cuStreamWaitEvent_ptsz(stream: CUstream, event: *mut c_void, flags: c_uint) => streams::wait_event;
+    cuStreamSynchronize(stream: CUstream) => streams::synchronize_stream;
+    cuStreamSynchronize_ptsz(stream: CUstream) => streams::synchronize_stream;
+    cuCtxSynchronize() => streams::synchronize;
+    cuEventSynchronize(event: *mut c_void) => streams::synchronize_event;
+    cuStreamBeginCapture_v2(stream: CUstream, mode: c_int) => streams::begin_capture;
+    cuStreamBeginCapture_v2_ptsz(stream: CUstream, mode: c_int) => streams::begin_capture;
+    cuStreamEndCapture(stream: CUstream, graph: *mut *mut c_void) => streams::end_capture;
+    cuStreamEndCapture_ptsz(stream: CUstream, graph: *mut *mut c_void) => streams::end_capture;
+    cuProfilerStart() => streams::profiler_start;
+    cuProfilerStop() => streams::profiler_stop;
+    cuLaunchHostFunc(stream: CUstream, function: HostFn, data: *mut c_void) => streams::host_function;
+    cuLaunchHostFunc_ptsz(stream: CUstream, function: HostFn, data: *mut c_void) => streams::host_function;
+
+    // Launches.
+    cuLaunchKernel(function: *mut c_void, grid_x: c_uint, grid_y: c_uint, grid_z: c_uint, block_x: c_uint,
+        block_y: c_uint, block_z: c_uint, shared_bytes: c_uint, stream: CUstream, params: *mut *mut c_void,
+        extra: *mut *mut c_void) => launches::launch_kernel;
+    cuLaunchKernel_ptsz(function: *mut c_void, grid_x: c_uint, grid_y: c_uint, grid_z: c_uint, block_x: c_uint,
+        block_y: c_uint, block_z: c_uint, shared_bytes: c_uint, stream: CUstream, params: *mut *mut c_void,
+        extra: *mut *mut c_void) => launches::launch_kernel;
+    cuLaunchKernelEx(config: *const launches::LaunchConfig, function: *mut c_void, params: *mut *mut c_void,
+        extra: *mut *mut c_void) => launches::launch_kernel_ex;
+    cuLaunchKernelEx_ptsz(config: *const launches::LaunchConfig, function: *mut c_void, params: *mut *mut c_void,
+        extra: *mut *mut c_void) => launches::launch_kernel_ex;
+
+    // Copies and memsets.
+    cuMemcpyHtoD_v2(dst: CUdeviceptr, src: *const c_void, bytes: usize) => copies::host_to_device;
+    cuMemcpyHtoD_v2_ptds(dst: CUdeviceptr, src: *const c_void, bytes: usize) => copies::host_to_device;
+    cuMemcpyDtoH_v2(dst: *mut c_void, src: CUdeviceptr, bytes: usize) => copies::device_to_host;
+    cuMemcpyDtoH_v2_ptds(dst: *mut c_void, src: CUdeviceptr, bytes: usize) => copies::device_to_host;
+    cuMemcpyDtoD_v2(dst: CUdeviceptr, src: CUdeviceptr, bytes: usize) => copies::device_to_device;
+    cuMemcpyDtoD_v2_ptds(dst: CUdeviceptr, src: CUdeviceptr, bytes: usize) => copies::device_to_device;
+    cuMemcpyHtoDAsync_v2(dst: CUdeviceptr, src: *const c_void, bytes: usize, stream: CUstream)
+        => copies::host_to_device_async;
+    cuMemcpyHtoDAsync_v2_ptsz(dst: CUdeviceptr, src: *const c_void, bytes: usize, stream: CUstream)
+        => copies::host_to_device_async;
+    cuMemcpyDtoHAsync_v2(dst: *mut c_void, src: CUdeviceptr, bytes: usize, stream: CUstream)
+        => copies::device_to_host_async;
+    cuMemcpyDtoHAsync_v2_ptsz(dst: *mut c_void, src: CUdeviceptr, bytes: usize, stream: CUstream)
+        => copies::device_to_host_async;
+    cuMemcpyDtoDAsync_v2(dst: CUdeviceptr, src: CUdeviceptr, bytes: usize, stream: CUstream)
+        => copies::device_to_device_async;
+    cuMemcpyDtoDAsync_v2_ptsz(dst: CUdeviceptr, src: CUdeviceptr, bytes: usize, stream: CUstream)
+        => copies::device_to_device_async;
+    cuMemcpyAsync(dst: CUdeviceptr, src: CUdeviceptr, bytes: usize, stream: CUstream) => copies::copy_async;
+    cuMemcpyAsync_ptsz(dst: CUdeviceptr, src: CUdeviceptr, bytes: usize, stream: CUstream) => copies::copy_async;
+    cuMemsetD8_v2(dst: CUdeviceptr, value: u8, count: usize) => copies::memset_d8;
+    cuMemsetD8_v2_ptds(dst: CUdeviceptr, value: u8, count: usize) => copies::memset_d8;
+    cuMemsetD16_v2(dst: CUdeviceptr, value: u16, count: usize) => copies::memset_d16;
+    cuMemsetD16_v2_ptds(dst: CUdeviceptr, value: u16, count: usize) => copies::memset_d16;
+    cuMemsetD32_v2(dst: CUdeviceptr, value: u32, count: usize) => copies::memset_d32;
+    cuMemsetD32_v2_ptds(dst: CUdeviceptr, value: u32, count: usize) => copies::memset_d32;
+    cuMemsetD8Async(dst: CUdeviceptr, value: u8, count: usize, stream: CUstream) => copies::memset_d8_async;
+    cuMemsetD8Async_ptsz(dst: CUdeviceptr, value: u8, count: usize, stream: CUstream) => copies::memset_d8_async;
+    cuMemsetD16Async(dst: CUdeviceptr, value: u16, count: usize, stream: CUstream) => copies::memset_d16_async;
+    cuMemsetD16Async_ptsz(dst: CUdeviceptr, value: u16, count: usize, stream: CUstream) => copies::memset_d16_async;
+    cuMemsetD32Async(dst: CUdeviceptr, value: u32, count: usize, stream: CUstream) => copies::memset_d32_async;
+    cuMemsetD32Async_ptsz(dst: CUdeviceptr, value: u32, count: usize, stream: CUstream) => copies::memset_d32_async;
+}

@@ -1,0 +1,141 @@
+//! Kernel launches (`cuLaunchKernel`, `cuLaunchKernelEx`): the grid, and the parameters decoded
+//! with the kernel's layout, memory ones relocated.
+
+use super::commands::{enqueue, Enqueued, UNTRACKED_MEMORY};
+use super::params::{self, Value};
+use super::state::{with_recorder, with_state};
+use super::{key, CUresult, CUstream, Recorded};
+use crate::entry::Forward;
+use crate::recorder::{Access, Key, Recorder};
+use std::ffi::{c_uint, c_void};
+use trace_format::{Arg, Command, KernelLaunch, Launch, Param};
+
+/// `CUlaunchConfig` of cuda.h.
+#[repr(C)]
+pub struct LaunchConfig {
+    grid: [c_uint; 3],
+    block: [c_uint; 3],
+    shared_bytes: c_uint,
+    stream: CUstream,
+    attributes: *const LaunchAttribute,
+    attribute_count: c_uint,
+}
+
+/// `CUlaunchAttribute` of cuda.h: an id and a 64-byte value.
+#[repr(C)]
+struct LaunchAttribute {
+    id: c_uint,
+    pad: [u8; 4],
+    value: [u8; 64],
+}
+
+const CU_LAUNCH_ATTRIBUTE_COOPERATIVE: c_uint = 2;
+const CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION: c_uint = 4;
+
+/// The launch's parameters, decoded.
+pub struct Decoded {
+    pub layout: Vec<(u32, u32)>,
+    pub values: Vec<Value>,
+}
+
+/// The kernel launch a recorder records for `function` (a key it knows) with these parameters.
+pub fn kernel_command(recorder: &mut Recorder, function: Key, decoded: &Decoded, launch: Launch) -> Result<Command, &'static str> {
+    let mut params = Vec::with_capacity(decoded.values.len());
+    let mut args = Vec::with_capacity(decoded.values.len());
+    for (&(offset, size), value) in decoded.layout.iter().zip(&decoded.values) {
+        params.push(Param { offset, size, kind: value.kind() });
+        args.push(match value {
+            Value::Memory { mem, offset } => Arg::Memory { mem: recorder.mem_id(*mem).ok_or(UNTRACKED_MEMORY)?, offset: *offset },
+            Value::Bytes(bytes) => Arg::Value(bytes.clone()),
+        });
+    }
+    let kernel = recorder.kernel_id(function, &params).ok_or("a kernel the shim did not see loaded")?;
+    Ok(Command::Kernel(KernelLaunch { kernel, args, launch }))
+}
+
+/// Every memory parameter, read and written (what a kernel does with it is not known).
+pub fn kernel_accesses(decoded: &Decoded) -> Vec<Access> {
+    decoded.values.iter().filter_map(|value| match value { Value::Memory { mem, .. } => Some(Access { mem: *mem, write: true }), _ => None }).collect()
+}
+
+/// Reads the launch's parameters with the kernel's layout (asked of the driver once).
+unsafe fn decode(call: &str, function: *mut c_void, params: *mut *mut c_void, extra: *mut *mut c_void) -> Result<Option<Decoded>, super::Failure> {
+    let layout = with_state(|state| state.layouts.entry(key(function)).or_insert_with(|| params::layout(function)).clone());
+    let Some(layout) = layout else { return Ok(None) };
+    // SAFETY: the program's launch arguments, for this kernel.
+    let Some(arguments) = (unsafe { params::arguments(&layout, params, extra) }) else { return Ok(None) };
+    with_recorder(|_, recorder| {
+        let (values, hidden_pointer) = params::decode(&arguments, |address| recorder.locate(address));
+        if hidden_pointer {
+            crate::log::warning!("{call}: a by-value parameter holds a device address, which replay does not relocate");
+        }
+        Some(Decoded { layout, values })
+    })
+}
+
+unsafe fn launch(
+    forward: &mut Forward<'_, CUresult>,
+    call: &'static str,
+    stream: CUstream,
+    function: *mut c_void,
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+    grid: Launch,
+) -> Recorded {
+    let decoded = unsafe { decode(call, function, params, extra) }?;
+    let accesses = |_: &Recorder| decoded.as_ref().map(kernel_accesses).unwrap_or_default();
+    let build = |recorder: &mut Recorder| match &decoded {
+        Some(decoded) => kernel_command(recorder, key(function), decoded, grid),
+        None => Err("the driver did not report the kernel's parameters"),
+    };
+    enqueue(forward, Enqueued::new(call, stream), accesses, build)
+}
+
+pub unsafe fn launch_kernel(
+    forward: &mut Forward<'_, CUresult>,
+    call: &'static str,
+    function: *mut c_void,
+    grid_x: c_uint,
+    grid_y: c_uint,
+    grid_z: c_uint,
+    block_x: c_uint,
+    block_y: c_uint,
+    block_z: c_uint,
+    shared_bytes: c_uint,
+    stream: CUstream,
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+) -> Recorded {
+    let grid = Launch::Grid { grid: [grid_x, grid_y, grid_z], block: [block_x, block_y, block_z], shared_bytes, cluster: None, cooperative: false };
+    unsafe { launch(forward, call, stream, function, params, extra, grid) }
+}
+
+pub unsafe fn launch_kernel_ex(
+    forward: &mut Forward<'_, CUresult>,
+    call: &'static str,
+    config: *const LaunchConfig,
+    function: *mut c_void,
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+) -> Recorded {
+    // SAFETY: the driver reads the configuration and its attributes; a null one it refuses.
+    let Some(config) = (unsafe { config.as_ref() }) else {
+        forward.call();
+        return Ok(());
+    };
+    let attributes = match config.attributes.is_null() {
+        true => &[][..],
+        false => unsafe { std::slice::from_raw_parts(config.attributes, config.attribute_count as usize) },
+    };
+    let (mut cluster, mut cooperative) = (None, false);
+    for attribute in attributes {
+        let word = |index: usize| u32::from_ne_bytes([0, 1, 2, 3].map(|byte| attribute.value[index * 4 + byte]));
+        match attribute.id {
+            CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION => cluster = Some([word(0), word(1), word(2)]),
+            CU_LAUNCH_ATTRIBUTE_COOPERATIVE => cooperative = word(0) != 0,
+            _ => {}
+        }
+    }
+    let grid = Launch::Grid { grid: config.grid, block: config.block, shared_bytes: config.shared_bytes, cluster, cooperative };
+    unsafe { launch(forward, call, config.stream, function, params, extra, grid) }
+}

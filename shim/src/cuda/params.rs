@@ -1,0 +1,119 @@
+//! Kernel parameters: their layout as the driver reports it, and their values decoded from the
+//! launch, pointers into tracked allocations as (allocation, offset).
+
+use super::hooks::driver;
+use super::state::Layout;
+use super::CUDA_SUCCESS;
+use crate::recorder::Key;
+use std::ffi::c_void;
+use trace_format::ParamKind;
+
+/// `CUDA_ERROR_INVALID_VALUE`: what the driver answers for an index past the last parameter.
+const CUDA_ERROR_INVALID_VALUE: u32 = 1;
+/// More parameters than a kernel can take (4 KiB of 1-byte ones, with room for 32 KiB).
+const MAX_PARAMS: usize = 32 * 1024;
+
+type ParamInfo = unsafe fn(*mut c_void, usize, *mut usize, *mut usize) -> u32;
+
+/// Every parameter's (offset, size) through one query; `None` if it does not take the handle.
+fn layout_through(query: ParamInfo, function: *mut c_void) -> Option<Layout> {
+    let mut layout = Vec::new();
+    for index in 0..MAX_PARAMS {
+        let (mut offset, mut size) = (0usize, 0usize);
+        // SAFETY: out-parameters of the right types; the handle came from the driver.
+        match unsafe { query(function, index, &mut offset, &mut size) } {
+            CUDA_SUCCESS => layout.push((u32::try_from(offset).ok()?, u32::try_from(size).ok()?)),
+            CUDA_ERROR_INVALID_VALUE => return Some(layout),
+            _ => return None,
+        }
+    }
+    None
+}
+
+/// A launched handle's parameters: as a `CUfunction`, else as the `CUkernel` the CUDA runtime
+/// passes in its place.
+pub fn layout(function: *mut c_void) -> Option<Layout> {
+    layout_through(|f, i, o, s| unsafe { driver::cuFuncGetParamInfo(f, i, o, s) }, function)
+        .or_else(|| layout_through(|f, i, o, s| unsafe { driver::cuKernelGetParamInfo(f, i, o, s) }, function))
+}
+
+/// A parameter as the trace binds it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Value {
+    /// A pointer `offset` bytes into tracked allocation `mem`.
+    Memory { mem: Key, offset: u64 },
+    Bytes(Vec<u8>),
+}
+
+impl Value {
+    pub fn kind(&self) -> ParamKind {
+        match self {
+            Value::Memory { .. } => ParamKind::Memory,
+            Value::Bytes(_) => ParamKind::Value,
+        }
+    }
+}
+
+/// Decodes each parameter's bytes: a pointer-sized one inside a tracked allocation (`locate`)
+/// becomes `Value::Memory`. Also says whether a larger by-value parameter holds such an address
+/// (a structure of pointers, which replay cannot relocate).
+pub fn decode(arguments: &[Vec<u8>], locate: impl Fn(u64) -> Option<(Key, u64)>) -> (Vec<Value>, bool) {
+    let mut hidden_pointer = false;
+    let values = arguments
+        .iter()
+        .map(|bytes| match <[u8; 8]>::try_from(bytes.as_slice()) {
+            Ok(word) => match u64::from_ne_bytes(word) {
+                0 => Value::Bytes(bytes.clone()),
+                pointer => locate(pointer).map_or_else(|| Value::Bytes(bytes.clone()), |(mem, offset)| Value::Memory { mem, offset }),
+            },
+            Err(_) => {
+                let words = bytes.chunks_exact(8).filter_map(|word| <[u8; 8]>::try_from(word).ok());
+                hidden_pointer |= words.map(u64::from_ne_bytes).any(|word| word != 0 && locate(word).is_some());
+                Value::Bytes(bytes.clone())
+            }
+        })
+        .collect();
+    (values, hidden_pointer)
+}
+
+/// `CU_LAUNCH_PARAM_BUFFER_POINTER`, `CU_LAUNCH_PARAM_BUFFER_SIZE`, `CU_LAUNCH_PARAM_END`.
+const BUFFER_POINTER: usize = 1;
+const BUFFER_SIZE: usize = 2;
+const END: usize = 0;
+
+/// Each parameter's bytes as the launch passes them: `params[i]` points at parameter i, or
+/// `extra` names one packed buffer. `None` when neither holds them all.
+///
+/// # Safety
+/// The arguments of a launch the driver accepted, with `layout` the kernel's.
+pub unsafe fn arguments(layout: &Layout, params: *mut *mut c_void, extra: *mut *mut c_void) -> Option<Vec<Vec<u8>>> {
+    if layout.is_empty() {
+        return Some(Vec::new());
+    }
+    if !params.is_null() {
+        let read = |(index, &(_, size)): (usize, &(u32, u32))| {
+            // SAFETY: the driver read `size` bytes at each parameter's pointer.
+            let pointer = unsafe { *params.add(index) };
+            (!pointer.is_null()).then(|| unsafe { std::slice::from_raw_parts(pointer.cast::<u8>(), size as usize) }.to_vec())
+        };
+        return layout.iter().enumerate().map(read).collect();
+    }
+    let (mut buffer, mut length) = (std::ptr::null::<u8>(), 0usize);
+    let mut entry = extra;
+    // SAFETY: `extra` is a list of (name, value) pairs ending with CU_LAUNCH_PARAM_END.
+    while !entry.is_null() && unsafe { *entry } as usize != END {
+        let (name, value) = unsafe { (*entry as usize, *entry.add(1)) };
+        match name {
+            BUFFER_POINTER => buffer = value.cast_const().cast(),
+            BUFFER_SIZE if !value.is_null() => length = unsafe { *value.cast::<usize>() },
+            _ => {}
+        }
+        entry = unsafe { entry.add(2) };
+    }
+    if buffer.is_null() {
+        return None;
+    }
+    // SAFETY: the driver read `length` bytes of the packed buffer.
+    let packed = unsafe { std::slice::from_raw_parts(buffer, length) };
+    layout.iter().map(|&(offset, size)| packed.get(offset as usize..(offset + size) as usize).map(<[u8]>::to_vec)).collect()
+}

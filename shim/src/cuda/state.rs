@@ -1,0 +1,45 @@
+//! What the shim keeps about CUDA objects beyond what the recorder holds: the streams it has
+//! described to the recorder, kernel parameter layouts, library kernels' names, streams the
+//! program is capturing, and the streams of stream-ordered allocations.
+
+use super::Failure;
+use crate::recorder::{Key, Recorder};
+use crate::session;
+use std::collections::{HashMap, HashSet};
+use std::sync::{Mutex, PoisonError};
+use trace_format::Api;
+
+/// A kernel's parameters: (offset, size) of each in the packed parameter buffer.
+pub type Layout = Vec<(u32, u32)>;
+
+#[derive(Default)]
+pub struct State {
+    /// Streams (by key, see `streams::stream_key`) the recorder has a description of.
+    pub queues: HashSet<Key>,
+    /// Each launched function's parameters; `None` when the driver could not say.
+    pub layouts: HashMap<Key, Option<Layout>>,
+    /// Library kernels: their library and name, for the functions `cuKernelGetFunction` gives.
+    pub kernels: HashMap<Key, (Key, String)>,
+    /// Streams the program is capturing into a graph of its own.
+    pub capturing: HashSet<Key>,
+    /// Stream-ordered allocations and the stream (key) that allocated each.
+    pub ordered_allocations: HashMap<Key, Key>,
+    /// Devices already described to the recorder.
+    pub devices: HashSet<Key>,
+}
+
+static STATE: Mutex<Option<State>> = Mutex::new(None);
+
+/// Runs `work` with the CUDA state and the process's recorder (creating the trace on first
+/// use). Lock order: this state, then the session.
+pub fn with_recorder<R>(work: impl FnOnce(&mut State, &mut Recorder) -> R) -> Result<R, Failure> {
+    let mut state = STATE.lock().unwrap_or_else(PoisonError::into_inner);
+    let state = state.get_or_insert_with(State::default);
+    Ok(session::with(Api::Cuda, |recorder| work(state, recorder))?)
+}
+
+/// Runs `work` with the CUDA state only.
+pub fn with_state<R>(work: impl FnOnce(&mut State) -> R) -> R {
+    let mut state = STATE.lock().unwrap_or_else(PoisonError::into_inner);
+    work(state.get_or_insert_with(State::default))
+}
