@@ -90,7 +90,8 @@ fn rect_copy(d: &[u8], r: &mut [u8]) {
 
 /// One segment: an in-order chain on queue 0 (scale A by 3 then 2, copy A to B), a fill of C
 /// on an out-of-order queue 1, `add(B, C) -> D` joined by events from both, a host write
-/// into A followed by `scale(A, 5)`, a rectangular copy from D to R and a read of D.
+/// into A followed by `scale(A, 5)`, a rectangular copy from D to R, a read of D and a
+/// rectangular read of D.
 fn mixed_trace() -> (Trace, BlobStore, [Vec<u8>; 5]) {
     let mut blobs = BlobStore::default();
     let source = blobs.insert(SOURCE.as_bytes().to_vec());
@@ -187,11 +188,28 @@ fn mixed_trace() -> (Trace, BlobStore, [Vec<u8>; 5]) {
                 extent: Extent::Linear { bytes: BYTES },
             }),
         ),
+        (
+            1,
+            // Rows far apart on the host: what is read back is dropped, so it needs no room.
+            Command::Copy(Copy {
+                src: Place::Memory { mem: D, offset: 0 },
+                dst: Place::Host { data: Some(blobs.insert(vec![0; 64])) },
+                extent: Extent::Rect {
+                    src_origin: [4, 1, 0],
+                    dst_origin: [0, 2, 0],
+                    region: [8, 2, 1],
+                    src_row_pitch: 64,
+                    src_slice_pitch: 0,
+                    dst_row_pitch: 1 << 40,
+                    dst_slice_pitch: 0,
+                },
+            }),
+        ),
     ];
     for (queue, command) in commands {
         trace.nodes.push(Node { queue: Some(QueueId(queue)), segment: SegmentId(0), command, call: "test".into() });
     }
-    let edges = [(0, 1, EdgeKind::InOrder), (1, 2, EdgeKind::InOrder), (2, 4, EdgeKind::Event), (3, 4, EdgeKind::Event), (2, 5, EdgeKind::InOrder), (5, 6, EdgeKind::InOrder), (4, 7, EdgeKind::Event), (4, 8, EdgeKind::Event)];
+    let edges = [(0, 1, EdgeKind::InOrder), (1, 2, EdgeKind::InOrder), (2, 4, EdgeKind::Event), (3, 4, EdgeKind::Event), (2, 5, EdgeKind::InOrder), (5, 6, EdgeKind::InOrder), (4, 7, EdgeKind::Event), (4, 8, EdgeKind::Event), (4, 9, EdgeKind::Event)];
     trace.edges = edges.iter().map(|&(from, to, kind)| Edge { from: NodeId(from), to: NodeId(to), kind }).collect();
     let states = |contents: &[Vec<u8>; 5], blobs: &mut BlobStore| -> Vec<MemState> {
         contents.iter().enumerate().map(|(m, bytes)| MemState { mem: MemId(m as u32), blob: blobs.insert(bytes.clone()) }).collect()

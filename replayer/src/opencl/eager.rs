@@ -128,9 +128,11 @@ impl OpenClBackend {
                 (self.host_transfer(queue, target, offset, bytes, rect.as_ref(), host, true, waits, &mut event), "clEnqueueWrite*")
             }
             Resolved::Read { source, offset, bytes, rect } => {
-                let needed = rect.as_ref().map_or(Some(bytes as u64), |r| rect_end(r.dst_origin, r.region, [r.pitches[2], r.pitches[3]]));
-                let needed = needed.ok_or_else(|| BackendError::Unsupported(format!("{slot}: the host side of the read overflows")))?;
-                let mut scratch = vec![0u8; needed as usize];
+                // What is read is dropped: a rectangle lands packed, so the scratch is no larger
+                // than the (checked) region of device memory it comes from.
+                let rect = rect.map(packed_on_host);
+                let needed = rect.as_ref().map_or(bytes, |r| r.region.iter().product());
+                let mut scratch = vec![0u8; needed];
                 let host = scratch.as_mut_ptr() as *mut c_void;
                 (self.host_transfer(queue, source, offset, bytes, rect.as_ref(), host, false, waits, &mut event), "clEnqueueRead*")
             }
@@ -171,6 +173,12 @@ impl OpenClBackend {
             },
         }
     }
+}
+
+/// `rect` with its destination (the host side of a read) packed from offset 0.
+fn packed_on_host(rect: Rect) -> Rect {
+    let [width, height, _] = rect.region;
+    Rect { dst_origin: [0; 3], pitches: [rect.pitches[0], rect.pitches[1], width, width * height], ..rect }
 }
 
 /// Checks that `available` recorded bytes hold a write of `bytes` (or of `rect`'s host side).

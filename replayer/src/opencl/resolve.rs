@@ -159,14 +159,18 @@ fn rect_of(extent: &Extent) -> BackendResult<Rect> {
 }
 
 /// One side's pitches with OpenCL's meaning of zero made explicit (rows of `region[0]` bytes,
-/// slices of `region[1]` rows), so bounds are checked on what the driver will touch.
+/// slices of `region[1]` rows) and OpenCL's rule that rows and slices do not overlap, so a
+/// rectangle's end bounds every byte the driver touches.
 fn pitches_or_default(region: &[u64; 3], row_pitch: u64, slice_pitch: u64) -> BackendResult<[usize; 2]> {
     let row = if row_pitch == 0 { region[0] } else { row_pitch };
-    let slice = match slice_pitch {
-        0 => row.checked_mul(region[1]).ok_or_else(|| BackendError::Unsupported(format!("a rectangle {region:?} whose slice size overflows")))?,
-        given => given,
-    };
-    Ok([row as usize, slice as usize])
+    let least_slice = row.checked_mul(region[1]);
+    let slice = if slice_pitch == 0 { least_slice } else { Some(slice_pitch) };
+    match (least_slice, slice) {
+        (Some(least), Some(slice)) if row >= region[0] && slice >= least => Ok([row as usize, slice as usize]),
+        _ => Err(BackendError::Unsupported(format!(
+            "a rectangle {region:?} with row pitch {row_pitch} and slice pitch {slice_pitch} (OpenCL needs rows and slices that do not overlap)"
+        ))),
+    }
 }
 
 /// Bytes from the start of a rectangle's memory through its last byte; `None` when that
@@ -254,10 +258,12 @@ mod tests {
     }
 
     #[test]
-    fn rectangle_ends_that_overflow_are_none() {
+    fn overflowing_or_overlapping_rectangles_are_refused() {
         assert_eq!(rect_end([0, usize::MAX, 0], [1, 1, 1], [2, 0]), None);
         assert_eq!(rect_end([0; 3], [1, 1, usize::MAX], [1, usize::MAX]), None);
         let huge = Extent::Rect { src_origin: [0; 3], dst_origin: [0; 3], region: [u64::MAX, 2, 1], src_row_pitch: 0, src_slice_pitch: 0, dst_row_pitch: 0, dst_slice_pitch: 0 };
         assert!(rect_of(&huge).is_err());
+        let overlapping = Extent::Rect { src_origin: [0; 3], dst_origin: [0; 3], region: [8, 2, 1], src_row_pitch: 4, src_slice_pitch: 0, dst_row_pitch: 0, dst_slice_pitch: 0 };
+        assert!(rect_of(&overlapping).is_err());
     }
 }
