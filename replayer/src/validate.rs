@@ -29,6 +29,7 @@ pub fn validate(trace: &Trace, blobs: &BlobStore) -> Vec<Problem> {
     checker.programs_kernels_queues();
     checker.graph("", &trace.nodes, &trace.edges, true);
     checker.segments();
+    checker.blob_contents();
     checker.problems
 }
 
@@ -50,6 +51,18 @@ impl Checker<'_> {
         }
         self.report(subject, format!("{what} {index} does not exist (the trace has {count})"));
         false
+    }
+
+    /// Reads every blob once: the reader checks blob checksums lazily, so damage inside a blob
+    /// shows up here rather than in the middle of a replay.
+    fn blob_contents(&mut self) {
+        let mut ids: Vec<BlobId> = self.blobs.ids().collect();
+        ids.sort();
+        for id in ids {
+            if let Err(error) = self.blobs.get(id) {
+                self.report(&format!("blob {id}"), error.to_string());
+            }
+        }
     }
 
     fn blob_present(&mut self, subject: &str, what: &str, blob: BlobId) -> bool {

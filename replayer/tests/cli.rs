@@ -220,3 +220,21 @@ fn diff_locates_what_changed() {
     let value: serde_json::Value = serde_json::from_str(&json.stdout).expect("diff --json is JSON");
     assert_eq!(value["memory_differs"][0]["first_offset"], 40);
 }
+
+#[test]
+fn validate_reads_every_blob_and_names_a_damaged_one() {
+    let dir = scratch("damaged-blob");
+    let (trace, blobs) = jacobi(Api::OpenCl);
+    let path = write(&dir, "jacobi.trace", &(trace, blobs.clone()));
+    let mut bytes = std::fs::read(&path).expect("read the trace");
+    // The last byte of a blob's contents: in the file, its frame ends there.
+    let blob = blobs.ids().max_by_key(|id| blobs.raw_len(*id)).expect("the trace has blobs");
+    let contents = blobs.get(blob).expect("an in-memory blob").into_owned();
+    let at = bytes.windows(contents.len()).position(|w| w == contents.as_slice()).expect("blobs of 64 bytes are stored raw");
+    bytes[at + contents.len() - 1] ^= 0x55;
+    std::fs::write(&path, &bytes).expect("write the damaged trace");
+
+    let result = replayer(&["validate", path_str(&path)]);
+    assert_eq!(result.code, 2, "{}", result.stderr);
+    assert!(result.stderr.contains(&format!("blob {blob}")) && result.stderr.contains("fails its checksum"), "{}", result.stderr);
+}
