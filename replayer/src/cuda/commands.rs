@@ -6,7 +6,7 @@ use super::objects::{host_span, Objects};
 use crate::backend::{BackendError, BackendResult};
 use cudarc::driver::sys::{self, CUdeviceptr, CUmemorytype, CUDA_MEMCPY3D, CUDA_MEMSET_NODE_PARAMS};
 use std::ffi::c_void;
-use trace_format::{Arg, Copy, Extent, Fill, KernelLaunch, Launch, Place};
+use trace_format::{Arg, Copy, Extent, Fill, KernelLaunch, Launch, Param, Place};
 
 /// The dynamic shared memory a function may use before it opts in to more.
 const DEFAULT_DYNAMIC_SHARED_BYTES: u32 = 48 * 1024;
@@ -26,39 +26,10 @@ impl KernelCall {
             .functions
             .get(launch.kernel.index())
             .ok_or_else(|| BackendError::Unsupported(format!("kernel {} is not in the trace", launch.kernel)))?;
-        if launch.args.len() != params.len() {
-            return Err(BackendError::Unsupported(format!(
-                "kernel {} takes {} parameters, the launch gives {}",
-                launch.kernel,
-                params.len(),
-                launch.args.len()
-            )));
-        }
-        let mut values = Vec::with_capacity(params.len());
-        for (index, (arg, param)) in launch.args.iter().zip(params).enumerate() {
-            let mut bytes = match arg {
-                Arg::Value(bytes) => bytes.clone(),
-                Arg::Memory { mem, offset } => {
-                    let base = objects.memories.addresses.get(mem.index()).ok_or_else(|| {
-                        BackendError::Unsupported(format!("argument {index} names memory {mem}, which is not in the trace"))
-                    })?;
-                    (base + offset).to_le_bytes().to_vec()
-                }
-                Arg::NullMemory => 0u64.to_le_bytes().to_vec(),
-                Arg::Local(_) => {
-                    return Err(BackendError::Unsupported(format!("argument {index}: CUDA kernels take no local-memory arguments")))
-                }
-            };
-            if bytes.len() > param.size as usize {
-                return Err(BackendError::Unsupported(format!(
-                    "argument {index} has {} bytes, the parameter {}",
-                    bytes.len(),
-                    param.size
-                )));
-            }
-            bytes.resize(param.size as usize, 0);
-            values.push(bytes);
-        }
+        let mut values = pack_args(params, &launch.args, &objects.memories.addresses).map_err(|error| match error {
+            BackendError::Unsupported(detail) => BackendError::Unsupported(format!("kernel {}: {detail}", launch.kernel)),
+            other => other,
+        })?;
         let Launch::Grid { grid, block, shared_bytes, cluster, cooperative } = launch.launch else {
             return Err(BackendError::Unsupported("a CUDA kernel needs a grid launch, not an ND-range".into()));
         };
@@ -92,6 +63,34 @@ impl KernelCall {
         self.params.kernelParams = self.pointers.as_mut_ptr();
         self.params
     }
+}
+
+/// The bytes of each parameter of a launch: values as recorded (zero-padded to the parameter's
+/// size), memory relocated to `addresses` (each memory object's replay address) plus its offset.
+pub fn pack_args(params: &[Param], args: &[Arg], addresses: &[CUdeviceptr]) -> BackendResult<Vec<Vec<u8>>> {
+    if args.len() != params.len() {
+        return Err(BackendError::Unsupported(format!("it takes {} parameters, the launch gives {}", params.len(), args.len())));
+    }
+    let mut values = Vec::with_capacity(params.len());
+    for (index, (arg, param)) in args.iter().zip(params).enumerate() {
+        let mut bytes = match arg {
+            Arg::Value(bytes) => bytes.clone(),
+            Arg::Memory { mem, offset } => {
+                let base = addresses.get(mem.index()).ok_or_else(|| {
+                    BackendError::Unsupported(format!("argument {index} names memory {mem}, which is not in the trace"))
+                })?;
+                base.wrapping_add(*offset).to_le_bytes().to_vec()
+            }
+            Arg::NullMemory => 0u64.to_le_bytes().to_vec(),
+            Arg::Local(_) => return Err(BackendError::Unsupported(format!("argument {index}: CUDA kernels take no local-memory arguments"))),
+        };
+        if bytes.len() > param.size as usize {
+            return Err(BackendError::Unsupported(format!("argument {index} has {} bytes, the parameter {}", bytes.len(), param.size)));
+        }
+        bytes.resize(param.size as usize, 0);
+        values.push(bytes);
+    }
+    Ok(values)
 }
 
 fn launch_attributes(cluster: Option<[u32; 3]>, cooperative: bool) -> Vec<sys::CUlaunchAttribute> {

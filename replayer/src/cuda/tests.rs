@@ -1,4 +1,5 @@
-//! What runs without a GPU: the refusal without a driver, and the span arithmetic of copies.
+//! What runs without a GPU: the refusal without a driver, argument packing and relocation, and the
+//! span arithmetic of copies and address ranges.
 
 use super::memory::granule_ranges;
 use super::objects::host_span;
@@ -69,4 +70,42 @@ fn exact_addresses_map_each_granule_once_and_leave_host_memory_to_its_allocator(
         memory(MemKind::Host, base + 4 * MB2, 64),
     ];
     assert_eq!(granule_ranges(&memories, MB2), vec![(base, base + 2 * MB2), (base + 10 * MB2, base + 12 * MB2)]);
+}
+
+#[test]
+fn kernel_arguments_are_packed_with_memory_relocated_to_the_replay_addresses() {
+    use super::commands::pack_args;
+    use trace_format::{Arg, MemId, Param, ParamKind};
+    let params = [
+        Param { offset: 0, size: 8, kind: ParamKind::Memory },
+        Param { offset: 8, size: 8, kind: ParamKind::Memory },
+        Param { offset: 16, size: 4, kind: ParamKind::Value },
+        Param { offset: 24, size: 8, kind: ParamKind::Value },
+    ];
+    // Memory 1 lives at 0x7000_0000 in this replay; the recorded pointer was 0x40 bytes into it.
+    let addresses = [0x5000_0000, 0x7000_0000];
+    let args = [
+        Arg::Memory { mem: MemId(1), offset: 0x40 },
+        Arg::NullMemory,
+        Arg::Value(2.5f32.to_le_bytes().to_vec()),
+        Arg::Value(vec![7, 0, 0]),
+    ];
+    let values = pack_args(&params, &args, &addresses).expect("packs");
+    assert_eq!(values[0], 0x7000_0040u64.to_le_bytes());
+    assert_eq!(values[1], [0; 8]);
+    assert_eq!(values[2], 2.5f32.to_le_bytes());
+    // A value shorter than its parameter is zero-padded (a recorded 3-byte struct in an 8-byte slot).
+    assert_eq!(values[3], [7, 0, 0, 0, 0, 0, 0, 0]);
+}
+
+#[test]
+fn kernel_arguments_that_do_not_fit_their_parameters_are_refused() {
+    use super::commands::pack_args;
+    use trace_format::{Arg, MemId, Param, ParamKind};
+    let param = [Param { offset: 0, size: 4, kind: ParamKind::Value }];
+    let refused = |args: &[Arg]| matches!(pack_args(&param, args, &[0x1000]), Err(BackendError::Unsupported(_)));
+    assert!(refused(&[Arg::Value(vec![0; 8])]), "8 bytes into a 4-byte parameter");
+    assert!(refused(&[Arg::Memory { mem: MemId(3), offset: 0 }]), "memory the trace does not have");
+    assert!(refused(&[Arg::Local(64)]), "OpenCL local memory");
+    assert!(refused(&[]), "too few arguments");
 }
