@@ -69,6 +69,33 @@ else
   echo "| opencl_vector_add | no NVIDIA OpenCL here | | | | | |" >>"$table"
 fi
 
+# Topology: the multi-stream program's recorded graph against the graph CUDA's own stream capture builds
+# from the same work (the program writes the captured nodes and edges when TOPOLOGY_OUT is set; recorded
+# under the shim, so the program's own capture must also leave the trace alone).
+if [ -x "$work/vector_add_streams" ]; then
+  if TOPOLOGY_OUT="$out/logs/topology.captured" REPRISE_OUTPUT="$work/topology.trace" LD_PRELOAD="$shim" \
+      "$work/vector_add_streams" >"$out/logs/topology.run" 2>&1 &&
+    "$replayer" dot "$work/topology.trace" >"$out/logs/topology.dot" 2>>"$out/logs/topology.run" &&
+    python3 scripts/gpu-topology.py "$out/logs/topology.dot" "$out/logs/topology.captured" >>"$table"; then
+    :
+  else
+    echo "topology: FAILED (see logs/topology.*)" >>"$table"; failures=$((failures + 1))
+  fi
+fi
+
+# Updates (issue 5): the Jacobi program and the program that updates its own graph replay in graph mode
+# from one family, patched natively (cuGraphExecKernelNodeSetParams / cuGraphExecUpdate), no rebuilds.
+for name in jacobi own_graph; do
+  report="$out/logs/$name.graph.json"
+  if summary=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))
+print("%s: %d segments, %d families, %d command buffers built, %d native updates, %d rebuilds" % (sys.argv[2], d["segments"], d["families"], d["command_buffers_built"], d["native_updates"], d["rebuilds"]))
+sys.exit(0 if d["families"] == 1 and d["native_updates"] > 0 and d["rebuilds"] == 0 else 1)' "$report" "$name" 2>/dev/null); then
+    echo "$summary" >>"$table"
+  else
+    echo "updates: FAILED, want one family patched natively: ${summary:-no report $report}" >>"$table"; failures=$((failures + 1))
+  fi
+done
+
 cat "$table"
 
 # The shim's cost on the launch-bound program (1000 launches per iteration): its own time per iteration
