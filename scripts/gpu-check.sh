@@ -7,7 +7,12 @@
 # Exits non-zero if any row fails. Logs, traces and the table go to $OUT (or a temporary directory).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-bin=$(cd "${1:-target/release}" && pwd)
+bin=$(cd "${1:-target/release}" && pwd) || exit 2
+for needed in "$bin/libshim.so" "$bin/replayer"; do
+  [ -e "$needed" ] || { echo "gpu-check: $needed is missing: run \`cargo build --release\` where Rust is and bring target/release" >&2; exit 2; }
+done
+# The CUDA toolkit's nvcc, where the machine's PATH lacks it.
+command -v nvcc >/dev/null || export PATH="$PATH:/usr/local/cuda/bin"
 shim="$bin/libshim.so"
 replayer="$bin/replayer"
 out=${OUT:-$(mktemp -d)}
@@ -105,7 +110,10 @@ if [ -x "$work/launch_bound" ]; then
   idle=$(REPRISE_CAPTURE=0 REPRISE_OUTPUT="$work/idle.trace" LD_PRELOAD="$shim" "$work/launch_bound" | sed -n 's/^time: us_per_iteration //p')
   recording=$(REPRISE_OUTPUT="$work/rec.trace" LD_PRELOAD="$shim" "$work/launch_bound" | sed -n 's/^time: us_per_iteration //p')
   echo
-  echo "launch_bound, 1000 launches per iteration, µs per iteration: native $native, shim idle $idle, shim recording $recording" | tee -a "$table"
+  # With 1000 launches per iteration, µs per iteration over native is ns per call.
+  per_call() { awk -v with="$1" -v without="$native" 'BEGIN { if (with == "" || without == "") print "-"; else printf "%.0f", with - without }'; }
+  echo "launch_bound, 1000 launches per iteration, µs per iteration: native $native, shim idle $idle, shim recording $recording;" \
+    "shim cost per call: idle $(per_call "$idle") ns, recording $(per_call "$recording") ns" | tee -a "$table"
 fi
 echo "gpu-check: $failures failing row(s); logs in $out/logs"
 [ $failures -eq 0 ]
