@@ -19,6 +19,8 @@ mod params;
 mod procaddress;
 mod state;
 mod streams;
+#[cfg(test)]
+mod tests;
 
 pub use hooks::HOOKS;
 
