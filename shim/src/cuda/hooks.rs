@@ -105,6 +105,10 @@ driver! {
     cuFuncGetParamInfo(function: *mut c_void, index: usize, offset: *mut usize, size: *mut usize);
     cuKernelGetParamInfo(kernel: *mut c_void, index: usize, offset: *mut usize, size: *mut usize);
     cuPointerGetAttribute(data: *mut c_void, attribute: c_int, pointer: CUdeviceptr);
+    cuFuncGetName(name: *mut *const c_char, function: *mut c_void);
+    cuFuncGetModule(module: *mut *mut c_void, function: *mut c_void);
+    cuKernelGetName(name: *mut *const c_char, kernel: *mut c_void);
+    cuKernelGetLibrary(library: *mut *mut c_void, kernel: *mut c_void);
 }
 
 hooks! {
@@ -162,6 +166,8 @@ hooks! {
     cuLaunchHostFunc_ptsz(stream: CUstream, function: HostFn, data: *mut c_void) => streams::host_function;
 
     // Launches.
+    cuGraphLaunch(graph: *mut c_void, stream: CUstream) => streams::graph_launch;
+    cuGraphLaunch_ptsz(graph: *mut c_void, stream: CUstream) => streams::graph_launch;
     cuLaunchKernel(function: *mut c_void, grid_x: c_uint, grid_y: c_uint, grid_z: c_uint, block_x: c_uint,
         block_y: c_uint, block_z: c_uint, shared_bytes: c_uint, stream: CUstream, params: *mut *mut c_void,
         extra: *mut *mut c_void) => launches::launch_kernel;

@@ -64,7 +64,8 @@ unsafe fn decode(call: &str, function: *mut c_void, params: *mut *mut c_void, ex
     let Some(layout) = layout else { return Ok(None) };
     // SAFETY: the program's launch arguments, for this kernel.
     let Some(arguments) = (unsafe { params::arguments(&layout, params, extra) }) else { return Ok(None) };
-    with_recorder(|_, recorder| {
+    with_recorder(|state, recorder| {
+        super::modules::identify(state, recorder, function);
         let (values, hidden_pointer) = params::decode(&arguments, |address| recorder.locate(address));
         if hidden_pointer {
             crate::log::warning!("{call}: a by-value parameter holds a device address, which replay does not relocate");

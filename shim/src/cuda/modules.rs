@@ -1,9 +1,12 @@
 //! Modules and libraries (each kept with its image, its extent read by `image`) and the kernels
 //! taken from them.
 
+use super::hooks::driver;
 use super::image::{self, image_at};
+use super::state::State;
+use crate::recorder::{Key, Recorder};
 use super::state::{with_recorder, with_state};
-use super::{key, succeeded, CUresult, Recorded};
+use super::{key, succeeded, CUresult, CUDA_SUCCESS, Recorded};
 use crate::entry::Forward;
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
 use trace_format::ImageKind;
@@ -92,4 +95,28 @@ pub unsafe fn kernel_function(forward: &mut Forward<'_, CUresult>, _call: &str, 
         recorder.kernel_created(function, program, &name);
         state.kernels.insert(function, (program, name));
     })
+}
+
+/// The name and program of a launched handle the shim did not see taken from its program
+/// (a kernel the CUDA runtime got some other way): asked of the driver, as a `CUfunction` and
+/// else as a `CUkernel`. Registered when its program is known.
+pub fn identify(state: &mut State, recorder: &mut Recorder, function: *mut c_void) {
+    if state.kernels.contains_key(&key(function)) {
+        return;
+    }
+    let ask = |name_of: unsafe fn(*mut *const c_char, *mut c_void) -> CUresult,
+               program_of: unsafe fn(*mut *mut c_void, *mut c_void) -> CUresult|
+     -> Option<(Key, String)> {
+        let (mut name, mut program) = (std::ptr::null::<c_char>(), std::ptr::null_mut::<c_void>());
+        // SAFETY: out-parameters of the right types; the driver refuses handles it does not know.
+        let found = unsafe { name_of(&mut name, function) == CUDA_SUCCESS && program_of(&mut program, function) == CUDA_SUCCESS };
+        // SAFETY: the driver answered a C string it owns.
+        (found && !name.is_null()).then(|| (key(program), unsafe { CStr::from_ptr(name) }.to_string_lossy().into_owned()))
+    };
+    let found = ask(|n, f| unsafe { driver::cuFuncGetName(n, f) }, |p, f| unsafe { driver::cuFuncGetModule(p, f) })
+        .or_else(|| ask(|n, f| unsafe { driver::cuKernelGetName(n, f) }, |p, f| unsafe { driver::cuKernelGetLibrary(p, f) }));
+    if let Some((program, name)) = found.filter(|(program, _)| recorder.program_images(*program).is_some()) {
+        recorder.kernel_created(key(function), program, &name);
+        state.kernels.insert(key(function), (program, name));
+    }
 }
