@@ -44,3 +44,14 @@ fn own_command_buffer() {
         assert_eq!(kernel_order, [("add_one".to_owned(), "twice".to_owned())], "inside every sub-graph");
     }
 }
+
+/// The three submissions are the same sub-graph with the same arguments, so they are one family
+/// (issue 5: same topology, node kinds and kernels); the final read is the other.
+#[test]
+fn identical_submissions_of_an_own_command_buffer_share_a_family() {
+    let device = Device::pocl();
+    let program = Program::opencl_c("own_command_buffer");
+    let trace = program.record(&device);
+    let report = replay_compared(&trace, &device, Mode::Graph, &[]);
+    assert_eq!(report["families"], 2, "{report:#}");
+}
