@@ -28,6 +28,10 @@ impl Enqueued {
         Enqueued::new(call, std::ptr::null_mut())
     }
 
+    pub fn call(&self) -> &'static str {
+        self.call
+    }
+
     pub fn blocking(self) -> Enqueued {
         Enqueued { blocking: true, ..self }
     }

@@ -43,7 +43,7 @@ pub fn fill_command(recorder: &mut Recorder, dst: u64, pattern: &[u8], count: us
     Ok(Command::Fill(Fill { mem, offset, bytes: (count * pattern.len()) as u64, pattern: pattern.to_vec(), rows: None }))
 }
 
-fn copy(forward: &mut Forward<'_, CUresult>, enqueued: Enqueued, src: End, dst: End, bytes: usize) -> Recorded {
+fn linear(forward: &mut Forward<'_, CUresult>, enqueued: Enqueued, src: End, dst: End, bytes: usize) -> Recorded {
     let accesses = |recorder: &Recorder| {
         let read = match src { End::Device(pointer) => device_access(recorder, pointer, false), End::Host(_) => None };
         let written = match dst { End::Device(pointer) => device_access(recorder, pointer, true), End::Host(_) => None };
@@ -61,15 +61,15 @@ fn host(pointer: *const c_void) -> End {
 }
 
 pub unsafe fn host_to_device(forward: &mut Forward<'_, CUresult>, call: &'static str, dst: CUdeviceptr, src: *const c_void, bytes: usize) -> Recorded {
-    copy(forward, Enqueued::on_default_stream(call), host(src), End::Device(dst), bytes)
+    linear(forward, Enqueued::on_default_stream(call), host(src), End::Device(dst), bytes)
 }
 
 pub unsafe fn device_to_host(forward: &mut Forward<'_, CUresult>, call: &'static str, dst: *mut c_void, src: CUdeviceptr, bytes: usize) -> Recorded {
-    copy(forward, Enqueued::on_default_stream(call).blocking(), End::Device(src), host(dst), bytes)
+    linear(forward, Enqueued::on_default_stream(call).blocking(), End::Device(src), host(dst), bytes)
 }
 
 pub unsafe fn device_to_device(forward: &mut Forward<'_, CUresult>, call: &'static str, dst: CUdeviceptr, src: CUdeviceptr, bytes: usize) -> Recorded {
-    copy(forward, Enqueued::on_default_stream(call), End::Device(src), End::Device(dst), bytes)
+    linear(forward, Enqueued::on_default_stream(call), End::Device(src), End::Device(dst), bytes)
 }
 
 pub unsafe fn host_to_device_async(
@@ -80,7 +80,7 @@ pub unsafe fn host_to_device_async(
     bytes: usize,
     stream: CUstream,
 ) -> Recorded {
-    copy(forward, Enqueued::new(call, stream), host(src), End::Device(dst), bytes)
+    linear(forward, Enqueued::new(call, stream), host(src), End::Device(dst), bytes)
 }
 
 pub unsafe fn device_to_host_async(
@@ -91,7 +91,7 @@ pub unsafe fn device_to_host_async(
     bytes: usize,
     stream: CUstream,
 ) -> Recorded {
-    copy(forward, Enqueued::new(call, stream), End::Device(src), host(dst), bytes)
+    linear(forward, Enqueued::new(call, stream), End::Device(src), host(dst), bytes)
 }
 
 pub unsafe fn device_to_device_async(
@@ -102,7 +102,7 @@ pub unsafe fn device_to_device_async(
     bytes: usize,
     stream: CUstream,
 ) -> Recorded {
-    copy(forward, Enqueued::new(call, stream), End::Device(src), End::Device(dst), bytes)
+    linear(forward, Enqueued::new(call, stream), End::Device(src), End::Device(dst), bytes)
 }
 
 /// Where an end of a unified-addressing copy lies: a tracked allocation, else host memory when
@@ -118,6 +118,19 @@ fn classify(recorder_knows: bool, pointer: CUdeviceptr) -> Option<End> {
     (status != CUDA_SUCCESS || memory_type == CU_MEMORYTYPE_HOST).then_some(End::Host(pointer))
 }
 
+/// A copy between pointers of the unified address space, its direction found from them.
+fn unified(forward: &mut Forward<'_, CUresult>, enqueued: Enqueued, dst: CUdeviceptr, src: CUdeviceptr, bytes: usize) -> Recorded {
+    let call = enqueued.call();
+    let known = super::state::with_recorder(|_, recorder| (recorder.locate(src).is_some(), recorder.locate(dst).is_some()))?;
+    match (classify(known.0, src), classify(known.1, dst)) {
+        (Some(src), Some(dst)) => linear(forward, enqueued, src, dst, bytes),
+        _ => {
+            forward.call();
+            super::state::with_recorder(|_, recorder| recorder.partial(call, super::commands::UNTRACKED_MEMORY))
+        }
+    }
+}
+
 pub unsafe fn copy_async(
     forward: &mut Forward<'_, CUresult>,
     call: &'static str,
@@ -126,14 +139,14 @@ pub unsafe fn copy_async(
     bytes: usize,
     stream: CUstream,
 ) -> Recorded {
-    let known = super::state::with_recorder(|_, recorder| (recorder.locate(src).is_some(), recorder.locate(dst).is_some()))?;
-    match (classify(known.0, src), classify(known.1, dst)) {
-        (Some(src), Some(dst)) => copy(forward, Enqueued::new(call, stream), src, dst, bytes),
-        _ => {
-            forward.call();
-            super::state::with_recorder(|_, recorder| recorder.partial(call, super::commands::UNTRACKED_MEMORY))
-        }
-    }
+    unified(forward, Enqueued::new(call, stream), dst, src, bytes)
+}
+
+/// `cuMemcpy`: synchronous, so a host synchronization when it delivers to the host.
+pub unsafe fn copy(forward: &mut Forward<'_, CUresult>, call: &'static str, dst: CUdeviceptr, src: CUdeviceptr, bytes: usize) -> Recorded {
+    let to_host = super::state::with_recorder(|_, recorder| recorder.locate(dst).is_none())?;
+    let enqueued = Enqueued::on_default_stream(call);
+    unified(forward, if to_host { enqueued.blocking() } else { enqueued }, dst, src, bytes)
 }
 
 fn memset(forward: &mut Forward<'_, CUresult>, enqueued: Enqueued, dst: CUdeviceptr, pattern: &[u8], count: usize) -> Recorded {

@@ -113,9 +113,11 @@ pub fn identify(state: &mut State, recorder: &mut Recorder, function: *mut c_voi
         // SAFETY: the driver answered a C string it owns.
         (found && !name.is_null()).then(|| (key(program), unsafe { CStr::from_ptr(name) }.to_string_lossy().into_owned()))
     };
+    let known = |(program, _): &(Key, String)| recorder.program_images(*program).is_some();
     let found = ask(|n, f| unsafe { driver::cuFuncGetName(n, f) }, |p, f| unsafe { driver::cuFuncGetModule(p, f) })
-        .or_else(|| ask(|n, f| unsafe { driver::cuKernelGetName(n, f) }, |p, f| unsafe { driver::cuKernelGetLibrary(p, f) }));
-    if let Some((program, name)) = found.filter(|(program, _)| recorder.program_images(*program).is_some()) {
+        .filter(known)
+        .or_else(|| ask(|n, f| unsafe { driver::cuKernelGetName(n, f) }, |p, f| unsafe { driver::cuKernelGetLibrary(p, f) }).filter(known));
+    if let Some((program, name)) = found {
         recorder.kernel_created(key(function), program, &name);
         state.kernels.insert(key(function), (program, name));
     }

@@ -33,8 +33,12 @@ fn layout_through(query: ParamInfo, function: *mut c_void) -> Option<Layout> {
 /// A launched handle's parameters: as a `CUfunction`, else as the `CUkernel` the CUDA runtime
 /// passes in its place.
 pub fn layout(function: *mut c_void) -> Option<Layout> {
-    layout_through(|f, i, o, s| unsafe { driver::cuFuncGetParamInfo(f, i, o, s) }, function)
-        .or_else(|| layout_through(|f, i, o, s| unsafe { driver::cuKernelGetParamInfo(f, i, o, s) }, function))
+    let as_function = layout_through(|f, i, o, s| unsafe { driver::cuFuncGetParamInfo(f, i, o, s) }, function);
+    if as_function.as_ref().is_some_and(|layout| !layout.is_empty()) {
+        return as_function;
+    }
+    // An empty answer may be a refusal in disguise: the kernel's own query decides then.
+    layout_through(|f, i, o, s| unsafe { driver::cuKernelGetParamInfo(f, i, o, s) }, function).or(as_function)
 }
 
 /// A parameter as the trace binds it.
