@@ -32,11 +32,11 @@ class BadInput(Exception):
 def main():
     args = parse_args()
     args.device = DEVICE_ALIASES.get((args.device or "").lower(), args.device)
+    out = Path(args.out).resolve()  # the programs run in their build directory
     try:
-        environment = device_environment(args.device)
-        tools = Tools(args.target_dir, environment, args.device, args.iterations)
-        out = Path(args.out).resolve()  # the programs run in their build directory
         (out / "traces").mkdir(parents=True, exist_ok=True)
+        environment = device_environment(args.device, out)
+        tools = Tools(args.target_dir, environment, args.device, args.iterations)
         if args.traces:
             results = [recheck_trace(tools, trace) for trace in sorted(Path(args.traces).glob("*.trace"))]
             if not results:
@@ -46,7 +46,7 @@ def main():
             programs = load_manifest(Path(args.manifest))
             with tempfile.TemporaryDirectory(prefix="reprise-regress-") as build_dir:
                 results = [run_program(tools, program, Path(build_dir), out, baseline) for program in programs]
-    except BadInput as error:
+    except (BadInput, OSError) as error:
         print(f"regress.py: {error}", file=sys.stderr)
         return 2
     report = {"device": args.device or "first", "mode": "traces" if args.traces else "programs", "results": results}
@@ -72,7 +72,7 @@ def parse_args():
     return parser.parse_args()
 
 
-def device_environment(device):
+def device_environment(device, out):
     """The environment the programs and the replayer run in: the device's ICD and its selection."""
     environment = dict(os.environ)
     if not device:
@@ -83,7 +83,8 @@ def device_environment(device):
         if not library or not Path(library).is_file():
             raise BadInput("--device intel needs REPRISE_INTEL_OCL, the path of libintelocl.so")
         # The system loader reads OCL_ICD_FILENAMES; pyopencl's bundled one only OCL_ICD_VENDORS.
-        vendors = Path(tempfile.mkdtemp(prefix="reprise-icd-"))
+        vendors = out / "intel-icd"
+        vendors.mkdir(exist_ok=True)
         (vendors / "intel.icd").write_text(library + "\n")
         environment["OCL_ICD_FILENAMES"] = library
         environment["OCL_ICD_VENDORS"] = str(vendors)
