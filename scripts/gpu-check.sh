@@ -54,11 +54,23 @@ check() {
   cp "$work/$name.trace" "$out/logs/" 2>/dev/null || true
 }
 
-for source in tests/cuda/*.cu tests/cuda/*.cpp; do
+# build SOURCE: the program's binary in $work, nvcc's output in the logs.
+build() {
+  local source=$1 name flags
   name=$(basename "${source%.*}")
-  [ "$name" = kernels ] && continue
   read -r -a flags <<<"$(directive flags "$source")"
-  if ! nvcc -arch=sm_90 -O2 -Itests/cuda "${flags[@]}" -o "$work/$name" "$source" >"$out/logs/$name.build" 2>&1; then
+  nvcc -arch=sm_90 -O2 -Itests/cuda "${flags[@]}" -o "$work/$name" "$source" >"$out/logs/$name.build" 2>&1
+}
+sources=()
+for source in tests/cuda/*.cu tests/cuda/*.cpp; do
+  [ "$(basename "${source%.*}")" = kernels ] || sources+=("$source")
+done
+# One nvcc is mostly one core: build every program at once, before anything is timed.
+for source in "${sources[@]}"; do build "$source" & done
+wait
+for source in "${sources[@]}"; do
+  name=$(basename "${source%.*}")
+  if [ ! -x "$work/$name" ]; then
     echo "| $name | build failed | | | | | |" >>"$table"; failures=$((failures + 1)); continue
   fi
   read -r -a args <<<"$(eval echo "$(directive args "$source")")"
@@ -106,9 +118,9 @@ cat "$table"
 # The shim's cost on the launch-bound program (1000 launches per iteration): its own time per iteration
 # natively, with the shim idle (capture range over before the timed loop) and recording.
 if [ -x "$work/launch_bound" ]; then
-  native=$("$work/launch_bound" | sed -n 's/^time: us_per_iteration //p')
-  idle=$(REPRISE_CAPTURE=0 REPRISE_OUTPUT="$work/idle.trace" LD_PRELOAD="$shim" "$work/launch_bound" | sed -n 's/^time: us_per_iteration //p')
-  recording=$(REPRISE_OUTPUT="$work/rec.trace" LD_PRELOAD="$shim" "$work/launch_bound" | sed -n 's/^time: us_per_iteration //p')
+  native=$("$work/launch_bound" 2>>"$out/logs/overhead.err" | sed -n 's/^time: us_per_iteration //p')
+  idle=$(REPRISE_CAPTURE=0 REPRISE_OUTPUT="$work/idle.trace" LD_PRELOAD="$shim" "$work/launch_bound" 2>>"$out/logs/overhead.err" | sed -n 's/^time: us_per_iteration //p')
+  recording=$(REPRISE_OUTPUT="$work/rec.trace" LD_PRELOAD="$shim" "$work/launch_bound" 2>>"$out/logs/overhead.err" | sed -n 's/^time: us_per_iteration //p')
   echo
   # With 1000 launches per iteration, µs per iteration over native is ns per call.
   per_call() { awk -v with="$1" -v without="$native" 'BEGIN { if (with == "" || without == "") print "-"; else printf "%.0f", with - without }'; }
