@@ -2,7 +2,7 @@
 
 use super::access::DeviceAccess;
 use super::state::with_recorder;
-use super::streams::{settled, stream_key};
+use super::streams::{quiet, settled, stream_key};
 use super::{device, succeeded, CUdeviceptr, CUresult, CUstream, Recorded};
 use crate::entry::Forward;
 use crate::recorder::{Key, MemDesc, MemShape};
@@ -53,10 +53,15 @@ pub unsafe fn alloc_async(
 /// Before a free: a window using the allocation ends while its final contents can be read.
 fn releasing(address: CUdeviceptr, call: &str) -> Recorded {
     settled(|state, recorder| {
-        if state.capturing.is_empty() && recorder.is_memory(address) {
-            recorder.memory_released(address, call, &DeviceAccess::new(state));
-            state.ordered_allocations.remove(&address);
+        if !recorder.is_memory(address) {
+            return;
         }
+        if quiet(state) {
+            recorder.partial(call, "memory freed while the program captured a stream: its final contents are not read");
+        } else {
+            recorder.memory_released(address, call, &DeviceAccess::new(state));
+        }
+        state.ordered_allocations.remove(&address);
     })
 }
 

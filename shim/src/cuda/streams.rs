@@ -114,27 +114,35 @@ pub unsafe fn create_with_priority(
 }
 
 /// Waits, holding no lock, for the streams the open window used, then runs `work` under the
-/// locks (another thread's hook may be what lets that work finish).
+/// locks (another thread's hook may be what lets that work finish). While the program captures
+/// a stream the shim waits for nothing: a wait, or the legacy stream's implicit one, could
+/// invalidate the capture; `work` must then make no device calls either (see `quiet`).
 pub fn settled<R>(work: impl FnOnce(&mut State, &mut Recorder) -> R) -> Result<R, super::Failure> {
-    let queues = with_recorder(|state, recorder| {
-        let mut queues = recorder.queues_to_settle();
-        queues.retain(|queue| !state.capturing.contains(queue));
-        queues
-    })?;
+    let queues = with_recorder(|state, recorder| if quiet(state) { Vec::new() } else { recorder.queues_to_settle() })?;
     queues.into_iter().for_each(wait_for);
     with_recorder(work)
 }
 
+/// Whether the program captures a stream now, when the shim makes no device calls: windows go
+/// on across host synchronizations until the capture ends.
+pub fn quiet(state: &State) -> bool {
+    !state.capturing.is_empty()
+}
+
 /// The host waited for device work: the window ends.
 pub fn end_window(call: &str) -> Recorded {
-    settled(|state, recorder| recorder.host_sync(call, &DeviceAccess::new(state)))
+    settled(|state, recorder| {
+        if !quiet(state) {
+            recorder.host_sync(call, &DeviceAccess::new(state));
+        }
+    })
 }
 
 pub unsafe fn destroy(forward: &mut Forward<'_, CUresult>, call: &str, stream: CUstream) -> Recorded {
     // A window using the stream ends while the stream can still be waited for.
     let queue = key(stream);
     settled(|state, recorder| {
-        if !state.capturing.contains(&queue) {
+        if !quiet(state) {
             recorder.queue_released(queue, call, &DeviceAccess::new(state));
         }
         state.queues.remove(&queue);
@@ -229,7 +237,11 @@ pub unsafe fn host_function(forward: &mut Forward<'_, CUresult>, call: &'static 
 /// `cuProfilerStart`/`cuProfilerStop`: capture markers (see `REPRISE_CAPTURE=markers`).
 fn capture_marker(forward: &mut Forward<'_, CUresult>, call: &str, start: bool) -> Recorded {
     if succeeded(forward) {
-        settled(|state, recorder| recorder.capture_marker(start, call, &DeviceAccess::new(state)))?;
+        settled(|state, recorder| {
+            if !quiet(state) {
+                recorder.capture_marker(start, call, &DeviceAccess::new(state));
+            }
+        })?;
     }
     Ok(())
 }
