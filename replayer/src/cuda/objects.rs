@@ -5,12 +5,13 @@ use super::driver::check;
 use super::memory::{HostBuffer, Memories};
 use crate::backend::{BackendError, BackendResult};
 use cudarc::driver::sys::{self, CUdevice, CUfunction, CUmodule, CUstream};
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::ffi::CString;
 use trace_format::{BlobId, BlobStore, Command, Extent, Graph, ImageKind, Node, Param, Place, Program, Trace};
 
 pub struct Objects {
-    modules: Vec<CUmodule>,
+    /// By `ProgramId` index; `None` for programs no recorded kernel comes from.
+    modules: Vec<Option<CUmodule>>,
     /// By `KernelId` index: the function and its parameter layout.
     pub functions: Vec<(CUfunction, Vec<Param>)>,
     /// By `QueueId` index.
@@ -32,15 +33,22 @@ impl Objects {
             sources: HashMap::new(),
             sink: HostBuffer::zeroed(0)?,
         };
+        // Only programs a recorded kernel comes from: a PyTorch or cuBLAS process registers
+        // hundreds of fatbins it never launches from.
+        let used: BTreeSet<usize> = trace.kernels.iter().map(|kernel| kernel.program.index()).collect();
         for (index, program) in trace.programs.iter().enumerate() {
+            if !used.contains(&index) {
+                objects.modules.push(None);
+                continue;
+            }
             let module = load_module(program, blobs).map_err(|error| match error {
                 BackendError::Api { call, detail } => BackendError::Api { call: format!("{call} (program {index})"), detail },
                 other => other,
             })?;
-            objects.modules.push(module);
+            objects.modules.push(Some(module));
         }
         for kernel in &trace.kernels {
-            let module = *objects.modules.get(kernel.program.index()).ok_or_else(|| {
+            let module = objects.modules.get(kernel.program.index()).copied().flatten().ok_or_else(|| {
                 BackendError::Unsupported(format!("kernel {:?} names program {}, which the trace does not have", kernel.name, kernel.program))
             })?;
             let name = CString::new(kernel.name.as_str())
@@ -129,7 +137,7 @@ impl Drop for Objects {
             for &stream in &self.streams {
                 sys::cuStreamDestroy_v2(stream);
             }
-            for &module in &self.modules {
+            for &module in self.modules.iter().flatten() {
                 sys::cuModuleUnload(module);
             }
         }
