@@ -250,7 +250,7 @@ pub fn memset_params(objects: &Objects, fill: &Fill) -> BackendResult<CUDA_MEMSE
     };
     let (pitch, width, height) = match fill.rows {
         Some([pitch, width, height]) => (pitch, width, height),
-        None if fill.bytes % element as u64 == 0 => (fill.bytes, fill.bytes / element as u64, 1),
+        None if fill.bytes.is_multiple_of(element as u64) => (fill.bytes, fill.bytes / element as u64, 1),
         None => return Err(BackendError::Unsupported(format!("a fill of {} bytes is not whole {element}-byte elements", fill.bytes))),
     };
     // In u128: a trace's numbers cannot overflow it, so the bounds check cannot wrap.
