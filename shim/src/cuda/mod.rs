@@ -21,6 +21,8 @@ mod state;
 mod streams;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod interception_tests;
 
 pub use hooks::HOOKS;
 

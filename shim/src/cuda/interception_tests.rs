@@ -1,0 +1,66 @@
+//! The hooks end to end in a real process: `test_driver/program.c` run natively and under the
+//! shim against `test_driver/fake_libcuda.c`, a test double for libcuda (no GPU here). Checks that
+//! the program's output is unchanged, that `cuGetProcAddress_v2` handed out the hook of the
+//! per-thread-stream variant, and the trace: nodes, relocated kernel arguments, edges.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use trace_format::{Arg, Command as Work, EdgeKind, Param, ParamKind};
+
+fn sources() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src/cuda/test_driver")
+}
+
+/// `target/<profile>/libshim.so`, built with the tests.
+fn shim_library() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let library = exe.parent().and_then(Path::parent).unwrap().join("libshim.so");
+    assert!(library.exists(), "{} is missing: build the shim first", library.display());
+    library
+}
+
+fn cc(args: &[&str]) {
+    let status = Command::new("cc").args(args).status().unwrap();
+    assert!(status.success(), "cc {args:?} failed");
+}
+
+#[test]
+fn a_program_reaching_the_driver_through_get_proc_address_is_recorded_unchanged() {
+    let dir = std::env::temp_dir().join(format!("reprise-cuda-interception-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (driver, program, trace) = (dir.join("libcuda.so.1"), dir.join("program"), dir.join("program.trace"));
+    cc(&["-shared", "-fPIC", "-o", driver.to_str().unwrap(), sources().join("fake_libcuda.c").to_str().unwrap()]);
+    cc(&["-o", program.to_str().unwrap(), sources().join("program.c").to_str().unwrap(), "-ldl"]);
+    let run = |shim: bool| {
+        let mut command = Command::new(&program);
+        command.env("LD_LIBRARY_PATH", &dir).env("REPRISE_OUTPUT", &trace);
+        if shim {
+            command.env("LD_PRELOAD", shim_library());
+        }
+        command.output().unwrap()
+    };
+    let native = run(false);
+    assert!(native.status.success());
+    assert!(!trace.exists(), "nothing is written without the shim");
+    let recorded = run(true);
+    assert_eq!(recorded.status.code(), native.status.code());
+    assert_eq!(String::from_utf8_lossy(&recorded.stdout), String::from_utf8_lossy(&native.stdout));
+    assert!(String::from_utf8_lossy(&native.stdout).contains("launch via ptsz"));
+
+    let file = trace_format::read_trace(&trace).unwrap();
+    let trace = file.trace;
+    assert!(trace.partial.is_empty(), "{:?}", trace.partial);
+    assert_eq!(trace.devices[0].properties["compute_capability"], "9.0");
+    let calls: Vec<&str> = trace.nodes.iter().map(|node| node.call.as_str()).collect();
+    assert_eq!(calls, ["cuMemcpyHtoD_v2", "cuMemsetD32_v2", "cuLaunchKernel_ptsz", "cuMemcpyDtoH_v2"]);
+    let Work::Kernel(launch) = &trace.nodes[2].command else { panic!("not a kernel: {:?}", trace.nodes[2]) };
+    assert_eq!(launch.args, [Arg::Memory { mem: trace_format::MemId(0), offset: 8 }, Arg::Value(8i32.to_ne_bytes().to_vec())]);
+    let kernel = &trace.kernels[launch.kernel.0 as usize];
+    assert_eq!((kernel.name.as_str(), kernel.params.as_slice()), ("add1", &[Param { offset: 0, size: 8, kind: ParamKind::Memory }, Param { offset: 8, size: 4, kind: ParamKind::Value }][..]));
+    let edges: Vec<(u32, u32, EdgeKind)> = trace.edges.iter().map(|edge| (edge.from.0, edge.to.0, edge.kind)).collect();
+    // The per-thread default stream orders against the legacy stream both ways.
+    assert_eq!(edges, [(0, 1, EdgeKind::InOrder), (1, 2, EdgeKind::DefaultStream), (1, 3, EdgeKind::InOrder), (2, 3, EdgeKind::DefaultStream)]);
+    assert_eq!(trace.segments.len(), 1);
+    assert_eq!(trace.segments[0].ended_by, "cuMemcpyDtoH_v2");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -1,0 +1,51 @@
+// Test double for libcuda (there is no GPU here), built as libcuda.so.1 for the shim's CUDA
+// interception test: "device" memory is host memory and work runs at once. cuGetProcAddress_v2
+// hands out the per-thread-stream variant of cuLaunchKernel for flag 2, as the real driver does.
+#include <stdlib.h>
+#include <string.h>
+#include <stdint.h>
+typedef int CUresult;
+typedef uint64_t CUdeviceptr;
+CUresult cuCtxGetCurrent(void **c) { *c = (void *)0xc0; return 0; }
+CUresult cuCtxGetDevice(int *d) { *d = 0; return 0; }
+CUresult cuDeviceGetName(char *n, int len, int d) { strncpy(n, "Fake GPU", len); return 0; }
+CUresult cuDeviceGetAttribute(int *v, int a, int d) { *v = a == 75 ? 9 : 0; return 0; }
+CUresult cuDriverGetVersion(int *v) { *v = 13000; return 0; }
+CUresult cuPointerGetAttribute(void *d, int a, CUdeviceptr p) { return 1; }
+CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) { *p = (CUdeviceptr)malloc(n); return 0; }
+CUresult cuMemFree_v2(CUdeviceptr p) { free((void *)p); return 0; }
+CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n) { memcpy((void *)d, s, n); return 0; }
+CUresult cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n) { memcpy(d, (void *)s, n); return 0; }
+CUresult cuMemsetD32_v2(CUdeviceptr d, unsigned v, size_t n) { for (size_t i = 0; i < n; i++) ((unsigned *)d)[i] = v; return 0; }
+CUresult cuStreamCreate(void **s, unsigned f) { *s = malloc(64); return 0; }
+CUresult cuStreamSynchronize(void *s) { return 0; }
+CUresult cuCtxSynchronize(void) { return 0; }
+CUresult cuModuleLoadData(void **m, const void *image) { *m = (void *)0xa00; return 0; }
+CUresult cuModuleGetFunction(void **f, void *m, const char *name) { *f = (void *)0xf00; return 0; }
+CUresult cuFuncGetParamInfo(void *f, size_t i, size_t *o, size_t *s) {
+    if (i > 1) return 1;
+    *o = i * 8; *s = i == 0 ? 8 : 4; return 0;
+}
+static CUresult launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned sh,
+                       void *stream, void **params, void **extra) {
+    int *data = *(int **)params[0]; int n = *(int *)params[1];
+    for (int i = 0; i < n; i++) data[i] += 1;
+    return 0;
+}
+CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned sh,
+                        void *stream, void **params, void **extra) { return launch(f, gx, gy, gz, bx, by, bz, sh, stream, params, extra); }
+CUresult cuLaunchKernel_ptsz(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned sh,
+                        void *stream, void **params, void **extra) { return launch(f, gx, gy, gz, bx, by, bz, sh, stream, params, extra) + 0; }
+CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, uint64_t flags, int *status) {
+    struct { const char *name; void *plain, *per_thread; } table[] = {
+        {"cuMemAlloc", cuMemAlloc_v2, cuMemAlloc_v2}, {"cuMemFree", cuMemFree_v2, cuMemFree_v2},
+        {"cuMemcpyHtoD", cuMemcpyHtoD_v2, cuMemcpyHtoD_v2}, {"cuMemcpyDtoH", cuMemcpyDtoH_v2, cuMemcpyDtoH_v2},
+        {"cuMemsetD32", cuMemsetD32_v2, cuMemsetD32_v2}, {"cuStreamCreate", cuStreamCreate, cuStreamCreate},
+        {"cuStreamSynchronize", cuStreamSynchronize, cuStreamSynchronize},
+        {"cuModuleLoadData", cuModuleLoadData, cuModuleLoadData}, {"cuModuleGetFunction", cuModuleGetFunction, cuModuleGetFunction},
+        {"cuLaunchKernel", cuLaunchKernel, cuLaunchKernel_ptsz},
+    };
+    for (size_t i = 0; i < sizeof table / sizeof *table; i++)
+        if (!strcmp(table[i].name, symbol)) { *pfn = (flags & 2) ? table[i].per_thread : table[i].plain; if (status) *status = 1; return 0; }
+    *pfn = 0; return 500;
+}

@@ -1,0 +1,31 @@
+// A driver-API program as the CUDA runtime is one: it opens libcuda.so.1 privately, gets
+// cuGetProcAddress_v2 through dlsym and every function through it (cuLaunchKernel with the
+// per-thread-default-stream flag), then writes, fills, launches on stream 0 and reads back.
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdint.h>
+typedef int (*gpa_t)(const char *, void **, int, uint64_t, int *);
+int main(void) {
+    void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!cuda) { printf("no libcuda\n"); return 2; }
+    gpa_t gpa = (gpa_t)dlsym(cuda, "cuGetProcAddress_v2");
+    void *f[16]; const char *names[] = {"cuMemAlloc", "cuMemcpyHtoD", "cuMemcpyDtoH", "cuMemsetD32", "cuStreamCreate",
+        "cuStreamSynchronize", "cuModuleLoadData", "cuModuleGetFunction", "cuLaunchKernel"};
+    for (int i = 0; i < 9; i++) gpa(names[i], &f[i], 13000, i == 8 ? 2 : 0, 0);
+    uint64_t a; int host[16], n = 16;
+    for (int i = 0; i < 16; i++) host[i] = i;
+    ((int (*)(uint64_t *, size_t))f[0])(&a, sizeof host);
+    ((int (*)(uint64_t, const void *, size_t))f[1])(a, host, sizeof host);
+    ((int (*)(uint64_t, unsigned, size_t))f[3])(a + 32, 100, 4);
+    void *module, *function;
+    ((int (*)(void **, const void *))f[6])(&module, ".version 9.0\n.target sm_90\n.visible .entry add1() { ret; }\n");
+    ((int (*)(void **, void *, const char *))f[7])(&function, module, "add1");
+    uint64_t arg = a + 8; int count = 8; void *params[] = {&arg, &count};
+    ((int (*)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *, void **, void **))f[8])(
+        function, 1, 1, 1, 32, 1, 1, 0, 0, params, 0);
+    ((int (*)(void *, uint64_t, size_t))f[2])(host, a, sizeof host);
+    ((int (*)(void *))f[5])(0);
+    for (int i = 0; i < 16; i++) printf("%d ", host[i]);
+    printf("\nlaunch via %s\n", f[8] == dlsym(cuda, "cuLaunchKernel_ptsz") ? "ptsz" : "?");
+    return 0;
+}
