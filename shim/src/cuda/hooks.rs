@@ -6,7 +6,7 @@
 
 #![allow(non_snake_case, clippy::too_many_arguments)]
 
-use super::{copies, launches, memory, modules, procaddress, streams, CUdeviceptr, CUresult, CUstream};
+use super::{copies, launches, memory, modules, procaddress, rect, streams, CUdeviceptr, CUresult, CUstream};
 use crate::interpose::Hook;
 use std::ffi::{c_char, c_int, c_uint, c_void};
 
@@ -214,4 +214,34 @@ hooks! {
     cuMemsetD16Async_ptsz(dst: CUdeviceptr, value: u16, count: usize, stream: CUstream) => copies::memset_d16_async;
     cuMemsetD32Async(dst: CUdeviceptr, value: u32, count: usize, stream: CUstream) => copies::memset_d32_async;
     cuMemsetD32Async_ptsz(dst: CUdeviceptr, value: u32, count: usize, stream: CUstream) => copies::memset_d32_async;
+    cuMemcpy2D_v2(copy: *const rect::Memcpy2D) => rect::copy_2d_sync;
+    cuMemcpy2D_v2_ptds(copy: *const rect::Memcpy2D) => rect::copy_2d_sync;
+    cuMemcpy2DUnaligned_v2(copy: *const rect::Memcpy2D) => rect::copy_2d_sync;
+    cuMemcpy2DUnaligned_v2_ptds(copy: *const rect::Memcpy2D) => rect::copy_2d_sync;
+    cuMemcpy2DAsync_v2(copy: *const rect::Memcpy2D, stream: CUstream) => rect::copy_2d_async;
+    cuMemcpy2DAsync_v2_ptsz(copy: *const rect::Memcpy2D, stream: CUstream) => rect::copy_2d_async;
+    cuMemsetD2D8_v2(dst: CUdeviceptr, pitch: usize, value: u8, width: usize, height: usize)
+        => rect::memset_2d_d8;
+    cuMemsetD2D8_v2_ptds(dst: CUdeviceptr, pitch: usize, value: u8, width: usize, height: usize)
+        => rect::memset_2d_d8;
+    cuMemsetD2D8Async(dst: CUdeviceptr, pitch: usize, value: u8, width: usize, height: usize,
+        stream: CUstream) => rect::memset_2d_d8_async;
+    cuMemsetD2D8Async_ptsz(dst: CUdeviceptr, pitch: usize, value: u8, width: usize, height: usize,
+        stream: CUstream) => rect::memset_2d_d8_async;
+    cuMemsetD2D16_v2(dst: CUdeviceptr, pitch: usize, value: u16, width: usize, height: usize)
+        => rect::memset_2d_d16;
+    cuMemsetD2D16_v2_ptds(dst: CUdeviceptr, pitch: usize, value: u16, width: usize, height: usize)
+        => rect::memset_2d_d16;
+    cuMemsetD2D16Async(dst: CUdeviceptr, pitch: usize, value: u16, width: usize, height: usize,
+        stream: CUstream) => rect::memset_2d_d16_async;
+    cuMemsetD2D16Async_ptsz(dst: CUdeviceptr, pitch: usize, value: u16, width: usize, height: usize,
+        stream: CUstream) => rect::memset_2d_d16_async;
+    cuMemsetD2D32_v2(dst: CUdeviceptr, pitch: usize, value: u32, width: usize, height: usize)
+        => rect::memset_2d_d32;
+    cuMemsetD2D32_v2_ptds(dst: CUdeviceptr, pitch: usize, value: u32, width: usize, height: usize)
+        => rect::memset_2d_d32;
+    cuMemsetD2D32Async(dst: CUdeviceptr, pitch: usize, value: u32, width: usize, height: usize,
+        stream: CUstream) => rect::memset_2d_d32_async;
+    cuMemsetD2D32Async_ptsz(dst: CUdeviceptr, pitch: usize, value: u32, width: usize, height: usize,
+        stream: CUstream) => rect::memset_2d_d32_async;
 }

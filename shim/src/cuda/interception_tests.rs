@@ -48,18 +48,26 @@ fn a_program_reaching_the_driver_through_get_proc_address_is_recorded_unchanged(
     assert!(String::from_utf8_lossy(&native.stdout).contains("launch via ptsz"));
 
     let file = trace_format::read_trace(&trace).unwrap();
-    let trace = file.trace;
+    let trace = &file.trace;
     assert!(trace.partial.is_empty(), "{:?}", trace.partial);
     assert_eq!(trace.devices[0].properties["compute_capability"], "9.0");
     let calls: Vec<&str> = trace.nodes.iter().map(|node| node.call.as_str()).collect();
-    assert_eq!(calls, ["cuMemcpyHtoD_v2", "cuMemsetD32_v2", "cuLaunchKernel_ptsz", "cuMemcpyDtoH_v2"]);
+    assert_eq!(calls, ["cuMemcpyHtoD_v2", "cuMemsetD32_v2", "cuLaunchKernel_ptsz", "cuMemcpy2D_v2", "cuMemcpyDtoH_v2"]);
+    let Work::Copy(copy) = &trace.nodes[3].command else { panic!("not a copy: {:?}", trace.nodes[3]) };
+    assert_eq!(copy.dst, trace_format::Place::Memory { mem: trace_format::MemId(0), offset: 48 });
+    let trace_format::Place::Host { data: Some(blob) } = copy.src else { panic!("the 2D copy keeps its host rows") };
+    let rows: Vec<u8> = [50i32, 51, 0, 0, 52, 53].iter().flat_map(|value| value.to_ne_bytes()).collect();
+    assert_eq!(file.blobs.get(blob).unwrap().as_ref(), rows.as_slice());
     let Work::Kernel(launch) = &trace.nodes[2].command else { panic!("not a kernel: {:?}", trace.nodes[2]) };
     assert_eq!(launch.args, [Arg::Memory { mem: trace_format::MemId(0), offset: 8 }, Arg::Value(8i32.to_ne_bytes().to_vec())]);
     let kernel = &trace.kernels[launch.kernel.0 as usize];
     assert_eq!((kernel.name.as_str(), kernel.params.as_slice()), ("add1", &[Param { offset: 0, size: 8, kind: ParamKind::Memory }, Param { offset: 8, size: 4, kind: ParamKind::Value }][..]));
     let edges: Vec<(u32, u32, EdgeKind)> = trace.edges.iter().map(|edge| (edge.from.0, edge.to.0, edge.kind)).collect();
     // The per-thread default stream orders against the legacy stream both ways.
-    assert_eq!(edges, [(0, 1, EdgeKind::InOrder), (1, 2, EdgeKind::DefaultStream), (1, 3, EdgeKind::InOrder), (2, 3, EdgeKind::DefaultStream)]);
+    assert_eq!(
+        edges,
+        [(0, 1, EdgeKind::InOrder), (1, 2, EdgeKind::DefaultStream), (1, 3, EdgeKind::InOrder), (2, 3, EdgeKind::DefaultStream), (3, 4, EdgeKind::InOrder)]
+    );
     assert_eq!(trace.segments.len(), 1);
     assert_eq!(trace.segments[0].ended_by, "cuMemcpyDtoH_v2");
     std::fs::remove_dir_all(&dir).unwrap();

@@ -17,6 +17,7 @@ mod memory;
 mod modules;
 mod params;
 mod procaddress;
+mod rect;
 mod state;
 mod streams;
 #[cfg(test)]

@@ -8,6 +8,7 @@ use super::launches::{kernel_accesses, kernel_command, Decoded};
 use super::memory::allocation;
 use super::params::{self, Value};
 use super::procaddress::{hook_for, variant_of};
+use super::rect::fill_2d_command;
 use super::streams::{describe, per_thread_key, stream_key, LEGACY};
 use crate::config::Capture;
 use crate::interpose::Hook;
@@ -136,6 +137,15 @@ const BUFFER_POINTER: usize = 1;
 const BUFFER_SIZE: usize = 2;
 /// `CU_STREAM_PER_THREAD`.
 const PER_THREAD: u64 = 2;
+
+#[test]
+fn a_2d_memset_covers_its_rows_up_to_the_last_element() {
+    let sink = CollectingSink::default();
+    let mut recorder = recorder(&sink);
+    let Command::Fill(fill) = fill_2d_command(&mut recorder, Y + 4, 64, &[1, 2], 3, 2).unwrap() else { panic!("not a fill") };
+    assert_eq!((fill.mem.0, fill.offset, fill.bytes, fill.rows), (0, 4, 64 + 6, Some([64, 3, 2])));
+    assert!(fill_2d_command(&mut recorder, 0x10, 64, &[1], 3, 2).is_err(), "untracked memory is refused");
+}
 
 #[test]
 fn arguments_are_read_from_parameter_pointers_and_from_a_packed_buffer() {

@@ -17,6 +17,18 @@ CUresult cuMemFree_v2(CUdeviceptr p) { free((void *)p); return 0; }
 CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n) { memcpy((void *)d, s, n); return 0; }
 CUresult cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n) { memcpy(d, (void *)s, n); return 0; }
 CUresult cuMemsetD32_v2(CUdeviceptr d, unsigned v, size_t n) { for (size_t i = 0; i < n; i++) ((unsigned *)d)[i] = v; return 0; }
+typedef struct {
+    size_t srcX, srcY; int srcType; const void *srcHost; CUdeviceptr srcDevice; void *srcArray; size_t srcPitch;
+    size_t dstX, dstY; int dstType; void *dstHost; CUdeviceptr dstDevice; void *dstArray; size_t dstPitch;
+    size_t width, height;
+} Copy2D;
+CUresult cuMemcpy2D_v2(const Copy2D *c) {
+    const char *src = c->srcType == 1 ? (const char *)c->srcHost : (const char *)c->srcDevice;
+    char *dst = c->dstType == 1 ? (char *)c->dstHost : (char *)c->dstDevice;
+    for (size_t row = 0; row < c->height; row++)
+        memcpy(dst + (c->dstY + row) * c->dstPitch + c->dstX, src + (c->srcY + row) * c->srcPitch + c->srcX, c->width);
+    return 0;
+}
 CUresult cuStreamCreate(void **s, unsigned f) { *s = malloc(64); return 0; }
 CUresult cuStreamSynchronize(void *s) { return 0; }
 CUresult cuCtxSynchronize(void) { return 0; }
@@ -43,7 +55,7 @@ CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, uint64
         {"cuMemsetD32", cuMemsetD32_v2, cuMemsetD32_v2}, {"cuStreamCreate", cuStreamCreate, cuStreamCreate},
         {"cuStreamSynchronize", cuStreamSynchronize, cuStreamSynchronize},
         {"cuModuleLoadData", cuModuleLoadData, cuModuleLoadData}, {"cuModuleGetFunction", cuModuleGetFunction, cuModuleGetFunction},
-        {"cuLaunchKernel", cuLaunchKernel, cuLaunchKernel_ptsz},
+        {"cuLaunchKernel", cuLaunchKernel, cuLaunchKernel_ptsz}, {"cuMemcpy2D", cuMemcpy2D_v2, cuMemcpy2D_v2},
     };
     for (size_t i = 0; i < sizeof table / sizeof *table; i++)
         if (!strcmp(table[i].name, symbol)) { *pfn = (flags & 2) ? table[i].per_thread : table[i].plain; if (status) *status = 1; return 0; }

@@ -1,6 +1,6 @@
 // A driver-API program as the CUDA runtime is one: it opens libcuda.so.1 privately, gets
 // cuGetProcAddress_v2 through dlsym and every function through it (cuLaunchKernel with the
-// per-thread-default-stream flag), then writes, fills, launches on stream 0 and reads back.
+// per-thread-default-stream flag), then writes, fills, launches on stream 0, copies a 2D region and reads back.
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdint.h>
@@ -10,8 +10,8 @@ int main(void) {
     if (!cuda) { printf("no libcuda\n"); return 2; }
     gpa_t gpa = (gpa_t)dlsym(cuda, "cuGetProcAddress_v2");
     void *f[16]; const char *names[] = {"cuMemAlloc", "cuMemcpyHtoD", "cuMemcpyDtoH", "cuMemsetD32", "cuStreamCreate",
-        "cuStreamSynchronize", "cuModuleLoadData", "cuModuleGetFunction", "cuLaunchKernel"};
-    for (int i = 0; i < 9; i++) gpa(names[i], &f[i], 13000, i == 8 ? 2 : 0, 0);
+        "cuStreamSynchronize", "cuModuleLoadData", "cuModuleGetFunction", "cuLaunchKernel", "cuMemcpy2D"};
+    for (int i = 0; i < 10; i++) gpa(names[i], &f[i], 13000, i == 8 ? 2 : 0, 0);
     uint64_t a; int host[16], n = 16;
     for (int i = 0; i < 16; i++) host[i] = i;
     ((int (*)(uint64_t *, size_t))f[0])(&a, sizeof host);
@@ -23,6 +23,12 @@ int main(void) {
     uint64_t arg = a + 8; int count = 8; void *params[] = {&arg, &count};
     ((int (*)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *, void **, void **))f[8])(
         function, 1, 1, 1, 32, 1, 1, 0, 0, params, 0);
+    // Two rows of two ints from a host matrix with 4-int rows into the last 4 ints, rows 8 bytes apart.
+    int matrix[8] = {50, 51, 0, 0, 52, 53, 0, 0};
+    struct { size_t sx, sy; int st; const void *sh; uint64_t sd; void *sa; size_t sp;
+             size_t dx, dy; int dt; void *dh; uint64_t dd; void *da; size_t dp; size_t w, h; } copy =
+        {0, 0, 1, matrix, 0, 0, 16, 0, 0, 2, 0, a + 48, 0, 8, 8, 2};
+    ((int (*)(const void *))f[9])(&copy);
     ((int (*)(void *, uint64_t, size_t))f[2])(host, a, sizeof host);
     ((int (*)(void *))f[5])(0);
     for (int i = 0; i < 16; i++) printf("%d ", host[i]);
