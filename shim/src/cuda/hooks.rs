@@ -11,6 +11,7 @@ use crate::interpose::Hook;
 use std::ffi::{c_char, c_int, c_uint, c_void};
 
 pub type HostFn = Option<unsafe extern "C" fn(*mut c_void)>;
+pub type StreamCallback = Option<unsafe extern "C" fn(CUstream, CUresult, *mut c_void)>;
 
 /// The address of the real function behind `hook`, wherever the process has it.
 pub fn real_address(hook: &Hook) -> Option<usize> {
@@ -41,6 +42,19 @@ macro_rules! hook_slot {
     };
 }
 
+/// `unrecorded`: the call goes through and the trace is marked partial; otherwise the function
+/// that records the call.
+macro_rules! record {
+    (unrecorded, $forward:ident, $call:expr, $($arg:ident),*) => {{
+        $forward.call();
+        super::streams::unrecorded($call)
+    }};
+    ($($record:ident)::+, $forward:ident, $call:expr, $($arg:ident),*) => {
+        // SAFETY: the hook's arguments, as the program passed them to the C function.
+        unsafe { $($record)::+($forward, $call, $($arg),*) }
+    };
+}
+
 macro_rules! hooks {
     ($( $name:ident($($arg:ident: $ty:ty),* $(,)?) => $($record:ident)::+; )*) => {
         /// The real functions, for the hooks and for the shim's own calls.
@@ -59,8 +73,8 @@ macro_rules! hooks {
             #[no_mangle]
             pub unsafe extern "C" fn $name($($arg: $ty),*) -> CUresult {
                 let real = || unsafe { real::$name($($arg),*) };
-                crate::entry::intercept(stringify!($name), &real, |forward| unsafe {
-                    $($record)::+(forward, stringify!($name), $($arg),*)
+                crate::entry::intercept(stringify!($name), &real, |forward| {
+                    record!($($record)::+, forward, stringify!($name), $($arg),*)
                 })
             }
         )*
@@ -136,6 +150,13 @@ hooks! {
     cuMemAlloc_v2(pointer: *mut CUdeviceptr, size: usize) => memory::alloc;
     cuMemAllocAsync(pointer: *mut CUdeviceptr, size: usize, stream: CUstream) => memory::alloc_async;
     cuMemAllocAsync_ptsz(pointer: *mut CUdeviceptr, size: usize, stream: CUstream) => memory::alloc_async;
+    cuMemAllocFromPoolAsync(pointer: *mut CUdeviceptr, size: usize, pool: *mut c_void, stream: CUstream)
+        => memory::alloc_from_pool_async;
+    cuMemAllocFromPoolAsync_ptsz(pointer: *mut CUdeviceptr, size: usize, pool: *mut c_void, stream: CUstream)
+        => memory::alloc_from_pool_async;
+    cuMemAllocPitch_v2(pointer: *mut CUdeviceptr, pitch: *mut usize, width: usize, height: usize, element_size: c_uint)
+        => memory::alloc_pitch;
+    cuMemAllocManaged(pointer: *mut CUdeviceptr, size: usize, flags: c_uint) => memory::alloc_managed;
     cuMemFree_v2(pointer: CUdeviceptr) => memory::free;
     cuMemFreeAsync(pointer: CUdeviceptr, stream: CUstream) => memory::free_async;
     cuMemFreeAsync_ptsz(pointer: CUdeviceptr, stream: CUstream) => memory::free_async;
@@ -155,6 +176,7 @@ hooks! {
     cuStreamSynchronize(stream: CUstream) => streams::synchronize_stream;
     cuStreamSynchronize_ptsz(stream: CUstream) => streams::synchronize_stream;
     cuCtxSynchronize() => streams::synchronize;
+    cuCtxSynchronize_v2(context: CUcontext) => streams::synchronize_context;
     cuEventSynchronize(event: *mut c_void) => streams::synchronize_event;
     cuStreamBeginCapture_v2(stream: CUstream, mode: c_int) => streams::begin_capture;
     cuStreamBeginCapture_v2_ptsz(stream: CUstream, mode: c_int) => streams::begin_capture;
@@ -163,6 +185,10 @@ hooks! {
     cuProfilerStart() => streams::profiler_start;
     cuProfilerStop() => streams::profiler_stop;
     cuLaunchHostFunc(stream: CUstream, function: HostFn, data: *mut c_void) => streams::host_function;
+    cuStreamAddCallback(stream: CUstream, callback: StreamCallback, data: *mut c_void, flags: c_uint)
+        => streams::stream_callback;
+    cuStreamAddCallback_ptsz(stream: CUstream, callback: StreamCallback, data: *mut c_void, flags: c_uint)
+        => streams::stream_callback;
     cuLaunchHostFunc_ptsz(stream: CUstream, function: HostFn, data: *mut c_void) => streams::host_function;
 
     // Launches.
@@ -174,6 +200,12 @@ hooks! {
     cuLaunchKernel_ptsz(function: *mut c_void, grid_x: c_uint, grid_y: c_uint, grid_z: c_uint, block_x: c_uint,
         block_y: c_uint, block_z: c_uint, shared_bytes: c_uint, stream: CUstream, params: *mut *mut c_void,
         extra: *mut *mut c_void) => launches::launch_kernel;
+    cuLaunchCooperativeKernel(function: *mut c_void, grid_x: c_uint, grid_y: c_uint, grid_z: c_uint,
+        block_x: c_uint, block_y: c_uint, block_z: c_uint, shared_bytes: c_uint, stream: CUstream,
+        params: *mut *mut c_void) => launches::launch_cooperative_kernel;
+    cuLaunchCooperativeKernel_ptsz(function: *mut c_void, grid_x: c_uint, grid_y: c_uint, grid_z: c_uint,
+        block_x: c_uint, block_y: c_uint, block_z: c_uint, shared_bytes: c_uint, stream: CUstream,
+        params: *mut *mut c_void) => launches::launch_cooperative_kernel;
     cuLaunchKernelEx(config: *const launches::LaunchConfig, function: *mut c_void, params: *mut *mut c_void,
         extra: *mut *mut c_void) => launches::launch_kernel_ex;
     cuLaunchKernelEx_ptsz(config: *const launches::LaunchConfig, function: *mut c_void, params: *mut *mut c_void,
@@ -200,6 +232,18 @@ hooks! {
         => copies::device_to_device_async;
     cuMemcpy(dst: CUdeviceptr, src: CUdeviceptr, bytes: usize) => copies::copy;
     cuMemcpy_ptds(dst: CUdeviceptr, src: CUdeviceptr, bytes: usize) => copies::copy;
+    cuMemcpy3D_v2(copy: *const c_void) => unrecorded;
+    cuMemcpy3D_v2_ptds(copy: *const c_void) => unrecorded;
+    cuMemcpy3DAsync_v2(copy: *const c_void, stream: CUstream) => unrecorded;
+    cuMemcpy3DAsync_v2_ptsz(copy: *const c_void, stream: CUstream) => unrecorded;
+    cuMemcpyPeer(dst: CUdeviceptr, dst_context: CUcontext, src: CUdeviceptr, src_context: CUcontext, bytes: usize)
+        => unrecorded;
+    cuMemcpyPeer_ptds(dst: CUdeviceptr, dst_context: CUcontext, src: CUdeviceptr, src_context: CUcontext,
+        bytes: usize) => unrecorded;
+    cuMemcpyPeerAsync(dst: CUdeviceptr, dst_context: CUcontext, src: CUdeviceptr, src_context: CUcontext,
+        bytes: usize, stream: CUstream) => unrecorded;
+    cuMemcpyPeerAsync_ptsz(dst: CUdeviceptr, dst_context: CUcontext, src: CUdeviceptr, src_context: CUcontext,
+        bytes: usize, stream: CUstream) => unrecorded;
     cuMemcpyAsync(dst: CUdeviceptr, src: CUdeviceptr, bytes: usize, stream: CUstream) => copies::copy_async;
     cuMemcpyAsync_ptsz(dst: CUdeviceptr, src: CUdeviceptr, bytes: usize, stream: CUstream) => copies::copy_async;
     cuMemsetD8_v2(dst: CUdeviceptr, value: u8, count: usize) => copies::memset_d8;

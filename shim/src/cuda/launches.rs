@@ -140,3 +140,21 @@ pub unsafe fn launch_kernel_ex(
     let grid = Launch::Grid { grid: config.grid, block: config.block, shared_bytes: config.shared_bytes, cluster, cooperative };
     unsafe { launch(forward, call, config.stream, function, params, extra, grid) }
 }
+
+pub unsafe fn launch_cooperative_kernel(
+    forward: &mut Forward<'_, CUresult>,
+    call: &'static str,
+    function: *mut c_void,
+    grid_x: c_uint,
+    grid_y: c_uint,
+    grid_z: c_uint,
+    block_x: c_uint,
+    block_y: c_uint,
+    block_z: c_uint,
+    shared_bytes: c_uint,
+    stream: CUstream,
+    params: *mut *mut c_void,
+) -> Recorded {
+    let grid = Launch::Grid { grid: [grid_x, grid_y, grid_z], block: [block_x, block_y, block_z], shared_bytes, cluster: None, cooperative: true };
+    unsafe { launch(forward, call, stream, function, params, std::ptr::null_mut(), grid) }
+}

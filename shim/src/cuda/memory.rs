@@ -15,6 +15,10 @@ pub fn allocation(address: CUdeviceptr, size: u64, device: Option<Key>) -> MemDe
 
 /// After a successful allocation: tracks it (with the stream that allocated it, if in order).
 fn allocated(pointer: *mut CUdeviceptr, size: usize, ordered_by: Option<Key>) -> Recorded {
+    allocated_as(pointer, size, ordered_by, MemKind::Buffer, 0)
+}
+
+fn allocated_as(pointer: *mut CUdeviceptr, size: usize, ordered_by: Option<Key>, kind: MemKind, flags: u64) -> Recorded {
     // SAFETY: the call succeeded, so it wrote the pointer.
     let address = unsafe { *pointer };
     with_recorder(|state, recorder| {
@@ -23,7 +27,8 @@ fn allocated(pointer: *mut CUdeviceptr, size: usize, ordered_by: Option<Key>) ->
             return;
         }
         let device = device::current(state, recorder).map(|(_, device)| device);
-        recorder.memory_created(address, allocation(address, size as u64, device));
+        let desc = MemDesc { shape: MemShape::Whole(kind), flags, ..allocation(address, size as u64, device) };
+        recorder.memory_created(address, desc);
         if let Some(queue) = ordered_by {
             state.ordered_allocations.insert(address, queue);
         }
@@ -46,6 +51,42 @@ pub unsafe fn alloc_async(
 ) -> Recorded {
     if succeeded(forward) {
         allocated(pointer, size, Some(stream_key(stream, call)))?;
+    }
+    Ok(())
+}
+
+pub unsafe fn alloc_from_pool_async(
+    forward: &mut Forward<'_, CUresult>,
+    call: &str,
+    pointer: *mut CUdeviceptr,
+    size: usize,
+    _pool: *mut std::ffi::c_void,
+    stream: CUstream,
+) -> Recorded {
+    unsafe { alloc_async(forward, call, pointer, size, stream) }
+}
+
+pub unsafe fn alloc_pitch(
+    forward: &mut Forward<'_, CUresult>,
+    _call: &str,
+    pointer: *mut CUdeviceptr,
+    pitch: *mut usize,
+    width: usize,
+    height: usize,
+    _element_size: std::ffi::c_uint,
+) -> Recorded {
+    if !succeeded(forward) {
+        return Ok(());
+    }
+    // SAFETY: the call succeeded, so it wrote the pitch.
+    let pitch = unsafe { *pitch };
+    let kind = MemKind::Pitched { pitch: pitch as u64, width: width as u64, height: height as u64 };
+    allocated_as(pointer, pitch * height, None, kind, 0)
+}
+
+pub unsafe fn alloc_managed(forward: &mut Forward<'_, CUresult>, _call: &str, pointer: *mut CUdeviceptr, size: usize, flags: std::ffi::c_uint) -> Recorded {
+    if succeeded(forward) {
+        allocated_as(pointer, size, None, MemKind::Managed, u64::from(flags))?;
     }
     Ok(())
 }

@@ -7,7 +7,7 @@
 
 use super::access::{wait_for, DeviceAccess};
 use super::commands::{enqueue, Enqueued};
-use super::hooks::HostFn;
+use super::hooks::{CUcontext, HostFn, StreamCallback};
 use super::state::{with_recorder, State};
 use super::{device, key, per_thread, succeeded, CUresult, CUstream, Recorded};
 use crate::entry::Forward;
@@ -202,6 +202,10 @@ pub unsafe fn synchronize(forward: &mut Forward<'_, CUresult>, call: &str) -> Re
     Ok(())
 }
 
+pub unsafe fn synchronize_context(forward: &mut Forward<'_, CUresult>, call: &str, _context: CUcontext) -> Recorded {
+    unsafe { synchronize(forward, call) }
+}
+
 pub unsafe fn synchronize_event(forward: &mut Forward<'_, CUresult>, call: &str, _event: *mut c_void) -> Recorded {
     if succeeded(forward) {
         end_window(call)?;
@@ -232,6 +236,27 @@ pub unsafe fn end_capture(forward: &mut Forward<'_, CUresult>, call: &str, strea
 pub unsafe fn host_function(forward: &mut Forward<'_, CUresult>, call: &'static str, stream: CUstream, _function: HostFn, _data: *mut c_void) -> Recorded {
     let enqueued = Enqueued::new(call, stream);
     enqueue(forward, enqueued, |_| Vec::new(), |_| Ok(Command::HostTask(HostTaskKind::HostFunction)))
+}
+
+pub unsafe fn stream_callback(
+    forward: &mut Forward<'_, CUresult>,
+    call: &'static str,
+    stream: CUstream,
+    _callback: StreamCallback,
+    _data: *mut c_void,
+    _flags: c_uint,
+) -> Recorded {
+    let enqueued = Enqueued::new(call, stream);
+    enqueue(forward, enqueued, |_| Vec::new(), |_| Ok(Command::HostTask(HostTaskKind::Callback)))
+}
+
+/// A call whose work the shim does not record: the trace is marked partial.
+pub fn unrecorded(call: &str) -> Recorded {
+    with_recorder(|state, recorder| {
+        if !quiet(state) {
+            recorder.partial(call, "its work is not recorded");
+        }
+    })
 }
 
 /// `cuProfilerStart`/`cuProfilerStop`: capture markers (see `REPRISE_CAPTURE=markers`).
