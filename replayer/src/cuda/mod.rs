@@ -125,7 +125,11 @@ impl Backend for CudaBackend {
         }
         self.finish()?;
         // SAFETY: `size` bytes at `address` (unified addressing covers host and managed memory).
-        check(unsafe { sys::cuMemcpy(address, data.as_ptr() as u64, data.len()) }, "cuMemcpy")
+        check(unsafe { sys::cuMemcpy(address, data.as_ptr() as u64, data.len()) }, "cuMemcpy")?;
+        // From pageable memory cuMemcpy may return before the data lands, and it runs on the legacy
+        // stream, which does not order the non-blocking streams the replay launches on: without this
+        // wait a graph could start before its initial state is in place (seen on an H100).
+        self.finish()
     }
 
     fn read_memory(&mut self, mem: MemId) -> BackendResult<Vec<u8>> {
