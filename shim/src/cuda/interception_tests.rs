@@ -31,14 +31,28 @@ fn a_program_reaching_the_driver_through_get_proc_address_is_recorded_unchanged(
     let (driver, program, trace) = (dir.join("libcuda.so.1"), dir.join("program"), dir.join("program.trace"));
     cc(&["-shared", "-fPIC", "-o", driver.to_str().unwrap(), sources().join("fake_libcuda.c").to_str().unwrap()]);
     cc(&["-o", program.to_str().unwrap(), sources().join("program.c").to_str().unwrap(), "-ldl"]);
-    let run = |shim: bool| {
+    let run_with = |library_path: &Path, shim: bool| {
         let mut command = Command::new(&program);
-        command.env("LD_LIBRARY_PATH", &dir).env("REPRISE_OUTPUT", &trace);
+        command.env("LD_LIBRARY_PATH", library_path).env("REPRISE_OUTPUT", &trace);
         if shim {
             command.env("LD_PRELOAD", shim_library());
         }
         command.output().unwrap()
     };
+    let run = |shim: bool| run_with(&dir, shim);
+
+    // Without libcuda the program runs as it does natively and nothing is recorded.
+    let empty = dir.join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let (native, recorded) = (run_with(&empty, false), run_with(&empty, true));
+    assert_eq!((recorded.status.code(), &recorded.stdout), (native.status.code(), &native.stdout));
+    if native.stdout == b"no libcuda\n" {
+        assert!(!trace.exists(), "a process without libcuda writes no trace");
+    } else if trace.exists() {
+        // This machine has a real libcuda, which the program reached.
+        std::fs::remove_file(&trace).unwrap();
+    }
+
     let native = run(false);
     assert!(native.status.success());
     assert!(!trace.exists(), "nothing is written without the shim");
