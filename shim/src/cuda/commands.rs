@@ -1,13 +1,16 @@
-//! Work submitted to a stream: prepared before the real call (initial memory contents), recorded
+//! Work submitted to a stream (and host functions run in stream order): prepared before the real call (initial memory contents), recorded
 //! after it succeeded; passed through unrecorded while the program captures streams itself.
 
 use super::access::DeviceAccess;
 use super::state::with_recorder;
-use super::streams::{end_window, ensure_queue, stream_key};
+use super::hooks::{HostFn, StreamCallback};
+use super::streams::{ensure_queue, stream_key};
+use super::sync::end_window;
 use super::{succeeded, CUresult, CUstream, Recorded};
 use crate::entry::Forward;
 use crate::recorder::{Access, HostRegion, Order, Recorder, Submission};
-use trace_format::{Command, Place};
+use std::ffi::{c_uint, c_void};
+use trace_format::{Command, HostTaskKind, Place};
 
 /// How a command was submitted.
 pub struct Enqueued {
@@ -97,4 +100,21 @@ pub fn device_place(recorder: &mut Recorder, pointer: u64) -> Result<Place, &'st
 /// The use of the tracked allocation holding `pointer`, if any.
 pub fn device_access(recorder: &Recorder, pointer: u64, write: bool) -> Option<Access> {
     recorder.locate(pointer).map(|(mem, _)| Access { mem, write })
+}
+
+pub unsafe fn host_function(forward: &mut Forward<'_, CUresult>, call: &'static str, stream: CUstream, _function: HostFn, _data: *mut c_void) -> Recorded {
+    let enqueued = Enqueued::new(call, stream);
+    enqueue(forward, enqueued, |_| Vec::new(), |_| Ok(Command::HostTask(HostTaskKind::HostFunction)))
+}
+
+pub unsafe fn stream_callback(
+    forward: &mut Forward<'_, CUresult>,
+    call: &'static str,
+    stream: CUstream,
+    _callback: StreamCallback,
+    _data: *mut c_void,
+    _flags: c_uint,
+) -> Recorded {
+    let enqueued = Enqueued::new(call, stream);
+    enqueue(forward, enqueued, |_| Vec::new(), |_| Ok(Command::HostTask(HostTaskKind::Callback)))
 }

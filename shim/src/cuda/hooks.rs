@@ -6,7 +6,7 @@
 
 #![allow(non_snake_case, clippy::too_many_arguments)]
 
-use super::{copies, launches, memory, modules, procaddress, rect, streams, CUdeviceptr, CUresult, CUstream};
+use super::{commands, copies, launches, memory, modules, procaddress, rect, streams, sync, CUdeviceptr, CUresult, CUstream};
 use crate::interpose::Hook;
 use std::ffi::{c_char, c_int, c_uint, c_void};
 
@@ -47,7 +47,7 @@ macro_rules! hook_slot {
 macro_rules! record {
     (unrecorded, $forward:ident, $call:expr, $($arg:ident),*) => {{
         $forward.call();
-        super::streams::unrecorded($call)
+        super::sync::unrecorded($call)
     }};
     ($($record:ident)::+, $forward:ident, $call:expr, $($arg:ident),*) => {
         // SAFETY: the hook's arguments, as the program passed them to the C function.
@@ -173,27 +173,27 @@ hooks! {
         => streams::record_event_with_flags;
     cuStreamWaitEvent(stream: CUstream, event: *mut c_void, flags: c_uint) => streams::wait_event;
     cuStreamWaitEvent_ptsz(stream: CUstream, event: *mut c_void, flags: c_uint) => streams::wait_event;
-    cuStreamSynchronize(stream: CUstream) => streams::synchronize_stream;
-    cuStreamSynchronize_ptsz(stream: CUstream) => streams::synchronize_stream;
-    cuCtxSynchronize() => streams::synchronize;
-    cuCtxSynchronize_v2(context: CUcontext) => streams::synchronize_context;
-    cuEventSynchronize(event: *mut c_void) => streams::synchronize_event;
-    cuStreamBeginCapture_v2(stream: CUstream, mode: c_int) => streams::begin_capture;
-    cuStreamBeginCapture_v2_ptsz(stream: CUstream, mode: c_int) => streams::begin_capture;
-    cuStreamEndCapture(stream: CUstream, graph: *mut *mut c_void) => streams::end_capture;
-    cuStreamEndCapture_ptsz(stream: CUstream, graph: *mut *mut c_void) => streams::end_capture;
-    cuProfilerStart() => streams::profiler_start;
-    cuProfilerStop() => streams::profiler_stop;
-    cuLaunchHostFunc(stream: CUstream, function: HostFn, data: *mut c_void) => streams::host_function;
+    cuStreamSynchronize(stream: CUstream) => sync::synchronize_stream;
+    cuStreamSynchronize_ptsz(stream: CUstream) => sync::synchronize_stream;
+    cuCtxSynchronize() => sync::synchronize;
+    cuCtxSynchronize_v2(context: CUcontext) => sync::synchronize_context;
+    cuEventSynchronize(event: *mut c_void) => sync::synchronize_event;
+    cuStreamBeginCapture_v2(stream: CUstream, mode: c_int) => sync::begin_capture;
+    cuStreamBeginCapture_v2_ptsz(stream: CUstream, mode: c_int) => sync::begin_capture;
+    cuStreamEndCapture(stream: CUstream, graph: *mut *mut c_void) => sync::end_capture;
+    cuStreamEndCapture_ptsz(stream: CUstream, graph: *mut *mut c_void) => sync::end_capture;
+    cuProfilerStart() => sync::profiler_start;
+    cuProfilerStop() => sync::profiler_stop;
+    cuLaunchHostFunc(stream: CUstream, function: HostFn, data: *mut c_void) => commands::host_function;
     cuStreamAddCallback(stream: CUstream, callback: StreamCallback, data: *mut c_void, flags: c_uint)
-        => streams::stream_callback;
+        => commands::stream_callback;
     cuStreamAddCallback_ptsz(stream: CUstream, callback: StreamCallback, data: *mut c_void, flags: c_uint)
-        => streams::stream_callback;
-    cuLaunchHostFunc_ptsz(stream: CUstream, function: HostFn, data: *mut c_void) => streams::host_function;
+        => commands::stream_callback;
+    cuLaunchHostFunc_ptsz(stream: CUstream, function: HostFn, data: *mut c_void) => commands::host_function;
 
     // Launches.
-    cuGraphLaunch(graph: *mut c_void, stream: CUstream) => streams::graph_launch;
-    cuGraphLaunch_ptsz(graph: *mut c_void, stream: CUstream) => streams::graph_launch;
+    cuGraphLaunch(graph: *mut c_void, stream: CUstream) => sync::graph_launch;
+    cuGraphLaunch_ptsz(graph: *mut c_void, stream: CUstream) => sync::graph_launch;
     cuLaunchKernel(function: *mut c_void, grid_x: c_uint, grid_y: c_uint, grid_z: c_uint, block_x: c_uint,
         block_y: c_uint, block_z: c_uint, shared_bytes: c_uint, stream: CUstream, params: *mut *mut c_void,
         extra: *mut *mut c_void) => launches::launch_kernel;

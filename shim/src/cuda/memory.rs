@@ -2,7 +2,8 @@
 
 use super::access::DeviceAccess;
 use super::state::with_recorder;
-use super::streams::{quiet, settled, stream_key};
+use super::streams::stream_key;
+use super::sync::{quiet, settled};
 use super::{device, succeeded, CUdeviceptr, CUresult, CUstream, Recorded};
 use crate::entry::Forward;
 use crate::recorder::{Key, MemDesc, MemShape};

@@ -20,6 +20,7 @@ mod procaddress;
 mod rect;
 mod state;
 mod streams;
+mod sync;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
