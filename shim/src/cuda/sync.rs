@@ -35,14 +35,8 @@ pub fn end_window(call: &str) -> Recorded {
     })
 }
 
-pub unsafe fn synchronize_stream(forward: &mut Forward<'_, CUresult>, call: &str, stream: CUstream) -> Recorded {
-    let capturing = with_state(|state| state.capturing.contains(&stream_key(stream, call)));
-    if succeeded(forward) && !capturing {
-        end_window(call)?;
-    }
-    Ok(())
-}
-
+/// `cuCtxSynchronize`; the stream, context and event forms below end the window the same way
+/// (the recorder waits for every stream the window used).
 pub unsafe fn synchronize(forward: &mut Forward<'_, CUresult>, call: &str) -> Recorded {
     if succeeded(forward) {
         end_window(call)?;
@@ -50,15 +44,16 @@ pub unsafe fn synchronize(forward: &mut Forward<'_, CUresult>, call: &str) -> Re
     Ok(())
 }
 
+pub unsafe fn synchronize_stream(forward: &mut Forward<'_, CUresult>, call: &str, _stream: CUstream) -> Recorded {
+    unsafe { synchronize(forward, call) }
+}
+
 pub unsafe fn synchronize_context(forward: &mut Forward<'_, CUresult>, call: &str, _context: CUcontext) -> Recorded {
     unsafe { synchronize(forward, call) }
 }
 
 pub unsafe fn synchronize_event(forward: &mut Forward<'_, CUresult>, call: &str, _event: *mut c_void) -> Recorded {
-    if succeeded(forward) {
-        end_window(call)?;
-    }
-    Ok(())
+    unsafe { synchronize(forward, call) }
 }
 
 /// The program captures a stream into a graph of its own: the shim's calls must not touch the
