@@ -76,6 +76,11 @@ fn a_program_reaching_the_driver_through_get_proc_address_is_recorded_unchanged(
     assert_eq!(launch.args, [Arg::Memory { mem: trace_format::MemId(0), offset: 8 }, Arg::Value(8i32.to_ne_bytes().to_vec())]);
     let kernel = &trace.kernels[launch.kernel.0 as usize];
     assert_eq!((kernel.name.as_str(), kernel.params.as_slice()), ("add1", &[Param { offset: 0, size: 8, kind: ParamKind::Memory }, Param { offset: 8, size: 4, kind: ParamKind::Value }][..]));
+    // The program's image, read from the program's own data when its kernel was launched.
+    let program = &trace.programs[kernel.program.0 as usize];
+    assert_eq!(program.images[0].kind, trace_format::ImageKind::Ptx);
+    let ptx = file.blobs.get(program.images[0].blob).unwrap();
+    assert_eq!(ptx.as_ref(), b".version 9.0\n.target sm_90\n.visible .entry add1() { ret; }\n");
     let edges: Vec<(u32, u32, EdgeKind)> = trace.edges.iter().map(|edge| (edge.from.0, edge.to.0, edge.kind)).collect();
     // The per-thread default stream orders against the legacy stream both ways.
     assert_eq!(

@@ -66,6 +66,7 @@ unsafe fn decode(call: &str, function: *mut c_void, params: *mut *mut c_void, ex
     let Some(arguments) = (unsafe { params::arguments(&layout, params, extra) }) else { return Ok(None) };
     with_recorder(|state, recorder| {
         super::modules::identify(state, recorder, function);
+        super::modules::read_image(state, recorder, key(function));
         let (values, hidden_pointer) = params::decode(&arguments, |address| recorder.locate(address));
         if hidden_pointer {
             crate::log::warning!("{call}: a by-value parameter holds a device address, which replay does not relocate");

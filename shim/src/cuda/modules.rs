@@ -3,7 +3,7 @@
 
 use super::hooks::driver;
 use super::image::{self, image_at};
-use super::state::State;
+use super::state::{State, UnreadImage};
 use crate::recorder::{Key, Recorder};
 use super::state::{with_recorder, with_state};
 use super::{key, succeeded, CUresult, CUDA_SUCCESS, Recorded};
@@ -19,14 +19,38 @@ fn trace_kind(kind: image::ImageKind) -> ImageKind {
     }
 }
 
-/// After a successful load of `image` as `program` (a module or a library).
+/// Whether `address` lies in a loaded object (the program or a library), whose data stays in
+/// place while it is loaded.
+fn in_loaded_object(address: *const u8) -> bool {
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    // SAFETY: dladdr only fills `info`.
+    unsafe { libc::dladdr(address.cast(), &mut info) != 0 }
+}
+
+/// After a successful load of `image` as `program` (a module or a library): its image is kept,
+/// at once if the program owns the buffer (it may free it), else when first needed.
 unsafe fn loaded(call: &str, program: *mut c_void, image: *const c_void) -> Recorded {
     // SAFETY: the driver accepted the image, so it is one `image_at` can read.
     let found = unsafe { image_at(image) };
-    with_recorder(|_, recorder| match found {
+    with_recorder(|state, recorder| match found {
+        Ok(image) if in_loaded_object(image.bytes.as_ptr()) => {
+            let unread = UnreadImage { kind: trace_kind(image.kind), address: image.bytes.as_ptr() as usize, len: image.bytes.len() };
+            state.unread_images.insert(key(program), unread);
+        }
         Ok(image) => recorder.program_created(key(program), vec![(trace_kind(image.kind), image.bytes.to_vec())]),
         Err(error) => recorder.partial(call, &format!("its module image could not be read: {error}")),
     })
+}
+
+/// Gives the recorder the image of the program `function` comes from, if not yet read.
+pub fn read_image(state: &mut State, recorder: &mut Recorder, function: Key) {
+    let Some((program, _)) = state.kernels.get(&function) else { return };
+    let program = *program;
+    if let Some(image) = state.unread_images.remove(&program) {
+        // SAFETY: the image lies in a loaded object, which stays loaded while its kernels run.
+        let bytes = unsafe { std::slice::from_raw_parts(image.address as *const u8, image.len) }.to_vec();
+        recorder.program_created(program, vec![(image.kind, bytes)]);
+    }
 }
 
 pub unsafe fn load_data(forward: &mut Forward<'_, CUresult>, call: &str, module: *mut *mut c_void, image: *const c_void) -> Recorded {
@@ -113,7 +137,7 @@ pub fn identify(state: &mut State, recorder: &mut Recorder, function: *mut c_voi
         // SAFETY: the driver answered a C string it owns.
         (found && !name.is_null()).then(|| (key(program), unsafe { CStr::from_ptr(name) }.to_string_lossy().into_owned()))
     };
-    let known = |(program, _): &(Key, String)| recorder.program_images(*program).is_some();
+    let known = |(program, _): &(Key, String)| recorder.program_images(*program).is_some() || state.unread_images.contains_key(program);
     let found = ask(|n, f| unsafe { driver::cuFuncGetName(n, f) }, |p, f| unsafe { driver::cuFuncGetModule(p, f) })
         .filter(known)
         .or_else(|| ask(|n, f| unsafe { driver::cuKernelGetName(n, f) }, |p, f| unsafe { driver::cuKernelGetLibrary(p, f) }).filter(known));

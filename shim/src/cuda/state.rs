@@ -26,6 +26,17 @@ pub struct State {
     pub ordered_allocations: HashMap<Key, Key>,
     /// Devices already described to the recorder.
     pub devices: HashSet<Key>,
+    /// Programs whose image lies in a loaded library's or the program's own data (what the CUDA
+    /// runtime registers), copied only once one of their kernels is launched: PyTorch registers
+    /// hundreds of large fatbins and launches from few.
+    pub unread_images: HashMap<Key, UnreadImage>,
+}
+
+/// A module image still where the program keeps it.
+pub struct UnreadImage {
+    pub kind: trace_format::ImageKind,
+    pub address: usize,
+    pub len: usize,
 }
 
 static STATE: Mutex<Option<State>> = Mutex::new(None);
