@@ -40,13 +40,13 @@ echo "| --- | --- | --- | --- | --- | --- | --- |" >>"$table"
 check() {
   local name=$1; shift
   local log="$out/logs/$name"
-  "$@" >"$log.native" 2>&1; local native_rc=$?
-  REPRISE_OUTPUT="$work/$name.trace" LD_PRELOAD="$shim" "$@" >"$log.shim" 2>&1; local shim_rc=$?
+  "$@" >"$log.native" 2>"$log.native.err"; local native_rc=$?
+  REPRISE_OUTPUT="$work/$name.trace" LD_PRELOAD="$shim" "$@" >"$log.shim" 2>"$log.shim.err"; local shim_rc=$?
   local same=no
   if [ $native_rc -eq 0 ] && [ $shim_rc -eq 0 ] && diff <(grep -v '^time:' "$log.native") <(grep -v '^time:' "$log.shim") >/dev/null; then same=yes; fi
   local graph=fail eager=fail
   for mode in graph eager; do
-    "$replayer" replay "$work/$name.trace" --mode $mode --iterations 20 --compare --json ${REPLAY_DEVICE:+--device "$REPLAY_DEVICE"} >"$log.$mode.json" 2>"$log.$mode.err"
+    "$replayer" replay "$work/$name.trace" --mode $mode --iterations 20 --compare --json ${REPLAY_DEVICE:+--device "$REPLAY_DEVICE"} ${REPLAY_OPTIONS:-} >"$log.$mode.json" 2>"$log.$mode.err"
     local rc=$?
     if [ $rc -eq 0 ] && passed "$log.$mode.json"; then eval "$mode=pass"; else eval "$mode='fail (exit $rc)'"; fi
   done
@@ -76,9 +76,10 @@ for source in "${sources[@]}"; do
     echo "| $name | build failed | | | | | |" >>"$table"; failures=$((failures + 1)); continue
   fi
   read -r -a args <<<"$(eval echo "$(directive args "$source")")"
-  check "$name" "$work/$name" "${args[@]}"
+  REPLAY_OPTIONS=$(directive replay "$source") check "$name" "$work/$name" "${args[@]}"
 done
-check pytorch_ops python3 tests/cuda/pytorch_ops.py
+# PyTorch's kernels take structures that hold device addresses: their memory must sit where it was.
+REPLAY_OPTIONS=--exact-addresses check pytorch_ops python3 tests/cuda/pytorch_ops.py
 
 # The OpenCL loop on NVIDIA's OpenCL driver, when it has one.
 if gcc -O2 -I/usr/local/cuda/include -o "$work/vector_add_cl" tests/examples/vector_add.c -L/usr/local/cuda/lib64 -lOpenCL 2>"$out/logs/opencl.build" &&
@@ -113,16 +114,22 @@ if [ -f "$work/vector_add_streams.trace" ]; then
   fi
 fi
 
-# Updates (issue 5): the Jacobi program and the program that updates its own graph replay in graph mode
-# from one family, patched natively (cuGraphExecKernelNodeSetParams / cuGraphExecUpdate), no rebuilds.
-for name in jacobi own_graph; do
+# Updates (issue 5): in the Jacobi program and the program that updates its own graph, the repeated
+# segments (one per iteration or launch; Jacobi's first window also holds the upload, so 15 of its 16)
+# share one family, which graph mode
+# patches natively (cuGraphExecKernelNodeSetParams / cuGraphExecUpdate) with no rebuilds. The set-up and
+# final read-back windows around them are families of their own.
+for entry in jacobi:15 own_graph:4; do
+  name=${entry%:*}; repeats=${entry#*:}
   report="$out/logs/$name.graph.json"
-  if summary=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))
-print("%s: %d segments, %d families, %d command buffers built, %d native updates, %d rebuilds" % (sys.argv[2], d["segments"], d["families"], d["command_buffers_built"], d["native_updates"], d["rebuilds"]))
-sys.exit(0 if d["families"] == 1 and d["native_updates"] > 0 and d["rebuilds"] == 0 else 1)' "$report" "$name" 2>/dev/null); then
-    echo "$summary" >>"$table"
+  "$replayer" info --json "$work/$name.trace" >"$out/logs/$name.info.json" 2>/dev/null
+  if summary=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); i=json.load(open(sys.argv[3])); repeats=int(sys.argv[4])
+largest=max((len(f["segments"]) for f in i["families"]), default=0)
+print("%s: %d segments, %d families (largest %d segments), %d command buffers built, %d native updates, %d rebuilds" % (sys.argv[2], d["segments"], d["families"], largest, d["command_buffers_built"], d["native_updates"], d["rebuilds"]))
+sys.exit(0 if largest >= repeats and d["native_updates"] > 0 and d["rebuilds"] == 0 and d["comparison"]["passed"] else 1)' "$report" "$name" "$out/logs/$name.info.json" "$repeats" 2>/dev/null); then
+    echo "updates: $summary" >>"$table"
   else
-    echo "updates: FAILED, want one family patched natively: ${summary:-no report $report}" >>"$table"; failures=$((failures + 1))
+    echo "updates: FAILED, want the repeated segments in one family patched natively: ${summary:-no report $report}" >>"$table"; failures=$((failures + 1))
   fi
 done
 

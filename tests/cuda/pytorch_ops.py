@@ -1,3 +1,4 @@
+# gpu-check: replayed with --exact-addresses (its kernels take structures holding device addresses)
 # A few element-wise operations and a matmul in PyTorch; prints a checksum of exact values.
 import torch
 
