@@ -66,7 +66,13 @@ fn a_program_reaching_the_driver_through_get_proc_address_is_recorded_unchanged(
     assert!(trace.partial.is_empty(), "{:?}", trace.partial);
     assert_eq!(trace.devices[0].properties["compute_capability"], "9.0");
     let calls: Vec<&str> = trace.nodes.iter().map(|node| node.call.as_str()).collect();
-    assert_eq!(calls, ["cuMemcpyHtoD_v2", "cuMemsetD32_v2", "cuLaunchKernel_ptsz", "cuMemcpy2D_v2", "cuMemcpyDtoH_v2"]);
+    assert_eq!(
+        calls,
+        [
+            "cuMemcpyHtoD_v2", "cuMemsetD32_v2", "cuLaunchKernel_ptsz", "cuMemcpy2D_v2", "cuMemcpyDtoH_v2",
+            "cuMemsetD32Async", "cuMemsetD32Async", "cuMemcpyDtoH_v2",
+        ]
+    );
     let Work::Copy(copy) = &trace.nodes[3].command else { panic!("not a copy: {:?}", trace.nodes[3]) };
     assert_eq!(copy.dst, trace_format::Place::Memory { mem: trace_format::MemId(0), offset: 48 });
     let trace_format::Place::Host { data: Some(blob) } = copy.src else { panic!("the 2D copy keeps its host rows") };
@@ -85,9 +91,19 @@ fn a_program_reaching_the_driver_through_get_proc_address_is_recorded_unchanged(
     // The per-thread default stream orders against the legacy stream both ways.
     assert_eq!(
         edges,
-        [(0, 1, EdgeKind::InOrder), (1, 2, EdgeKind::DefaultStream), (1, 3, EdgeKind::InOrder), (2, 3, EdgeKind::DefaultStream), (3, 4, EdgeKind::InOrder)]
+        [
+            (0, 1, EdgeKind::InOrder),
+            (1, 2, EdgeKind::DefaultStream),
+            (1, 3, EdgeKind::InOrder),
+            (2, 3, EdgeKind::DefaultStream),
+            (3, 4, EdgeKind::InOrder),
+            // The second window: the event joins the streams; the legacy stream waits for the
+            // blocking stream only.
+            (5, 6, EdgeKind::Event),
+            (6, 7, EdgeKind::DefaultStream),
+        ]
     );
-    assert_eq!(trace.segments.len(), 1);
-    assert_eq!(trace.segments[0].ended_by, "cuMemcpyDtoH_v2");
+    let ends: Vec<&str> = trace.segments.iter().map(|segment| segment.ended_by.as_str()).collect();
+    assert_eq!(ends, ["cuMemcpyDtoH_v2", "cuMemcpyDtoH_v2"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -31,6 +31,9 @@ CUresult cuMemcpy2D_v2(const Copy2D *c) {
 }
 CUresult cuStreamCreate(void **s, unsigned f) { *s = malloc(64); return 0; }
 CUresult cuStreamSynchronize(void *s) { return 0; }
+CUresult cuMemsetD32Async(CUdeviceptr d, unsigned v, size_t n, void *s) { return cuMemsetD32_v2(d, v, n); }
+CUresult cuEventRecord(void *e, void *s) { return 0; }
+CUresult cuStreamWaitEvent(void *s, void *e, unsigned f) { return 0; }
 CUresult cuCtxSynchronize(void) { return 0; }
 CUresult cuModuleLoadData(void **m, const void *image) { *m = (void *)0xa00; return 0; }
 CUresult cuModuleGetFunction(void **f, void *m, const char *name) { *f = (void *)0xf00; return 0; }
@@ -56,6 +59,8 @@ CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, uint64
         {"cuStreamSynchronize", cuStreamSynchronize, cuStreamSynchronize},
         {"cuModuleLoadData", cuModuleLoadData, cuModuleLoadData}, {"cuModuleGetFunction", cuModuleGetFunction, cuModuleGetFunction},
         {"cuLaunchKernel", cuLaunchKernel, cuLaunchKernel_ptsz}, {"cuMemcpy2D", cuMemcpy2D_v2, cuMemcpy2D_v2},
+        {"cuMemsetD32Async", cuMemsetD32Async, cuMemsetD32Async}, {"cuEventRecord", cuEventRecord, cuEventRecord},
+        {"cuStreamWaitEvent", cuStreamWaitEvent, cuStreamWaitEvent},
     };
     for (size_t i = 0; i < sizeof table / sizeof *table; i++)
         if (!strcmp(table[i].name, symbol)) { *pfn = (flags & 2) ? table[i].per_thread : table[i].plain; if (status) *status = 1; return 0; }

@@ -1,6 +1,7 @@
 // A driver-API program as the CUDA runtime is one: it opens libcuda.so.1 privately, gets
 // cuGetProcAddress_v2 through dlsym and every function through it (cuLaunchKernel with the
-// per-thread-default-stream flag), then writes, fills, launches on stream 0, copies a 2D region and reads back.
+// per-thread-default-stream flag), then writes, fills, launches on stream 0, copies a 2D region and reads back; then fills on two
+// streams joined by an event and reads back again.
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdint.h>
@@ -10,8 +11,9 @@ int main(void) {
     if (!cuda) { printf("no libcuda\n"); return 2; }
     gpa_t gpa = (gpa_t)dlsym(cuda, "cuGetProcAddress_v2");
     void *f[16]; const char *names[] = {"cuMemAlloc", "cuMemcpyHtoD", "cuMemcpyDtoH", "cuMemsetD32", "cuStreamCreate",
-        "cuStreamSynchronize", "cuModuleLoadData", "cuModuleGetFunction", "cuLaunchKernel", "cuMemcpy2D"};
-    for (int i = 0; i < 10; i++) gpa(names[i], &f[i], 13000, i == 8 ? 2 : 0, 0);
+        "cuStreamSynchronize", "cuModuleLoadData", "cuModuleGetFunction", "cuLaunchKernel", "cuMemcpy2D",
+        "cuMemsetD32Async", "cuEventRecord", "cuStreamWaitEvent"};
+    for (int i = 0; i < 13; i++) gpa(names[i], &f[i], 13000, i == 8 ? 2 : 0, 0);
     uint64_t a; int host[16], n = 16;
     for (int i = 0; i < 16; i++) host[i] = i;
     ((int (*)(uint64_t *, size_t))f[0])(&a, sizeof host);
@@ -31,6 +33,15 @@ int main(void) {
     ((int (*)(const void *))f[9])(&copy);
     ((int (*)(void *, uint64_t, size_t))f[2])(host, a, sizeof host);
     ((int (*)(void *))f[5])(0);
+    // A second window: a fill on a non-blocking stream joined by a blocking one through an event.
+    void *blocking, *non_blocking, *event = (void *)0xe0;
+    ((int (*)(void **, unsigned))f[4])(&blocking, 0);
+    ((int (*)(void **, unsigned))f[4])(&non_blocking, 1);
+    ((int (*)(uint64_t, unsigned, size_t, void *))f[10])(a, 7, 1, non_blocking);
+    ((int (*)(void *, void *))f[11])(event, non_blocking);
+    ((int (*)(void *, void *, unsigned))f[12])(blocking, event, 0);
+    ((int (*)(uint64_t, unsigned, size_t, void *))f[10])(a + 4, 8, 1, blocking);
+    ((int (*)(void *, uint64_t, size_t))f[2])(host, a, sizeof host);
     for (int i = 0; i < 16; i++) printf("%d ", host[i]);
     printf("\nlaunch via %s\n", f[8] == dlsym(cuda, "cuLaunchKernel_ptsz") ? "ptsz" : "?");
     return 0;
