@@ -136,6 +136,10 @@ hooks! {
     cuModuleLoadData(module: *mut *mut c_void, image: *const c_void) => modules::load_data;
     cuModuleLoadDataEx(module: *mut *mut c_void, image: *const c_void, count: c_uint, options: *mut c_int,
         values: *mut *mut c_void) => modules::load_data_ex;
+    cuModuleLoad(module: *mut *mut c_void, path: *const c_char) => modules::load_file;
+    cuLibraryLoadFromFile(library: *mut *mut c_void, path: *const c_char, jit_options: *mut c_int,
+        jit_values: *mut *mut c_void, jit_count: c_uint, library_options: *mut c_int,
+        library_values: *mut *mut c_void, library_count: c_uint) => modules::library_load_file;
     cuModuleLoadFatBinary(module: *mut *mut c_void, fatbin: *const c_void) => modules::load_data;
     cuLibraryLoadData(library: *mut *mut c_void, code: *const c_void, jit_options: *mut c_int,
         jit_values: *mut *mut c_void, jit_count: c_uint, library_options: *mut c_int,

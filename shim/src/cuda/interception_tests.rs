@@ -7,6 +7,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use trace_format::{Arg, Command as Work, EdgeKind, Param, ParamKind};
 
+/// The module `PTX_FILE` holds.
+const FILE_PTX: &str = ".version 9.0\n.target sm_90\n.visible .entry add1() { exit; }\n";
+
 fn sources() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src/cuda/test_driver")
 }
@@ -29,11 +32,13 @@ fn a_program_reaching_the_driver_through_get_proc_address_is_recorded_unchanged(
     let dir = std::env::temp_dir().join(format!("reprise-cuda-interception-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let (driver, program, trace) = (dir.join("libcuda.so.1"), dir.join("program"), dir.join("program.trace"));
+    let ptx_file = dir.join("module.ptx");
+    std::fs::write(&ptx_file, FILE_PTX).unwrap();
     cc(&["-shared", "-fPIC", "-o", driver.to_str().unwrap(), sources().join("fake_libcuda.c").to_str().unwrap()]);
     cc(&["-o", program.to_str().unwrap(), sources().join("program.c").to_str().unwrap(), "-ldl"]);
     let run_with = |library_path: &Path, shim: bool| {
         let mut command = Command::new(&program);
-        command.env("LD_LIBRARY_PATH", library_path).env("REPRISE_OUTPUT", &trace);
+        command.env("LD_LIBRARY_PATH", library_path).env("REPRISE_OUTPUT", &trace).env("PTX_FILE", &ptx_file);
         if shim {
             command.env("LD_PRELOAD", shim_library());
         }
@@ -70,7 +75,7 @@ fn a_program_reaching_the_driver_through_get_proc_address_is_recorded_unchanged(
         calls,
         [
             "cuMemcpyHtoD_v2", "cuMemsetD32_v2", "cuLaunchKernel_ptsz", "cuMemcpy2D_v2", "cuMemcpyDtoH_v2",
-            "cuMemsetD32Async", "cuMemsetD32Async", "cuMemcpyDtoH_v2",
+            "cuMemsetD32Async", "cuMemsetD32Async", "cuLaunchKernel_ptsz", "cuMemcpyDtoH_v2",
         ]
     );
     let Work::Copy(copy) = &trace.nodes[3].command else { panic!("not a copy: {:?}", trace.nodes[3]) };
@@ -87,6 +92,10 @@ fn a_program_reaching_the_driver_through_get_proc_address_is_recorded_unchanged(
     assert_eq!(program.images[0].kind, trace_format::ImageKind::Ptx);
     let ptx = file.blobs.get(program.images[0].blob).unwrap();
     assert_eq!(ptx.as_ref(), b".version 9.0\n.target sm_90\n.visible .entry add1() { ret; }\n");
+    // The module loaded from a file keeps the file's PTX.
+    let Work::Kernel(file_launch) = &trace.nodes[7].command else { panic!("not a kernel: {:?}", trace.nodes[7]) };
+    let file_program = &trace.programs[trace.kernels[file_launch.kernel.0 as usize].program.0 as usize];
+    assert_eq!(file.blobs.get(file_program.images[0].blob).unwrap().as_ref(), FILE_PTX.as_bytes());
     let edges: Vec<(u32, u32, EdgeKind)> = trace.edges.iter().map(|edge| (edge.from.0, edge.to.0, edge.kind)).collect();
     // The per-thread default stream orders against the legacy stream both ways.
     assert_eq!(
@@ -100,7 +109,8 @@ fn a_program_reaching_the_driver_through_get_proc_address_is_recorded_unchanged(
             // The second window: the event joins the streams; the legacy stream waits for the
             // blocking stream only.
             (5, 6, EdgeKind::Event),
-            (6, 7, EdgeKind::DefaultStream),
+            (5, 7, EdgeKind::InOrder),
+            (6, 8, EdgeKind::DefaultStream),
         ]
     );
     let ends: Vec<&str> = trace.segments.iter().map(|segment| segment.ended_by.as_str()).collect();

@@ -2,13 +2,14 @@
 //! taken from them.
 
 use super::hooks::driver;
-use super::image::{self, image_at};
+use super::image::{self, image_at, image_in};
 use super::state::{State, UnreadImage};
 use crate::recorder::{Key, Recorder};
 use super::state::{with_recorder, with_state};
 use super::{key, succeeded, CUresult, CUDA_SUCCESS, Recorded};
 use crate::entry::Forward;
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
+use std::os::unix::ffi::OsStrExt;
 use trace_format::ImageKind;
 
 fn trace_kind(kind: image::ImageKind) -> ImageKind {
@@ -86,6 +87,45 @@ pub unsafe fn library_load_data(
     _library_count: c_uint,
 ) -> Recorded {
     unsafe { load_data(forward, call, library, code) }
+}
+
+/// After a successful load from the file `path`: its image is read from the file.
+unsafe fn loaded_from_file(call: &str, program: *mut c_void, path: *const c_char) -> Recorded {
+    // SAFETY: the driver opened the file by this name, so it is a C string.
+    let path = std::path::PathBuf::from(std::ffi::OsStr::from_bytes(unsafe { CStr::from_ptr(path) }.to_bytes()));
+    let image = std::fs::read(&path).map_err(|error| format!("cannot read {}: {error}", path.display())).and_then(|mut bytes| {
+        // A PTX file has no terminating NUL.
+        bytes.push(0);
+        let image = image_in(&bytes).map_err(|error| error.to_string())?;
+        Ok((trace_kind(image.kind), image.bytes.to_vec()))
+    });
+    with_recorder(|_, recorder| match image {
+        Ok(image) => recorder.program_created(key(program), vec![image]),
+        Err(error) => recorder.partial(call, &format!("its module image could not be read: {error}")),
+    })
+}
+
+pub unsafe fn load_file(forward: &mut Forward<'_, CUresult>, call: &str, module: *mut *mut c_void, path: *const c_char) -> Recorded {
+    if !succeeded(forward) {
+        return Ok(());
+    }
+    // SAFETY: the call succeeded, so it wrote the module.
+    unsafe { loaded_from_file(call, *module, path) }
+}
+
+pub unsafe fn library_load_file(
+    forward: &mut Forward<'_, CUresult>,
+    call: &str,
+    library: *mut *mut c_void,
+    path: *const c_char,
+    _jit_options: *mut c_int,
+    _jit_values: *mut *mut c_void,
+    _jit_count: c_uint,
+    _library_options: *mut c_int,
+    _library_values: *mut *mut c_void,
+    _library_count: c_uint,
+) -> Recorded {
+    unsafe { load_file(forward, call, library, path) }
 }
 
 /// `cuModuleGetFunction` and `cuLibraryGetKernel`: a kernel of `program` by its mangled name.

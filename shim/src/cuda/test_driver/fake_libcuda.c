@@ -36,7 +36,8 @@ CUresult cuEventRecord(void *e, void *s) { return 0; }
 CUresult cuStreamWaitEvent(void *s, void *e, unsigned f) { return 0; }
 CUresult cuCtxSynchronize(void) { return 0; }
 CUresult cuModuleLoadData(void **m, const void *image) { *m = (void *)0xa00; return 0; }
-CUresult cuModuleGetFunction(void **f, void *m, const char *name) { *f = (void *)0xf00; return 0; }
+CUresult cuModuleLoad(void **m, const char *path) { *m = (void *)0xb00; return 0; }
+CUresult cuModuleGetFunction(void **f, void *m, const char *name) { *f = (char *)m + 0x500; return 0; }
 CUresult cuFuncGetParamInfo(void *f, size_t i, size_t *o, size_t *s) {
     if (i > 1) return 1;
     *o = i * 8; *s = i == 0 ? 8 : 4; return 0;
@@ -60,7 +61,7 @@ CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, uint64
         {"cuModuleLoadData", cuModuleLoadData, cuModuleLoadData}, {"cuModuleGetFunction", cuModuleGetFunction, cuModuleGetFunction},
         {"cuLaunchKernel", cuLaunchKernel, cuLaunchKernel_ptsz}, {"cuMemcpy2D", cuMemcpy2D_v2, cuMemcpy2D_v2},
         {"cuMemsetD32Async", cuMemsetD32Async, cuMemsetD32Async}, {"cuEventRecord", cuEventRecord, cuEventRecord},
-        {"cuStreamWaitEvent", cuStreamWaitEvent, cuStreamWaitEvent},
+        {"cuStreamWaitEvent", cuStreamWaitEvent, cuStreamWaitEvent}, {"cuModuleLoad", cuModuleLoad, cuModuleLoad},
     };
     for (size_t i = 0; i < sizeof table / sizeof *table; i++)
         if (!strcmp(table[i].name, symbol)) { *pfn = (flags & 2) ? table[i].per_thread : table[i].plain; if (status) *status = 1; return 0; }

@@ -1,10 +1,11 @@
 // A driver-API program as the CUDA runtime is one: it opens libcuda.so.1 privately, gets
 // cuGetProcAddress_v2 through dlsym and every function through it (cuLaunchKernel with the
 // per-thread-default-stream flag), then writes, fills, launches on stream 0, copies a 2D region and reads back; then fills on two
-// streams joined by an event and reads back again.
+// streams joined by an event, launches a kernel of a module loaded from a file, and reads back.
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdint.h>
+#include <stdlib.h>
 typedef int (*gpa_t)(const char *, void **, int, uint64_t, int *);
 int main(void) {
     void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
@@ -12,8 +13,8 @@ int main(void) {
     gpa_t gpa = (gpa_t)dlsym(cuda, "cuGetProcAddress_v2");
     void *f[16]; const char *names[] = {"cuMemAlloc", "cuMemcpyHtoD", "cuMemcpyDtoH", "cuMemsetD32", "cuStreamCreate",
         "cuStreamSynchronize", "cuModuleLoadData", "cuModuleGetFunction", "cuLaunchKernel", "cuMemcpy2D",
-        "cuMemsetD32Async", "cuEventRecord", "cuStreamWaitEvent"};
-    for (int i = 0; i < 13; i++) gpa(names[i], &f[i], 13000, i == 8 ? 2 : 0, 0);
+        "cuMemsetD32Async", "cuEventRecord", "cuStreamWaitEvent", "cuModuleLoad"};
+    for (int i = 0; i < 14; i++) gpa(names[i], &f[i], 13000, i == 8 ? 2 : 0, 0);
     uint64_t a; int host[16], n = 16;
     for (int i = 0; i < 16; i++) host[i] = i;
     ((int (*)(uint64_t *, size_t))f[0])(&a, sizeof host);
@@ -41,6 +42,12 @@ int main(void) {
     ((int (*)(void *, void *))f[11])(event, non_blocking);
     ((int (*)(void *, void *, unsigned))f[12])(blocking, event, 0);
     ((int (*)(uint64_t, unsigned, size_t, void *))f[10])(a + 4, 8, 1, blocking);
+    // A kernel of a module loaded from the PTX file PTX_FILE names, on the non-blocking stream.
+    void *file_module, *file_function;
+    ((int (*)(void **, const char *))f[13])(&file_module, getenv("PTX_FILE"));
+    ((int (*)(void **, void *, const char *))f[7])(&file_function, file_module, "add1");
+    ((int (*)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *, void **, void **))f[8])(
+        file_function, 1, 1, 1, 32, 1, 1, 0, non_blocking, params, 0);
     ((int (*)(void *, uint64_t, size_t))f[2])(host, a, sizeof host);
     for (int i = 0; i < 16; i++) printf("%d ", host[i]);
     printf("\nlaunch via %s\n", f[8] == dlsym(cuda, "cuLaunchKernel_ptsz") ? "ptsz" : "?");
