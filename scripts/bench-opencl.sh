@@ -2,7 +2,9 @@
 # Side-by-side OpenCL measurements on every OpenCL device here (PoCL, and Intel's CPU runtime when set up):
 # 1. the shim's cost per clSetKernelArg+clEnqueueNDRangeKernel pair: native, shim loaded but idle (after
 #    its capture range), shim recording;
-# 2. graph (command buffer) versus eager replay time per iteration of the recorded launch-bound trace.
+# 2. graph (command buffer) versus eager replay time per iteration of the recorded launch-bound trace;
+# 3. the cost of patching between segments natively versus rebuilding, on the Jacobi program's trace
+#    (tests/opencl/jacobi.c: 12 segments of one family, buffers swapped and a weight changed each time).
 # usage: scripts/bench-opencl.sh [LAUNCHES] [ITERATIONS]   (release build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,6 +15,7 @@ cargo build -q --release -p shim -p replayer
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cc -O2 -o "$work/launches" scripts/bench/launches.c -lOpenCL
+cc -O2 -o "$work/jacobi" tests/opencl/jacobi.c -lOpenCL -lm
 shim="$PWD/target/release/libshim.so"
 replayer="$PWD/target/release/replayer"
 
@@ -29,6 +32,11 @@ run_device() {
   awk -v n="$native" -v i="$idle" -v r="$recording" 'BEGIN {
     printf "per set-arg+launch pair: native %.3f us, shim idle %.3f us (%.2fx), shim recording %.3f us (%.2fx)\n", n, i, i / n, r, r / n }'
   env "${env_args[@]}" "$replayer" replay "$work/$name.trace" --mode both --iterations 20 --compare --device "$device_filter"
+  env "${env_args[@]}" LD_PRELOAD="$shim" REPRISE_OUTPUT="$work/$name-jacobi.trace" "$work/jacobi" >/dev/null
+  for updates in native rebuild; do
+    echo "jacobi, patches applied by $updates:"
+    env "${env_args[@]}" "$replayer" replay "$work/$name-jacobi.trace" --iterations 200 --compare --updates $updates --device "$device_filter" | sed -n 's/^/  /; 1p; 2p'
+  done
 }
 
 device_filter=portable run_device pocl

@@ -50,6 +50,9 @@ pub struct BackendOptions {
     pub exact_addresses: bool,
     /// Collect per-node start and end times.
     pub profile: bool,
+    /// Apply patches by rebuilding the command buffer even where the device can update it in
+    /// place: what native updates save is then measurable on one device.
+    pub rebuild_updates: bool,
 }
 
 /// Per-node device times of the last run, in nanoseconds on the device's clock.

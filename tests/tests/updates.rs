@@ -24,6 +24,10 @@ fn jacobi_replays_from_one_family(device: &Device) {
         Device::Intel(_) => assert!(report["native_updates"].as_u64() > Some(0), "no native updates: {report:#}"),
         Device::Pocl => assert!(report["rebuilds"].as_u64() > Some(0), "PoCL has no mutable dispatch: {report:#}"),
     }
+    // `--updates rebuild` takes the other path on any device, with the same result.
+    let rebuilt = replay_compared(&trace, device, Mode::Graph, &["--updates", "rebuild"]);
+    assert_eq!(rebuilt["native_updates"], 0, "{rebuilt:#}");
+    assert_eq!(rebuilt["rebuilds"], report["native_updates"].as_u64().unwrap_or(0) + report["rebuilds"].as_u64().unwrap_or(0), "{rebuilt:#}");
     replay_compared(&trace, device, Mode::Eager, &[]);
 }
 

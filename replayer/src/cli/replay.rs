@@ -63,6 +63,10 @@ pub struct ReplayArgs {
     /// Place memory at the addresses it had when recorded.
     #[arg(long)]
     exact_addresses: bool,
+    /// How graph mode applies patches between segments: the device's native update where it has
+    /// one, or a rebuild of the command buffer (to measure what native updates save).
+    #[arg(long, value_enum, default_value = "native")]
+    updates: Updates,
     /// Set a kernel argument of a node, or of every launch of a kernel (types f32, f64, i32, u32, i64, u64, mem:MEMID[+OFFSET]).
     #[arg(long = "set", value_name = "NODE_OR_KERNEL:INDEX=TYPE:VALUE")]
     set: Vec<ArgOverride>,
@@ -96,6 +100,7 @@ pub fn replay(args: &ReplayArgs) -> Result<ExitCode, Failure> {
         device: args.device.clone(),
         exact_addresses: args.exact_addresses,
         profile: args.profile.is_some(),
+        rebuild_updates: args.updates == Updates::Rebuild,
     };
     let backend = backends::open(api, &options)?;
     let mut replayer = Replayer::new(backend, &trace, &file.blobs)?;
@@ -252,4 +257,10 @@ fn plain_report(reports: &[RunReport]) -> String {
         text += &format!("what-if: graph {graph:.1} µs vs eager {eager:.1} µs per iteration (median): {verdict}\n");
     }
     text
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Updates {
+    Native,
+    Rebuild,
 }

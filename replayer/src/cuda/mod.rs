@@ -179,11 +179,19 @@ impl Backend for CudaBackend {
     }
 
     fn update(&mut self, buffer: BufferHandle, part: &PartitionNodes<'_>, patches: &[Patch]) -> BackendResult<UpdateKind> {
+        if self.options.rebuild_updates {
+            // The graph being replaced may still be running.
+            self.finish()?;
+        }
         let objects = self.objects.as_ref().ok_or_else(|| BackendError::Unsupported("the trace is not loaded yet".into()))?;
         let built = self
             .graphs
             .get_mut(buffer.0)
             .ok_or_else(|| BackendError::Unsupported(format!("command buffer {} was not built by this backend", buffer.0)))?;
+        if self.options.rebuild_updates {
+            *built = graph::rebuild(objects, self.device.context, part, patches)?;
+            return Ok(UpdateKind::Rebuilt);
+        }
         built.update(objects, self.device.context, part, patches)?;
         Ok(UpdateKind::Native)
     }

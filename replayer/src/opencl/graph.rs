@@ -80,7 +80,7 @@ impl OpenClBackend {
 
     pub(super) fn update_buffer(&mut self, handle: BufferHandle, part: &PartitionNodes<'_>, patches: &[Patch]) -> BackendResult<UpdateKind> {
         let built = self.built.get(handle.0).and_then(Option::as_ref).ok_or_else(|| super::unknown_buffer(handle))?;
-        if self.update_natively(built, patches)? {
+        if !self.rebuild_updates && self.update_natively(built, patches)? {
             return Ok(UpdateKind::Native);
         }
         let rebuilt = self.build_buffer(part, patches)?;

@@ -36,6 +36,8 @@ pub struct OpenClBackend {
     context: cl_context,
     device_label: String,
     profile: bool,
+    /// Patches rebuild command buffers even where the device updates them natively.
+    rebuild_updates: bool,
     command_buffers: Option<CommandBufferApi>,
     objects: Option<Objects>,
     built: Vec<Option<graph::Built>>,
@@ -60,6 +62,7 @@ impl OpenClBackend {
             context,
             device_label: found.label,
             profile: options.profile,
+            rebuild_updates: options.rebuild_updates,
             command_buffers: CommandBufferApi::find(api, found.platform, found.device),
             objects: None,
             built: Vec::new(),
