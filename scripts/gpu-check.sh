@@ -141,6 +141,25 @@ echo "jacobi, µs per iteration (median of 50) with patches applied natively: $(
 
 cat "$table"
 
+# The regression runner (issue 6) over the same CUDA programs: its Markdown and JSON reports in $OUT.
+python3 - "$work" "$work/cuda-manifest.json" tests/cuda/*.cu tests/cuda/*.cpp <<'PY'
+import json, os, re, sys
+work, manifest, sources = sys.argv[1], sys.argv[2], sys.argv[3:]
+programs = []
+for source in sources:
+    name = os.path.splitext(os.path.basename(source))[0]
+    binary = os.path.join(work, name)
+    if not os.access(binary, os.X_OK):
+        continue
+    args = re.search(r"^// gpu-check-args: (.*)$", open(source).read(), re.M)
+    words = args.group(1).replace("$IMAGES", os.path.join(work, "images")).split() if args else []
+    programs.append({"name": name, "command": [binary, *words]})
+programs.append({"name": "pytorch_ops", "command": ["python3", os.path.abspath("tests/cuda/pytorch_ops.py")]})
+json.dump({"programs": programs}, open(manifest, "w"), indent=1)
+PY
+python3 scripts/regress.py --manifest "$work/cuda-manifest.json" --target-dir "$bin" --out "$out/regress-cuda" >"$out/logs/regress.log" 2>&1
+echo; cat "$out/regress-cuda/report.md" 2>/dev/null || tail -5 "$out/logs/regress.log"
+
 # The shim's cost on the launch-bound program (1000 launches per iteration): its own time per iteration
 # natively, with the shim idle (capture range over before the timed loop) and recording.
 if [ -x "$work/launch_bound" ]; then
