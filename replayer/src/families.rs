@@ -9,7 +9,7 @@
 use crate::plan::runs_eagerly;
 use crate::segments::SegmentGraph;
 use std::collections::BTreeSet;
-use trace_format::{Arg, Command, Copy, KernelId, KernelLaunch, Launch, NodeId, Patch, Place, SegmentId, Trace};
+use trace_format::{Arg, Command, Copy, Graph, KernelId, KernelLaunch, Launch, NodeId, Patch, Place, SegmentId, Trace};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Family {
@@ -81,8 +81,24 @@ fn patchable_into(trace: &Trace, base: &Command, other: &Command) -> bool {
                 && launch_patchable_into(&a.launch, &b.launch)
         }
         (Command::Copy(a), Command::Copy(b)) => copies_alike(a, b),
+        (Command::Subgraph(a), Command::Subgraph(b)) => same_subgraph(a, b),
         _ => base == other,
     }
+}
+
+/// Sub-graphs replay alike when their nodes and edges are equal; no patch reaches inside one.
+/// The segment their nodes carry is where each submission ran, not part of the work.
+fn same_subgraph(a: &Graph, b: &Graph) -> bool {
+    a.edges == b.edges
+        && a.nodes.len() == b.nodes.len()
+        && a.nodes.iter().zip(&b.nodes).all(|(x, y)| {
+            x.queue == y.queue
+                && x.call == y.call
+                && match (&x.command, &y.command) {
+                    (Command::Subgraph(x), Command::Subgraph(y)) => same_subgraph(x, y),
+                    (x, y) => x == y,
+                }
+        })
 }
 
 /// Two kernel objects of the same function (same name, same program images and options)
