@@ -238,3 +238,20 @@ fn validate_reads_every_blob_and_names_a_damaged_one() {
     assert_eq!(result.code, 2, "{}", result.stderr);
     assert!(result.stderr.contains(&format!("blob {blob}")) && result.stderr.contains("fails its checksum"), "{}", result.stderr);
 }
+
+#[test]
+fn output_into_a_closed_pipe_ends_quietly() {
+    let dir = scratch("closed-pipe");
+    let path = write(&dir, "long.trace", &jacobi_segments(Api::OpenCl, 400));
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_replayer"))
+        .args(["dot", "--verbose", path_str(&path)])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("replayer runs");
+    // Close the reading end at once, as `| head -0` would.
+    drop(child.stdout.take());
+    let output = child.wait_with_output().expect("replayer ends");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
