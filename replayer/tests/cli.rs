@@ -244,7 +244,7 @@ fn output_into_a_closed_pipe_ends_quietly() {
     let dir = scratch("closed-pipe");
     let path = write(&dir, "long.trace", &jacobi_segments(Api::OpenCl, 400));
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_replayer"))
-        .args(["dot", "--verbose", path_str(&path)])
+        .args(["info", path_str(&path)])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
