@@ -16,6 +16,8 @@ pub enum FormatError {
     Checksum { offset: u64 },
     #[error("damaged trace: the frame at byte {offset} {problem}")]
     Malformed { offset: u64, problem: String },
+    #[error("cannot write a frame of {0} bytes: the format holds at most 4 GiB - 1 per record or blob")]
+    FrameTooLarge(u64),
     #[error("blob {0} is referenced but not in the trace")]
     MissingBlob(BlobId),
 }

@@ -46,8 +46,10 @@ impl<W: Write> TraceWriter<W> {
 
     pub fn record(&mut self, record: &Record) -> Result<(), FormatError> {
         let payload = postcard::to_allocvec(record).map_err(|e| FormatError::Io(std::io::Error::other(e)))?;
-        self.index.records.push(self.position);
-        self.frame(FrameKind::Record, &[&payload])
+        let position = self.position;
+        self.frame(FrameKind::Record, &[&payload])?;
+        self.index.records.push(position);
+        Ok(())
     }
 
     /// Stores `bytes` once per trace, compressed when that pays; returns its id either way.
@@ -57,7 +59,7 @@ impl<W: Write> TraceWriter<W> {
 
     /// As `blob`, for a caller that already hashed the bytes.
     pub fn blob_with_id(&mut self, id: BlobId, bytes: &[u8]) -> Result<BlobId, FormatError> {
-        if !self.written_blobs.insert(id) {
+        if self.written_blobs.contains(&id) {
             return Ok(id);
         }
         let codec = self.compress(bytes);
@@ -65,12 +67,16 @@ impl<W: Write> TraceWriter<W> {
         prefix[..16].copy_from_slice(&id.0.to_le_bytes());
         prefix[16] = codec as u8;
         prefix[17..25].copy_from_slice(&(bytes.len() as u64).to_le_bytes());
-        self.index.blobs.push(self.position);
+        let position = self.position;
         let scratch = std::mem::take(&mut self.scratch);
         let stored = if codec == Codec::Lz4 { &scratch[..] } else { bytes };
         let result = self.frame(FrameKind::Blob, &[&prefix, stored]);
         self.scratch = scratch;
-        result.map(|()| id)
+        result?;
+        // Only a blob that was written counts as stored, so a failed write is not deduplicated away.
+        self.written_blobs.insert(id);
+        self.index.blobs.push(position);
+        Ok(id)
     }
 
     /// Bytes written so far, header included.
@@ -126,12 +132,17 @@ impl<W: Write> TraceWriter<W> {
     }
 
     fn frame(&mut self, kind: FrameKind, parts: &[&[u8]]) -> Result<(), FormatError> {
+        // Checked before writing anything: a length that wrapped would corrupt every later frame.
+        let len = parts.iter().map(|p| p.len() as u64).sum::<u64>();
+        if len > u64::from(u32::MAX) {
+            return Err(FormatError::FrameTooLarge(len));
+        }
         let header = frame_header(kind, parts);
         self.out.write_all(&header)?;
         for part in parts {
             self.out.write_all(part)?;
         }
-        self.position += (header.len() + parts.iter().map(|p| p.len()).sum::<usize>()) as u64;
+        self.position += header.len() as u64 + len;
         Ok(())
     }
 }
