@@ -6,6 +6,7 @@
 
 #![allow(non_snake_case, clippy::too_many_arguments)]
 
+use super::graph_hooks::{self, CUgraph, CUgraphExec, CUgraphNode, KernelNodeParams, MemsetNodeParams};
 use super::{commands, copies, launches, memory, modules, procaddress, rect, streams, sync, CUdeviceptr, CUresult, CUstream};
 use crate::interpose::Hook;
 use std::ffi::{c_char, c_int, c_uint, c_void};
@@ -123,6 +124,13 @@ driver! {
     cuFuncGetModule(module: *mut *mut c_void, function: *mut c_void);
     cuKernelGetName(name: *mut *const c_char, kernel: *mut c_void);
     cuKernelGetLibrary(library: *mut *mut c_void, kernel: *mut c_void);
+    cuGraphGetNodes(graph: CUgraph, nodes: *mut CUgraphNode, count: *mut usize);
+    cuGraphGetEdges_v2(graph: CUgraph, from: *mut CUgraphNode, to: *mut CUgraphNode, edge_data: *mut c_void,
+        count: *mut usize);
+    cuGraphNodeGetType(node: CUgraphNode, kind: *mut c_int);
+    cuGraphKernelNodeGetParams_v2(node: CUgraphNode, params: *mut KernelNodeParams);
+    cuGraphMemsetNodeGetParams(node: CUgraphNode, params: *mut MemsetNodeParams);
+    cuGraphChildGraphNodeGetGraph(node: CUgraphNode, graph: *mut CUgraph);
 }
 
 hooks! {
@@ -195,9 +203,28 @@ hooks! {
         => commands::stream_callback;
     cuLaunchHostFunc_ptsz(stream: CUstream, function: HostFn, data: *mut c_void) => commands::host_function;
 
+    // The program's own graphs.
+    cuGraphInstantiateWithFlags(exec: *mut CUgraphExec, graph: CUgraph, flags: u64)
+        => graph_hooks::instantiate_with_flags;
+    cuGraphInstantiateWithParams(exec: *mut CUgraphExec, graph: CUgraph, params: *mut c_void)
+        => graph_hooks::instantiate_with_params;
+    cuGraphInstantiateWithParams_ptsz(exec: *mut CUgraphExec, graph: CUgraph, params: *mut c_void)
+        => graph_hooks::instantiate_with_params;
+    cuGraphExecKernelNodeSetParams_v2(exec: CUgraphExec, node: CUgraphNode, params: *const KernelNodeParams)
+        => graph_hooks::exec_kernel_node_set_params;
+    cuGraphExecDestroy(exec: CUgraphExec) => graph_hooks::exec_destroy;
+    cuGraphExecUpdate_v2(exec: CUgraphExec, graph: CUgraph, result: *mut c_void) => unrecorded;
+    cuGraphExecMemsetNodeSetParams(exec: CUgraphExec, node: CUgraphNode, params: *const c_void,
+        context: CUcontext) => unrecorded;
+    cuGraphExecMemcpyNodeSetParams(exec: CUgraphExec, node: CUgraphNode, params: *const c_void,
+        context: CUcontext) => unrecorded;
+    cuGraphExecChildGraphNodeSetParams(exec: CUgraphExec, node: CUgraphNode, child: CUgraph) => unrecorded;
+    cuGraphExecNodeSetParams(exec: CUgraphExec, node: CUgraphNode, params: *mut c_void) => unrecorded;
+    cuGraphNodeSetEnabled(exec: CUgraphExec, node: CUgraphNode, enabled: c_uint) => unrecorded;
+
     // Launches.
-    cuGraphLaunch(graph: *mut c_void, stream: CUstream) => sync::graph_launch;
-    cuGraphLaunch_ptsz(graph: *mut c_void, stream: CUstream) => sync::graph_launch;
+    cuGraphLaunch(exec: CUgraphExec, stream: CUstream) => graph_hooks::launch;
+    cuGraphLaunch_ptsz(exec: CUgraphExec, stream: CUstream) => graph_hooks::launch;
     cuLaunchKernel(function: *mut c_void, grid_x: c_uint, grid_y: c_uint, grid_z: c_uint, block_x: c_uint,
         block_y: c_uint, block_z: c_uint, shared_bytes: c_uint, stream: CUstream, params: *mut *mut c_void,
         extra: *mut *mut c_void) => launches::launch_kernel;

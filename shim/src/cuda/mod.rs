@@ -10,6 +10,8 @@ mod access;
 mod commands;
 mod copies;
 mod device;
+mod graph_hooks;
+mod graphs;
 mod hooks;
 pub mod image;
 mod launches;
@@ -23,6 +25,8 @@ mod streams;
 mod sync;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod graph_tests;
 #[cfg(test)]
 mod interception_tests;
 

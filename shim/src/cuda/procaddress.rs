@@ -14,9 +14,18 @@ pub fn variant_of(hook: &[u8], symbol: &[u8]) -> bool {
     hook.strip_prefix(symbol).is_some_and(|rest| rest.is_empty() || rest.starts_with(b"_"))
 }
 
-/// The hook to hand out for `symbol` answered by the driver with `real`, if the shim hooks it.
+/// Names whose current version is a function of another name (cuda.h's `#define`s).
+const RENAMED: &[(&[u8], &[u8])] = &[(b"cuGraphInstantiate", b"cuGraphInstantiateWithFlags")];
+
+/// The hook to hand out for `symbol` answered by the driver with `real`, if the shim hooks it:
+/// one of the symbol's variants, or of the name its current version has.
 pub fn hook_for(symbol: &[u8], real: usize, real_of: impl Fn(&Hook) -> Option<usize>) -> Option<&'static Hook> {
-    HOOKS.iter().copied().filter(|hook| variant_of(hook.name.to_bytes(), symbol)).find(|hook| real_of(hook) == Some(real))
+    let renamed = RENAMED.iter().find(|(old, _)| *old == symbol).map(|(_, new)| *new);
+    let named = |hook: &&'static Hook| {
+        let name = hook.name.to_bytes();
+        variant_of(name, symbol) || renamed.is_some_and(|renamed| variant_of(name, renamed))
+    };
+    HOOKS.iter().copied().filter(named).find(|hook| real_of(hook) == Some(real))
 }
 
 unsafe fn substitute(forward: &mut Forward<'_, CUresult>, symbol: *const c_char, pfn: *mut *mut c_void) {

@@ -2,6 +2,7 @@
 //! described to the recorder, kernel parameter layouts, library kernels' names, streams the
 //! program is capturing, and the streams of stream-ordered allocations.
 
+use super::graphs::ExecGraph;
 use super::Failure;
 use crate::recorder::{Key, Recorder};
 use crate::session;
@@ -30,6 +31,8 @@ pub struct State {
     /// runtime registers), copied only once one of their kernels is launched: PyTorch registers
     /// hundreds of large fatbins and launches from few.
     pub unread_images: HashMap<Key, UnreadImage>,
+    /// The program's executable graphs, as read when instantiated.
+    pub graph_execs: HashMap<Key, ExecGraph>,
 }
 
 /// A module image still where the program keeps it.

@@ -104,14 +104,3 @@ pub unsafe fn profiler_start(forward: &mut Forward<'_, CUresult>, call: &str) ->
 pub unsafe fn profiler_stop(forward: &mut Forward<'_, CUresult>, call: &str) -> Recorded {
     capture_marker(forward, call, false)
 }
-
-/// The program's own graph: its work is not recorded (reading its nodes is not implemented).
-pub unsafe fn graph_launch(forward: &mut Forward<'_, CUresult>, call: &str, _graph: *mut c_void, stream: CUstream) -> Recorded {
-    forward.call();
-    let queue = stream_key(stream, call);
-    with_recorder(|state, recorder| {
-        if !state.capturing.contains(&queue) {
-            recorder.partial(call, "the work of the program's own graphs is not recorded");
-        }
-    })
-}

@@ -23,10 +23,10 @@ use trace_format::{
 use EdgeKind::{DefaultStream, Event, InOrder};
 
 /// Records and blobs as a recorder wrote them.
-type Written = (Vec<Record>, HashMap<BlobId, Vec<u8>>);
+pub(super) type Written = (Vec<Record>, HashMap<BlobId, Vec<u8>>);
 
 #[derive(Clone, Default)]
-struct CollectingSink(Arc<Mutex<Written>>);
+pub(super) struct CollectingSink(pub(super) Arc<Mutex<Written>>);
 
 impl Sink for CollectingSink {
     fn record(&mut self, record: Record) {
@@ -43,8 +43,8 @@ impl Sink for CollectingSink {
 
 /// Test double for device memory: contents by allocation address; records the streams waited for.
 #[derive(Default)]
-struct FakeDeviceMemory {
-    contents: RefCell<HashMap<Key, Vec<u8>>>,
+pub(super) struct FakeDeviceMemory {
+    pub(super) contents: RefCell<HashMap<Key, Vec<u8>>>,
     waited: RefCell<Vec<Key>>,
 }
 
@@ -60,17 +60,17 @@ impl MemoryAccess for FakeDeviceMemory {
 }
 
 const CONTEXT: Key = 0xc0ffee00;
-const DEVICE: Key = 0;
+pub(super) const DEVICE: Key = 0;
 const BLOCKING: Key = 0x5000_1000;
 const NON_BLOCKING: Key = 0x5000_2000;
 const EVENT: Key = 0x6000_0000;
 const MODULE: Key = 0x4000_0000;
-const FUNCTION: Key = 0x4000_1000;
-const X: u64 = 0x7f00_0000_0000;
-const Y: u64 = 0x7f00_0000_1000;
-const SIZE: u64 = 256;
+pub(super) const FUNCTION: Key = 0x4000_1000;
+pub(super) const X: u64 = 0x7f00_0000_0000;
+pub(super) const Y: u64 = 0x7f00_0000_1000;
+pub(super) const SIZE: u64 = 256;
 
-fn recorder(sink: &CollectingSink) -> Recorder {
+pub(super) fn recorder(sink: &CollectingSink) -> Recorder {
     let header = Header { api: trace_format::Api::Cuda, producer: "test".into(), command_line: vec![], process_id: 1, started_unix_s: 0 };
     let mut recorder = Recorder::new(header, Capture::All, Box::new(sink.clone()));
     recorder.device_seen(DEVICE, trace_format::Device { name: "fake".into(), vendor: "NVIDIA".into(), driver_version: "13000".into(), properties: Default::default() });
@@ -86,7 +86,7 @@ fn recorder(sink: &CollectingSink) -> Recorder {
 }
 
 /// A launch of `FUNCTION(int *data, int n)` as the program packs it: a pointer and an int.
-fn launch_arguments(pointer: u64, n: i32) -> (Vec<(u32, u32)>, Vec<Vec<u8>>) {
+pub(super) fn launch_arguments(pointer: u64, n: i32) -> (Vec<(u32, u32)>, Vec<Vec<u8>>) {
     (vec![(0, 8), (8, 4)], vec![pointer.to_ne_bytes().to_vec(), n.to_ne_bytes().to_vec()])
 }
 
@@ -96,16 +96,16 @@ fn decoded(recorder: &Recorder, pointer: u64, n: i32) -> Decoded {
     Decoded { layout, values }
 }
 
-const GRID: Launch = Launch::Grid { grid: [4, 1, 1], block: [64, 1, 1], shared_bytes: 0, cluster: None, cooperative: false };
+pub(super) const GRID: Launch = Launch::Grid { grid: [4, 1, 1], block: [64, 1, 1], shared_bytes: 0, cluster: None, cooperative: false };
 
 /// Submits a command to `queue` as `commands::enqueue` does once the real call succeeded.
-fn submit(recorder: &mut Recorder, device: &FakeDeviceMemory, queue: Key, accesses: &[Access], build: impl FnOnce(&mut Recorder) -> Command) {
+pub(super) fn submit(recorder: &mut Recorder, device: &FakeDeviceMemory, queue: Key, accesses: &[Access], build: impl FnOnce(&mut Recorder) -> Command) {
     let prepared = recorder.prepare(accesses, device);
     let submission = Submission { call: "test", queue: Some(queue), order: Order::Command, waits: &[], signals: None, received: None };
     recorder.submit(prepared, submission, build);
 }
 
-fn write(mem: Key) -> Access {
+pub(super) fn write(mem: Key) -> Access {
     Access { mem, write: true }
 }
 
@@ -252,6 +252,7 @@ fn get_proc_address_hands_out_the_hook_of_the_variant_the_driver_chose() {
         b"cuMemcpyHtoD_v2" => Some(0x3000),
         b"cuMemcpyHtoD_v2_ptds" => Some(0x4000),
         b"cuLaunchKernelEx" => Some(0x5000),
+        b"cuGraphInstantiateWithFlags" => Some(0x6000),
         _ => None,
     };
     let name = |hook: Option<&Hook>| hook.map(|hook| hook.name.to_str().unwrap().to_string());
@@ -262,6 +263,8 @@ fn get_proc_address_hands_out_the_hook_of_the_variant_the_driver_chose() {
     // Another function's pointer, or one the shim does not know, is left as the driver gave it.
     assert_eq!(name(hook_for(b"cuLaunchKernel", 0x5000, fake_driver)), None);
     assert_eq!(name(hook_for(b"cuLaunchKernel", 0x9999, fake_driver)), None);
+    // The CUDA 12+ version of `cuGraphInstantiate` is `cuGraphInstantiateWithFlags`.
+    assert_eq!(name(hook_for(b"cuGraphInstantiate", 0x6000, fake_driver)).as_deref(), Some("cuGraphInstantiateWithFlags"));
     assert!(variant_of(b"cuMemsetD8_v2", b"cuMemsetD8"));
     assert!(!variant_of(b"cuMemsetD8Async", b"cuMemsetD8"));
     assert!(!variant_of(b"cuEventRecordWithFlags", b"cuEventRecord"));
