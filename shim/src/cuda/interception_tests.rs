@@ -117,3 +117,50 @@ fn a_program_reaching_the_driver_through_get_proc_address_is_recorded_unchanged(
     assert_eq!(ends, ["cuMemcpyDtoH_v2", "cuMemcpyDtoH_v2"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `test_driver/graph_program.c`: a graph of one kernel node, its `n` set on the executable graph
+/// before each of 3 launches, each recorded as a sub-graph with that launch's arguments.
+#[test]
+fn a_program_launching_its_own_graph_records_each_launch_as_a_subgraph() {
+    let dir = std::env::temp_dir().join(format!("reprise-cuda-graph-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (driver, program, trace) = (dir.join("libcuda.so.1"), dir.join("graph_program"), dir.join("graph.trace"));
+    cc(&["-shared", "-fPIC", "-o", driver.to_str().unwrap(), sources().join("fake_libcuda.c").to_str().unwrap()]);
+    cc(&["-o", program.to_str().unwrap(), sources().join("graph_program.c").to_str().unwrap(), "-ldl"]);
+    let run = |shim: bool| {
+        let mut command = Command::new(&program);
+        command.env("LD_LIBRARY_PATH", &dir).env("REPRISE_OUTPUT", &trace);
+        if shim {
+            command.env("LD_PRELOAD", shim_library());
+        }
+        command.output().unwrap()
+    };
+    let (native, recorded) = (run(false), run(true));
+    assert!(native.status.success(), "{}", String::from_utf8_lossy(&native.stdout));
+    assert_eq!(String::from_utf8_lossy(&recorded.stdout), String::from_utf8_lossy(&native.stdout));
+
+    let file = trace_format::read_trace(&trace).unwrap();
+    assert!(file.trace.partial.is_empty(), "{:?}", file.trace.partial);
+    let launched_args: Vec<Vec<Arg>> = file
+        .trace
+        .nodes
+        .iter()
+        .filter(|node| node.call == "cuGraphLaunch")
+        .map(|node| match &node.command {
+            Work::Subgraph(graph) => match &graph.nodes[..] {
+                [kernel_node] => match &kernel_node.command {
+                    Work::Kernel(launch) => launch.args.clone(),
+                    other => panic!("not a kernel: {other:?}"),
+                },
+                nodes => panic!("not one node: {nodes:?}"),
+            },
+            other => panic!("not a sub-graph: {other:?}"),
+        })
+        .collect();
+    let memory = Arg::Memory { mem: trace_format::MemId(0), offset: 0 };
+    let expected: Vec<Vec<Arg>> = [4i32, 8, 12].iter().map(|n| vec![memory.clone(), Arg::Value(n.to_ne_bytes().to_vec())]).collect();
+    assert_eq!(launched_args, expected);
+    let ends: Vec<&str> = file.trace.segments.iter().map(|segment| segment.ended_by.as_str()).collect();
+    assert_eq!(ends, ["cuStreamSynchronize", "cuStreamSynchronize", "cuStreamSynchronize", "cuMemcpyDtoH_v2"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -52,6 +52,46 @@ CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned
                         void *stream, void **params, void **extra) { return launch(f, gx, gy, gz, bx, by, bz, sh, stream, params, extra); }
 CUresult cuLaunchKernel_ptsz(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned sh,
                         void *stream, void **params, void **extra) { return launch(f, gx, gy, gz, bx, by, bz, sh, stream, params, extra) + 0; }
+// Graphs of kernel nodes, each node's launch kept by value as the driver keeps it; a node
+// depends on at most one other; an executable graph is a copy that remembers its source.
+typedef struct { void *func; unsigned grid[3], block[3], shared; void **params, **extra; void *kern, *ctx; } KernelNodeParams;
+typedef struct Node { KernelNodeParams launch; int *data; int n; void *args[2]; struct Node *after; } Node;
+typedef struct Graph { Node nodes[4]; size_t count; struct Graph *source; } Graph;
+static void keep(Node *node, const KernelNodeParams *p) {
+    node->launch = *p; node->data = *(int **)p->params[0]; node->n = *(int *)p->params[1];
+    node->args[0] = &node->data; node->args[1] = &node->n; node->launch.params = node->args; node->launch.extra = 0;
+}
+CUresult cuGraphCreate(Graph **g, unsigned flags) { *g = calloc(1, sizeof **g); return 0; }
+CUresult cuGraphAddKernelNode_v2(Node **n, Graph *g, Node **deps, size_t ndeps, const KernelNodeParams *p) {
+    if (g->count == 4 || ndeps > 1) return 1;
+    *n = &g->nodes[g->count++]; keep(*n, p); (*n)->after = ndeps ? deps[0] : 0; return 0;
+}
+CUresult cuGraphInstantiateWithFlags(Graph **exec, Graph *g, unsigned long long flags) {
+    *exec = malloc(sizeof **exec); **exec = *g; (*exec)->source = g;
+    for (size_t i = 0; i < g->count; i++) keep(&(*exec)->nodes[i], &g->nodes[i].launch);
+    return 0;
+}
+CUresult cuGraphGetNodes(Graph *g, Node **nodes, size_t *count) {
+    if (nodes) for (size_t i = 0; i < *count && i < g->count; i++) nodes[i] = &g->nodes[i];
+    *count = g->count; return 0;
+}
+CUresult cuGraphGetEdges_v2(Graph *g, Node **from, Node **to, void *data, size_t *count) {
+    size_t edges = 0;
+    for (size_t i = 0; i < g->count; i++) if (g->nodes[i].after) {
+        if (from && edges < *count) { from[edges] = g->nodes[i].after; to[edges] = &g->nodes[i]; }
+        edges++;
+    }
+    *count = edges; return 0;
+}
+CUresult cuGraphNodeGetType(Node *n, int *type) { *type = 0; return 0; }
+CUresult cuGraphKernelNodeGetParams_v2(Node *n, KernelNodeParams *p) { *p = n->launch; return 0; }
+CUresult cuGraphExecKernelNodeSetParams_v2(Graph *exec, Node *n, const KernelNodeParams *p) {
+    keep(&exec->nodes[n - exec->source->nodes], p); return 0;
+}
+CUresult cuGraphLaunch(Graph *exec, void *stream) {
+    for (size_t i = 0; i < exec->count; i++) launch(0, 1, 1, 1, 1, 1, 1, 0, stream, exec->nodes[i].args, 0);
+    return 0;
+}
 CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, uint64_t flags, int *status) {
     struct { const char *name; void *plain, *per_thread; } table[] = {
         {"cuMemAlloc", cuMemAlloc_v2, cuMemAlloc_v2}, {"cuMemFree", cuMemFree_v2, cuMemFree_v2},
@@ -62,6 +102,10 @@ CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, uint64
         {"cuLaunchKernel", cuLaunchKernel, cuLaunchKernel_ptsz}, {"cuMemcpy2D", cuMemcpy2D_v2, cuMemcpy2D_v2},
         {"cuMemsetD32Async", cuMemsetD32Async, cuMemsetD32Async}, {"cuEventRecord", cuEventRecord, cuEventRecord},
         {"cuStreamWaitEvent", cuStreamWaitEvent, cuStreamWaitEvent}, {"cuModuleLoad", cuModuleLoad, cuModuleLoad},
+        {"cuGraphCreate", cuGraphCreate, cuGraphCreate}, {"cuGraphAddKernelNode", cuGraphAddKernelNode_v2, cuGraphAddKernelNode_v2},
+        {"cuGraphInstantiate", cuGraphInstantiateWithFlags, cuGraphInstantiateWithFlags},
+        {"cuGraphExecKernelNodeSetParams", cuGraphExecKernelNodeSetParams_v2, cuGraphExecKernelNodeSetParams_v2},
+        {"cuGraphLaunch", cuGraphLaunch, cuGraphLaunch},
     };
     for (size_t i = 0; i < sizeof table / sizeof *table; i++)
         if (!strcmp(table[i].name, symbol)) { *pfn = (flags & 2) ? table[i].per_thread : table[i].plain; if (status) *status = 1; return 0; }
