@@ -40,6 +40,39 @@ pub struct MemsetNodeParams {
     height: usize,
 }
 
+/// `CUDA_MEMCPY3D` of cuda.h.
+#[repr(C)]
+pub struct Memcpy3dParams {
+    src_x_bytes: usize,
+    src_y: usize,
+    src_z: usize,
+    src_lod: usize,
+    src_memory_type: c_uint,
+    src_host: *const c_void,
+    src_device: u64,
+    src_array: *mut c_void,
+    reserved0: *mut c_void,
+    src_pitch: usize,
+    src_height: usize,
+    dst_x_bytes: usize,
+    dst_y: usize,
+    dst_z: usize,
+    dst_lod: usize,
+    dst_memory_type: c_uint,
+    dst_host: *mut c_void,
+    dst_device: u64,
+    dst_array: *mut c_void,
+    reserved1: *mut c_void,
+    dst_pitch: usize,
+    dst_height: usize,
+    width_bytes: usize,
+    height: usize,
+    depth: usize,
+}
+
+/// `CU_MEMORYTYPE_DEVICE` and `CU_MEMORYTYPE_UNIFIED`: memory a device pointer names.
+const DEVICE_MEMORY: [c_uint; 2] = [2, 4];
+
 /// `CUgraphNodeType` values the trace describes.
 const KERNEL: c_int = 0;
 const MEMCPY: c_int = 1;
@@ -106,7 +139,13 @@ unsafe fn read_node(node: CUgraphNode) -> NodeRead {
             read.map_or(NodeRead::Unsupported("the driver did not list the child graph"), NodeRead::Child)
         }
         EMPTY => NodeRead::Empty,
-        MEMCPY => NodeRead::Unsupported("memcpy nodes of the program's own graphs are not recorded"),
+        MEMCPY => {
+            let mut params: Memcpy3dParams = unsafe { std::mem::zeroed() };
+            match unsafe { driver::cuGraphMemcpyNodeGetParams(node, &mut params) } {
+                CUDA_SUCCESS => memcpy_node(&params),
+                _ => NodeRead::Unsupported("the driver did not report the memcpy node"),
+            }
+        }
         _ => NodeRead::Unsupported("host, event, allocation and conditional nodes of the program's own graphs are not recorded"),
     }
 }
@@ -132,6 +171,22 @@ fn memset_node(params: &MemsetNodeParams) -> NodeRead {
     match params.height {
         1 => NodeRead::Memset { dst: params.dst, pattern, count: params.width },
         _ => NodeRead::Unsupported("2D memset nodes of the program's own graphs are not recorded"),
+    }
+}
+
+/// A linear copy between device pointers; host ends (whose contents matter at each launch),
+/// arrays and 2D/3D regions are not described.
+fn memcpy_node(params: &Memcpy3dParams) -> NodeRead {
+    let device = DEVICE_MEMORY.contains(&params.src_memory_type) && DEVICE_MEMORY.contains(&params.dst_memory_type);
+    let rows = [params.src_y, params.src_z, params.dst_y, params.dst_z].iter().any(|&start| start != 0) || params.height > 1 || params.depth > 1;
+    match (device, rows) {
+        (true, false) => NodeRead::Copy {
+            src: params.src_device + params.src_x_bytes as u64,
+            dst: params.dst_device + params.dst_x_bytes as u64,
+            bytes: params.width_bytes,
+        },
+        (false, _) => NodeRead::Unsupported("memcpy nodes with host or array ends in the program's own graphs are not recorded"),
+        (true, true) => NodeRead::Unsupported("2D and 3D memcpy nodes of the program's own graphs are not recorded"),
     }
 }
 

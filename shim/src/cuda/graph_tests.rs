@@ -5,14 +5,15 @@
 use super::graphs::{ExecGraph, KernelNode, NodeRead, ReadGraph};
 use super::streams::LEGACY;
 use super::tests::{launch_arguments, recorder, submit, write, CollectingSink, FakeDeviceMemory, FUNCTION, GRID, SIZE, X, Y};
-use crate::recorder::{Key, Recorder};
-use trace_format::{Arg, Command, Edge, EdgeKind, Fill, Graph, KernelLaunch, MemId, NodeId, Record};
+use crate::recorder::{Access, Key, Recorder};
+use trace_format::{Arg, Command, Copy, Edge, EdgeKind, Extent, Fill, Graph, KernelLaunch, MemId, NodeId, Place, Record};
 
 const FAKE_MEMSET_NODE: Key = 0x9000_0010;
 const FAKE_KERNEL_NODE: Key = 0x9000_0020;
 const FAKE_EMPTY_NODE: Key = 0x9000_0030;
 const FAKE_CHILD_NODE: Key = 0x9000_0040;
 const FAKE_CHILD_KERNEL_NODE: Key = 0x9000_0050;
+const FAKE_MEMCPY_NODE: Key = 0x9000_0060;
 
 /// A fake kernel node of `FUNCTION(int *data, int n)`.
 fn fake_kernel_node(pointer: u64, n: i32) -> KernelNode {
@@ -108,4 +109,15 @@ fn an_undescribable_node_is_a_barrier_and_marks_the_trace_partial() {
     let reasons: Vec<String> = written.0.iter().filter_map(|record| match record { Record::Partial(reason) => Some(format!("{reason:?}")), _ => None }).collect();
     assert!(reasons.iter().any(|reason| reason.contains("a fake host node")), "{reasons:?}");
     assert!(reasons.iter().any(|reason| reason.contains("does not list")), "{reasons:?}");
+}
+
+#[test]
+fn a_linear_device_memcpy_node_is_a_copy_reading_its_source() {
+    let sink = CollectingSink::default();
+    let mut recorder = recorder(&sink);
+    let read = ReadGraph { nodes: vec![(FAKE_MEMCPY_NODE, NodeRead::Copy { src: X + 8, dst: Y, bytes: 16 })], edges: vec![] };
+    let exec = ExecGraph::build(&mut recorder, "cuGraphInstantiateWithFlags", &read);
+    let copy = Copy { src: Place::Memory { mem: MemId(0), offset: 8 }, dst: Place::Memory { mem: MemId(1), offset: 0 }, extent: Extent::Linear { bytes: 16 } };
+    assert_eq!(commands(&exec.graph), vec![Command::Copy(copy)]);
+    assert_eq!(exec.accesses(), vec![Access { mem: X, write: false }, write(Y)]);
 }

@@ -4,7 +4,7 @@
 //! that read a graph are in `graph_hooks`.
 
 use super::commands::device_access;
-use super::copies::fill_command;
+use super::copies::{copy_command, fill_command, End};
 use super::launches::{kernel_accesses, kernel_command, Decoded};
 use super::params;
 use super::state::Layout;
@@ -27,6 +27,8 @@ pub enum NodeRead {
     Kernel(KernelNode),
     /// A linear memset: `count` elements of `pattern` at `dst`.
     Memset { dst: u64, pattern: Vec<u8>, count: usize },
+    /// A linear copy of `bytes` between device pointers.
+    Copy { src: u64, dst: u64, bytes: usize },
     Empty,
     Child(ReadGraph),
     /// A node the trace cannot describe, and why.
@@ -104,6 +106,10 @@ fn translate(recorder: &mut Recorder, call: &str, node: &NodeRead) -> Result<(Co
         NodeRead::Memset { dst, pattern, count } => {
             let access = device_access(recorder, *dst, true);
             Ok((fill_command(recorder, *dst, pattern, *count)?, access.into_iter().collect()))
+        }
+        NodeRead::Copy { src, dst, bytes } => {
+            let accesses = [device_access(recorder, *src, false), device_access(recorder, *dst, true)];
+            Ok((copy_command(recorder, End::Device(*src), End::Device(*dst), *bytes)?, accesses.into_iter().flatten().collect()))
         }
         NodeRead::Empty => Ok((Command::Barrier, Vec::new())),
         NodeRead::Child(child) => {

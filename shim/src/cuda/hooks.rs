@@ -6,7 +6,7 @@
 
 #![allow(non_snake_case, clippy::too_many_arguments)]
 
-use super::graph_hooks::{self, CUgraph, CUgraphExec, CUgraphNode, KernelNodeParams, MemsetNodeParams};
+use super::graph_hooks::{self, CUgraph, CUgraphExec, CUgraphNode, KernelNodeParams, Memcpy3dParams, MemsetNodeParams};
 use super::{commands, copies, launches, memory, modules, procaddress, rect, streams, sync, CUdeviceptr, CUresult, CUstream};
 use crate::interpose::Hook;
 use std::ffi::{c_char, c_int, c_uint, c_void};
@@ -130,6 +130,7 @@ driver! {
     cuGraphNodeGetType(node: CUgraphNode, kind: *mut c_int);
     cuGraphKernelNodeGetParams_v2(node: CUgraphNode, params: *mut KernelNodeParams);
     cuGraphMemsetNodeGetParams(node: CUgraphNode, params: *mut MemsetNodeParams);
+    cuGraphMemcpyNodeGetParams(node: CUgraphNode, params: *mut Memcpy3dParams);
     cuGraphChildGraphNodeGetGraph(node: CUgraphNode, graph: *mut CUgraph);
 }
 
