@@ -6,6 +6,7 @@
 mod config;
 pub mod cuda;
 mod entry;
+mod failure;
 mod interpose;
 mod log;
 mod opencl;

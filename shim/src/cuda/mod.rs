@@ -33,7 +33,6 @@ mod interception_tests;
 pub use hooks::HOOKS;
 
 use crate::entry::Forward;
-use crate::session::SessionError;
 
 pub type CUresult = u32;
 pub type CUstream = *mut std::ffi::c_void;
@@ -43,23 +42,7 @@ pub const CUDA_SUCCESS: CUresult = 0;
 /// What a hook returns when the driver has no such function (an installation without it).
 pub const CUDA_ERROR_NOT_FOUND: CUresult = 500;
 
-/// Why recording a CUDA call failed (the call itself still goes through).
-#[derive(Debug)]
-pub struct Failure(String);
-
-impl std::fmt::Display for Failure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl From<SessionError> for Failure {
-    fn from(error: SessionError) -> Failure {
-        Failure(error.to_string())
-    }
-}
-
-type Recorded = Result<(), Failure>;
+use crate::failure::{Failure, Recorded};
 
 /// Runs the real function and tells whether it succeeded.
 fn succeeded(forward: &mut Forward<'_, CUresult>) -> bool {

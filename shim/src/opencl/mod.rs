@@ -22,26 +22,9 @@ mod sync;
 pub use hooks::HOOKS;
 
 use crate::entry::Forward;
-use crate::session::SessionError;
 use opencl_sys::{cl_int, CL_INVALID_OPERATION, CL_SUCCESS};
 
-/// Why recording an OpenCL call failed (the call itself still goes through).
-#[derive(Debug)]
-pub struct Failure(String);
-
-impl std::fmt::Display for Failure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl From<SessionError> for Failure {
-    fn from(error: SessionError) -> Failure {
-        Failure(error.to_string())
-    }
-}
-
-type Recorded = Result<(), Failure>;
+use crate::failure::{Failure, Recorded};
 
 type ContextNotify = Option<unsafe extern "C" fn(*const std::ffi::c_char, *const std::ffi::c_void, usize, *mut std::ffi::c_void)>;
 type ProgramNotify = Option<unsafe extern "C" fn(opencl_sys::cl_program, *mut std::ffi::c_void)>;
