@@ -28,6 +28,10 @@ pub fn arg(arg: &Arg) -> String {
         Arg::Memory { mem, offset } => format!("mem {mem} + {offset}"),
         Arg::NullMemory => "null".to_string(),
         Arg::Local(bytes) => format!("local {bytes} bytes"),
+        Arg::ValueWithPointers { bytes, pointers } => {
+            let targets: Vec<String> = pointers.iter().map(|p| format!("@{}: mem {} + {}", p.at, p.mem, p.offset)).collect();
+            format!("{} bytes holding {}", bytes.len(), targets.join(", "))
+        }
     }
 }
 

@@ -110,7 +110,7 @@ fn same_kernel(trace: &Trace, a: KernelId, b: KernelId) -> bool {
 
 fn arg_patchable_into(base: &Arg, other: &Arg) -> bool {
     match (base, other) {
-        (Arg::Value(a), Arg::Value(b)) => a.len() == b.len(),
+        (Arg::Value(a) | Arg::ValueWithPointers { bytes: a, .. }, Arg::Value(b) | Arg::ValueWithPointers { bytes: b, .. }) => a.len() == b.len(),
         (Arg::Memory { .. } | Arg::NullMemory, Arg::Memory { .. } | Arg::NullMemory) => true,
         (Arg::Local(_), Arg::Local(_)) => true,
         _ => false,

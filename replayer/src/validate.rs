@@ -98,13 +98,16 @@ impl Checker<'_> {
             if let Some(device) = memory.device {
                 self.resolves(&subject, "device", device.index(), trace.devices.len());
             }
-            match memory.kind {
+            match memory.kind.clone() {
                 MemKind::SubBuffer { parent, offset } => {
                     if parent.index() == id {
                         self.report(&subject, "it is its own parent".to_string());
                     } else if self.resolves(&subject, "parent memory", parent.index(), trace.memories.len()) {
                         self.memory_range(&subject, parent, offset, memory.size);
                     }
+                }
+                MemKind::Global { program, .. } => {
+                    self.resolves(&subject, "program", program.index(), trace.programs.len());
                 }
                 MemKind::Pitched { pitch, height, .. } if pitch.checked_mul(height) != Some(memory.size) => {
                     self.report(&subject, format!("pitch {pitch} times height {height} is not its size {}", memory.size));
@@ -189,7 +192,7 @@ impl Checker<'_> {
                 self.report(subject, format!("it passes {} arguments; kernel {} takes {}", launch.args.len(), kernel.name, kernel.params.len()));
             }
             for (index, (arg, param)) in launch.args.iter().zip(&kernel.params).enumerate() {
-                if let Arg::Value(bytes) = arg {
+                if let Arg::Value(bytes) | Arg::ValueWithPointers { bytes, .. } = arg {
                     if bytes.len() != param.size as usize {
                         self.report(subject, format!("argument {index} has {} bytes; the parameter has {}", bytes.len(), param.size));
                     }
@@ -197,8 +200,18 @@ impl Checker<'_> {
             }
         }
         for (index, arg) in launch.args.iter().enumerate() {
-            if let Arg::Memory { mem, offset } = arg {
-                self.memory_range(&format!("{subject} argument {index}"), *mem, *offset, 0);
+            match arg {
+                Arg::Memory { mem, offset } => self.memory_range(&format!("{subject} argument {index}"), *mem, *offset, 0),
+                Arg::ValueWithPointers { bytes, pointers } => {
+                    for pointer in pointers {
+                        let subject = format!("{subject} argument {index} pointer at byte {}", pointer.at);
+                        if pointer.at as usize + 8 > bytes.len() {
+                            self.report(&subject, format!("it does not fit in the argument's {} bytes", bytes.len()));
+                        }
+                        self.memory_range(&subject, pointer.mem, pointer.offset, 0);
+                    }
+                }
+                Arg::Value(_) | Arg::NullMemory | Arg::Local(_) => {}
             }
         }
         match &launch.launch {

@@ -263,7 +263,7 @@ fn programs_and_kernels(runtime: Runtime) {
     assert_eq!(launch(3).args[1], Arg::NullMemory);
     // The SVM pointer argument points 16 ints into its allocation.
     let Arg::Memory { mem, offset } = launch(5).args[0] else { panic!("the SVM argument is not memory") };
-    assert_eq!((trace.memories[mem.index()].kind, offset), (MemKind::Shared, 64));
+    assert_eq!((trace.memories[mem.index()].kind.clone(), offset), (MemKind::Shared, 64));
     assert_eq!(trace.nodes[6].command, Command::HostTask(HostTaskKind::Callback));
     assert!(edges(&recording).contains(&(5, 6, EdgeKind::Event)));
     // The SVM map for reading received the allocation's contents: 16 zeros, then 16 fives.

@@ -93,7 +93,7 @@ pub struct Device {
     pub properties: BTreeMap<String, String>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum MemKind {
     /// A device buffer (`cl_mem` buffer, `cuMemAlloc`, `zeMemAllocDevice`).
     Buffer,
@@ -109,6 +109,8 @@ pub enum MemKind {
     Pitched { pitch: u64, width: u64, height: u64 },
     /// Allocated and freed by the recorded work itself (stream-ordered allocation).
     StreamOrdered,
+    /// A variable of a program (`__device__` global): replay finds it by name in `program`.
+    Global { program: ProgramId, name: String },
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -197,6 +199,17 @@ pub enum Arg {
     NullMemory,
     /// Local memory of this many bytes.
     Local(u64),
+    /// Bytes passed by value that hold device addresses (a structure of pointers): replay
+    /// writes each one's relocated address over its eight bytes.
+    ValueWithPointers { bytes: Vec<u8>, pointers: Vec<EmbeddedPointer> },
+}
+
+/// A device address at byte `at` of a by-value argument: `offset` bytes into `mem`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EmbeddedPointer {
+    pub at: u32,
+    pub mem: MemId,
+    pub offset: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

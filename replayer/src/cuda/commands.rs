@@ -6,7 +6,7 @@ use super::objects::{host_span, Objects};
 use crate::backend::{BackendError, BackendResult};
 use cudarc::driver::sys::{self, CUdeviceptr, CUmemorytype, CUDA_MEMCPY3D, CUDA_MEMSET_NODE_PARAMS};
 use std::ffi::c_void;
-use trace_format::{Arg, Copy, Extent, Fill, KernelLaunch, Launch, Param, Place};
+use trace_format::{Arg, Copy, Extent, Fill, KernelLaunch, Launch, MemId, Param, Place};
 
 /// The dynamic shared memory a function may use before it opts in to more.
 const DEFAULT_DYNAMIC_SHARED_BYTES: u32 = 48 * 1024;
@@ -75,11 +75,19 @@ pub fn pack_args(params: &[Param], args: &[Arg], addresses: &[CUdeviceptr]) -> B
     for (index, (arg, param)) in args.iter().zip(params).enumerate() {
         let mut bytes = match arg {
             Arg::Value(bytes) => bytes.clone(),
-            Arg::Memory { mem, offset } => {
-                let base = addresses.get(mem.index()).ok_or_else(|| {
-                    BackendError::Unsupported(format!("argument {index} names memory {mem}, which is not in the trace"))
-                })?;
-                base.wrapping_add(*offset).to_le_bytes().to_vec()
+            Arg::Memory { mem, offset } => relocated(addresses, index, *mem, *offset)?.to_le_bytes().to_vec(),
+            Arg::ValueWithPointers { bytes, pointers } => {
+                let mut bytes = bytes.clone();
+                let length = bytes.len();
+                for pointer in pointers {
+                    let address = relocated(addresses, index, pointer.mem, pointer.offset)?;
+                    let at = pointer.at as usize;
+                    let word = bytes.get_mut(at..at + 8).ok_or_else(|| {
+                        BackendError::Unsupported(format!("argument {index} has {} bytes; a pointer at byte {at} does not fit", length))
+                    })?;
+                    word.copy_from_slice(&address.to_le_bytes());
+                }
+                bytes
             }
             Arg::NullMemory => 0u64.to_le_bytes().to_vec(),
             Arg::Local(_) => return Err(BackendError::Unsupported(format!("argument {index}: CUDA kernels take no local-memory arguments"))),
@@ -91,6 +99,14 @@ pub fn pack_args(params: &[Param], args: &[Arg], addresses: &[CUdeviceptr]) -> B
         values.push(bytes);
     }
     Ok(values)
+}
+
+/// Where `offset` bytes into memory `mem` lies on this device.
+fn relocated(addresses: &[CUdeviceptr], index: usize, mem: MemId, offset: u64) -> BackendResult<CUdeviceptr> {
+    let base = addresses
+        .get(mem.index())
+        .ok_or_else(|| BackendError::Unsupported(format!("argument {index} names memory {mem}, which is not in the trace")))?;
+    Ok(base.wrapping_add(offset))
 }
 
 fn launch_attributes(cluster: Option<[u32; 3]>, cooperative: bool) -> Vec<sys::CUlaunchAttribute> {

@@ -29,12 +29,15 @@ impl Memories {
             placed.map_recorded_ranges(memories, device)?;
         }
         for (index, memory) in memories.iter().enumerate() {
-            let address = match memory.kind {
+            let address = match &memory.kind {
                 MemKind::SubBuffer { parent, offset } => match placed.addresses.get(parent.index()) {
-                    Some(base) => base + offset,
+                    Some(base) => base + *offset,
                     None => return Err(BackendError::Unsupported(format!("memory {index} is inside memory {parent}, which comes after it"))),
                 },
-                _ if exact && device_resident(memory.kind) => memory.address,
+                MemKind::Global { name, .. } => {
+                    return Err(BackendError::Unsupported(format!("memory {index} is the program variable {name}, which this backend cannot place yet")))
+                }
+                _ if exact && device_resident(&memory.kind) => memory.address,
                 _ => placed.allocate_one(memory)?,
             };
             placed.addresses.push(address);
@@ -115,7 +118,7 @@ impl Memories {
 pub fn granule_ranges(memories: &[Memory], granule: u64) -> Vec<(u64, u64)> {
     let mut ranges: Vec<(u64, u64)> = memories
         .iter()
-        .filter(|m| device_resident(m.kind))
+        .filter(|m| device_resident(&m.kind))
         .map(|m| (m.address / granule * granule, (m.address + m.size.max(1)).div_ceil(granule) * granule))
         .collect();
     ranges.sort_unstable();
@@ -131,7 +134,7 @@ pub fn granule_ranges(memories: &[Memory], granule: u64) -> Vec<(u64, u64)> {
 
 /// Objects that `--exact-addresses` places at their recorded address (host and managed memory
 /// come from allocators that choose their own).
-fn device_resident(kind: MemKind) -> bool {
+fn device_resident(kind: &MemKind) -> bool {
     matches!(kind, MemKind::Buffer | MemKind::Pitched { .. } | MemKind::StreamOrdered)
 }
 

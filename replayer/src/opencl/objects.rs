@@ -192,6 +192,9 @@ impl Objects {
     pub fn binding(&self, index: u32, arg: &Arg) -> BackendResult<Binding> {
         Ok(match arg {
             Arg::Value(bytes) => Binding::Bytes(bytes.clone()),
+            Arg::ValueWithPointers { .. } => {
+                return Err(BackendError::Unsupported(format!("argument {index} is a structure holding device addresses, which OpenCL kernels cannot take")))
+            }
             Arg::Local(size) => Binding::Local(*size as usize),
             Arg::NullMemory => Binding::Bytes((ptr::null_mut::<c_void>() as usize).to_ne_bytes().to_vec()),
             Arg::Memory { mem, offset } => match self.memory(*mem)? {

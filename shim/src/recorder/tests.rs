@@ -366,7 +366,7 @@ fn memory_states_initial_at_first_use_and_final_when_written() {
     h.command(1, Order::Command, &[], None, &[0xa]); // 0xa again: no second snapshot
     h.sync();
     let records = h.records();
-    let memories: Vec<_> = records.iter().filter_map(|r| if let Record::Memory(m) = r { Some(m.kind) } else { None }).collect();
+    let memories: Vec<_> = records.iter().filter_map(|r| if let Record::Memory(m) = r { Some(m.kind.clone()) } else { None }).collect();
     assert_eq!(memories, [MemKind::Buffer, MemKind::Buffer, MemKind::SubBuffer { parent: MemId(1), offset: 4 }]);
     let initial: Vec<_> = records
         .iter()

@@ -25,5 +25,7 @@ pub use read::{read_trace, read_trace_bytes, Completeness, TraceFile};
 pub use record::Record;
 pub use write::{write_trace, write_trace_to, TraceWriter};
 
-/// The format version this build writes and the newest it reads.
-pub const FORMAT_VERSION: u32 = 1;
+/// The format version this build writes and the newest it reads. Version 2 added
+/// `Arg::ValueWithPointers` and `MemKind::Global` after the existing variants, so version-1
+/// traces read unchanged.
+pub const FORMAT_VERSION: u32 = 2;

@@ -31,6 +31,7 @@ fn mem_kind() -> impl Strategy<Value = MemKind> {
         Just(MemKind::Managed),
         triple().prop_map(|[pitch, width, height]| MemKind::Pitched { pitch, width, height }),
         Just(MemKind::StreamOrdered),
+        (any::<u32>(), text()).prop_map(|(p, name)| MemKind::Global { program: ProgramId(p), name }),
     ]
 }
 
@@ -72,6 +73,10 @@ fn arg() -> impl Strategy<Value = Arg> {
         (any::<u32>(), any::<u64>()).prop_map(|(m, offset)| Arg::Memory { mem: MemId(m), offset }),
         Just(Arg::NullMemory),
         any::<u64>().prop_map(Arg::Local),
+        (vec(any::<u8>(), 0..32), vec((any::<u32>(), any::<u32>(), any::<u64>()), 0..3)).prop_map(|(bytes, pointers)| {
+            let pointers = pointers.into_iter().map(|(at, m, offset)| EmbeddedPointer { at, mem: MemId(m), offset }).collect();
+            Arg::ValueWithPointers { bytes, pointers }
+        }),
     ]
 }
 
