@@ -1,5 +1,4 @@
 // gpu-check-flags: -lcublas
-// gpu-check-replay: --exact-addresses
 // One cuBLAS SGEMM: C = A * B with small integer-valued matrices, so the result is exact.
 #include "check.h"
 #include <cublas_v2.h>

@@ -1,4 +1,3 @@
-# gpu-check: replayed with --exact-addresses (its kernels take structures holding device addresses)
 # A few element-wise operations and a matmul in PyTorch; prints a checksum of exact values.
 import torch
 

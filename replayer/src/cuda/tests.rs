@@ -4,7 +4,7 @@
 use super::memory::granule_ranges;
 use super::objects::host_span;
 use crate::backend::{BackendError, BackendOptions};
-use trace_format::{Api, Extent, MemKind, Memory};
+use trace_format::{Api, EmbeddedPointer, Extent, MemKind, Memory};
 
 fn driver_loadable() -> bool {
     // SAFETY: dlopen of a constant name; the handle is closed at once.
@@ -108,4 +108,19 @@ fn kernel_arguments_that_do_not_fit_their_parameters_are_refused() {
     assert!(refused(&[Arg::Memory { mem: MemId(3), offset: 0 }]), "memory the trace does not have");
     assert!(refused(&[Arg::Local(64)]), "OpenCL local memory");
     assert!(refused(&[]), "too few arguments");
+    let outside = Arg::ValueWithPointers { bytes: vec![0; 4], pointers: vec![EmbeddedPointer { at: 0, mem: MemId(0), offset: 0 }] };
+    assert!(refused(&[outside]), "a pointer past the end of its structure");
+}
+
+#[test]
+fn addresses_inside_a_structure_are_relocated_and_its_other_bytes_kept() {
+    use super::commands::pack_args;
+    use trace_format::{Arg, MemId, Param, ParamKind};
+    let params = [Param { offset: 0, size: 24, kind: ParamKind::Value }];
+    let mut bytes = vec![0xAA; 24];
+    bytes[8..16].copy_from_slice(&0x7f00_0000_1040u64.to_le_bytes());
+    let pointers = vec![EmbeddedPointer { at: 8, mem: MemId(1), offset: 0x40 }, EmbeddedPointer { at: 16, mem: MemId(0), offset: 0 }];
+    let values = pack_args(&params, &[Arg::ValueWithPointers { bytes, pointers }], &[0x5000_0000, 0x7000_0000]).expect("packs");
+    let expected = [[0xAA; 8], 0x7000_0040u64.to_le_bytes(), 0x5000_0000u64.to_le_bytes()].concat();
+    assert_eq!(values, vec![expected]);
 }

@@ -99,7 +99,7 @@ fn translate(recorder: &mut Recorder, call: &str, node: &NodeRead) -> Result<(Co
     match node {
         NodeRead::Kernel(kernel) => {
             let (layout, arguments) = kernel.arguments.as_ref().ok_or("the driver did not report the kernel node's parameters")?;
-            let (values, _) = params::decode(arguments, |address| recorder.locate(address));
+            let values = params::decode(arguments, |address| recorder.locate(address));
             let decoded = Decoded { layout: layout.clone(), values };
             Ok((kernel_command(recorder, kernel.function, &decoded, kernel.launch.clone())?, kernel_accesses(&decoded)))
         }

@@ -2,13 +2,13 @@
 //! with the kernel's layout, memory ones relocated.
 
 use super::commands::{enqueue, Enqueued, UNTRACKED_MEMORY};
-use super::params::{self, Value};
+use super::params::{self, Embedded, Value};
 use super::state::{with_recorder, with_state};
 use super::{key, CUresult, CUstream, Recorded};
 use crate::entry::Forward;
 use crate::recorder::{Access, Key, Recorder};
 use std::ffi::{c_uint, c_void};
-use trace_format::{Arg, Command, KernelLaunch, Launch, Param};
+use trace_format::{Arg, Command, EmbeddedPointer, KernelLaunch, Launch, Param};
 
 /// `CUlaunchConfig` of cuda.h.
 #[repr(C)]
@@ -47,19 +47,25 @@ pub fn kernel_command(recorder: &mut Recorder, function: Key, decoded: &Decoded,
         args.push(match value {
             Value::Memory { mem, offset } => Arg::Memory { mem: recorder.mem_id(*mem).ok_or(UNTRACKED_MEMORY)?, offset: *offset },
             Value::Bytes(bytes) => Arg::Value(bytes.clone()),
+            Value::BytesWithPointers { bytes, pointers } => {
+                let relocated = |pointer: &Embedded| Some(EmbeddedPointer { at: pointer.at, mem: recorder.mem_id(pointer.mem)?, offset: pointer.offset });
+                let pointers = pointers.iter().map(relocated).collect::<Option<Vec<_>>>().ok_or(UNTRACKED_MEMORY)?;
+                Arg::ValueWithPointers { bytes: bytes.clone(), pointers }
+            }
         });
     }
     let kernel = recorder.kernel_id(function, &params).ok_or("a kernel the shim did not see loaded")?;
     Ok(Command::Kernel(KernelLaunch { kernel, args, launch }))
 }
 
-/// Every memory parameter, read and written (what a kernel does with it is not known).
+/// Every allocation a parameter points into, read and written (what a kernel does with it is
+/// not known).
 pub fn kernel_accesses(decoded: &Decoded) -> Vec<Access> {
-    decoded.values.iter().filter_map(|value| match value { Value::Memory { mem, .. } => Some(Access { mem: *mem, write: true }), _ => None }).collect()
+    decoded.values.iter().flat_map(Value::memories).map(|mem| Access { mem, write: true }).collect()
 }
 
 /// Reads the launch's parameters with the kernel's layout (asked of the driver once).
-unsafe fn decode(call: &str, function: *mut c_void, params: *mut *mut c_void, extra: *mut *mut c_void) -> Result<Option<Decoded>, super::Failure> {
+unsafe fn decode(function: *mut c_void, params: *mut *mut c_void, extra: *mut *mut c_void) -> Result<Option<Decoded>, super::Failure> {
     let layout = with_state(|state| state.layouts.entry(key(function)).or_insert_with(|| params::layout(function)).clone());
     let Some(layout) = layout else { return Ok(None) };
     // SAFETY: the program's launch arguments, for this kernel.
@@ -67,10 +73,7 @@ unsafe fn decode(call: &str, function: *mut c_void, params: *mut *mut c_void, ex
     with_recorder(|state, recorder| {
         super::modules::identify(state, recorder, function);
         super::modules::read_image(state, recorder, key(function));
-        let (values, hidden_pointer) = params::decode(&arguments, |address| recorder.locate(address));
-        if hidden_pointer {
-            crate::log::warning!("{call}: a by-value parameter holds a device address, which replay does not relocate");
-        }
+        let values = params::decode(&arguments, |address| recorder.locate(address));
         Some(Decoded { layout, values })
     })
 }
@@ -84,7 +87,7 @@ unsafe fn launch(
     extra: *mut *mut c_void,
     grid: Launch,
 ) -> Recorded {
-    let decoded = unsafe { decode(call, function, params, extra) }?;
+    let decoded = unsafe { decode(function, params, extra) }?;
     let accesses = |_: &Recorder| decoded.as_ref().map(kernel_accesses).unwrap_or_default();
     let build = |recorder: &mut Recorder| match &decoded {
         Some(decoded) => kernel_command(recorder, key(function), decoded, grid),

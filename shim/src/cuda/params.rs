@@ -41,43 +41,64 @@ pub fn layout(function: *mut c_void) -> Option<Layout> {
     layout_through(|f, i, o, s| unsafe { driver::cuKernelGetParamInfo(f, i, o, s) }, function).or(as_function)
 }
 
+/// A device address inside a by-value parameter: at byte `at`, `offset` bytes into `mem`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Embedded {
+    pub at: u32,
+    pub mem: Key,
+    pub offset: u64,
+}
+
 /// A parameter as the trace binds it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Value {
     /// A pointer `offset` bytes into tracked allocation `mem`.
     Memory { mem: Key, offset: u64 },
     Bytes(Vec<u8>),
+    /// A structure whose aligned 8-byte words include addresses in tracked allocations
+    /// (PyTorch's and cuBLAS's kernels take their pointers this way).
+    BytesWithPointers { bytes: Vec<u8>, pointers: Vec<Embedded> },
 }
 
 impl Value {
     pub fn kind(&self) -> ParamKind {
         match self {
             Value::Memory { .. } => ParamKind::Memory,
-            Value::Bytes(_) => ParamKind::Value,
+            Value::Bytes(_) | Value::BytesWithPointers { .. } => ParamKind::Value,
+        }
+    }
+
+    /// The allocations the parameter points into.
+    pub fn memories(&self) -> Vec<Key> {
+        match self {
+            Value::Memory { mem, .. } => vec![*mem],
+            Value::Bytes(_) => Vec::new(),
+            Value::BytesWithPointers { pointers, .. } => pointers.iter().map(|pointer| pointer.mem).collect(),
         }
     }
 }
 
 /// Decodes each parameter's bytes: a pointer-sized one inside a tracked allocation (`locate`)
-/// becomes `Value::Memory`. Also says whether a larger by-value parameter holds such an address
-/// (a structure of pointers, which replay cannot relocate).
-pub fn decode(arguments: &[Vec<u8>], locate: impl Fn(u64) -> Option<(Key, u64)>) -> (Vec<Value>, bool) {
-    let mut hidden_pointer = false;
-    let values = arguments
+/// becomes `Value::Memory`; a larger one keeps its bytes with the tracked addresses found at
+/// its 8-byte-aligned offsets (parameters start aligned to their own alignment, so a pointer
+/// member sits at a multiple of 8).
+pub fn decode(arguments: &[Vec<u8>], locate: impl Fn(u64) -> Option<(Key, u64)>) -> Vec<Value> {
+    let tracked = |word: u64| if word == 0 { None } else { locate(word) };
+    arguments
         .iter()
         .map(|bytes| match <[u8; 8]>::try_from(bytes.as_slice()) {
-            Ok(word) => match u64::from_ne_bytes(word) {
-                0 => Value::Bytes(bytes.clone()),
-                pointer => locate(pointer).map_or_else(|| Value::Bytes(bytes.clone()), |(mem, offset)| Value::Memory { mem, offset }),
-            },
+            Ok(word) => tracked(u64::from_ne_bytes(word)).map_or_else(|| Value::Bytes(bytes.clone()), |(mem, offset)| Value::Memory { mem, offset }),
             Err(_) => {
-                let words = bytes.chunks_exact(8).filter_map(|word| <[u8; 8]>::try_from(word).ok());
-                hidden_pointer |= words.map(u64::from_ne_bytes).any(|word| word != 0 && locate(word).is_some());
-                Value::Bytes(bytes.clone())
+                let words = bytes.chunks_exact(8).enumerate().filter_map(|(index, word)| Some((index, u64::from_ne_bytes(word.try_into().ok()?))));
+                let pointers: Vec<Embedded> =
+                    words.filter_map(|(index, word)| tracked(word).map(|(mem, offset)| Embedded { at: index as u32 * 8, mem, offset })).collect();
+                match pointers.is_empty() {
+                    true => Value::Bytes(bytes.clone()),
+                    false => Value::BytesWithPointers { bytes: bytes.clone(), pointers },
+                }
             }
         })
-        .collect();
-    (values, hidden_pointer)
+        .collect()
 }
 
 /// `CU_LAUNCH_PARAM_BUFFER_POINTER`, `CU_LAUNCH_PARAM_BUFFER_SIZE`, `CU_LAUNCH_PARAM_END`.
