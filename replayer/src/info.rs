@@ -1,6 +1,7 @@
 //! `replayer info`: what a trace holds, for people (`Display`) and scripts (`Serialize`).
 
 use crate::families::find_families;
+use crate::inline::inline_subgraphs;
 use crate::segments::segment_graphs;
 use crate::validate::validate;
 use crate::describe;
@@ -81,8 +82,10 @@ pub fn trace_info(file: &TraceFile) -> TraceInfo {
     let trace = &file.trace;
     let problems: Vec<String> = validate(trace, &file.blobs).iter().map(ToString::to_string).collect();
     let families = problems.is_empty().then(|| {
-        // Without a backend, as if every command were recorded: the strictest grouping.
-        find_families(trace, &segment_graphs(trace), &|_| true)
+        // Without a backend, as if every command were recorded: the strictest grouping; with the
+        // program's graphs inlined, as replay sees them.
+        let inlined = inline_subgraphs(trace);
+        find_families(&inlined, &segment_graphs(&inlined), &|_| true)
             .into_iter()
             .map(|family| FamilyInfo {
                 base: family.base.0,

@@ -10,6 +10,7 @@ pub mod dot;
 pub mod families;
 pub mod graph;
 pub mod info;
+pub mod inline;
 pub mod memory_diff;
 pub mod opencl;
 pub mod overrides;

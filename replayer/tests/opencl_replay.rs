@@ -5,6 +5,7 @@
 mod common;
 
 use common::jacobi;
+use replayer::inline::inline_subgraphs;
 use replayer::opencl::OpenClBackend;
 use replayer::replay::{Mode, Replayer, RunOptions, RunReport};
 use std::collections::BTreeMap;
@@ -53,7 +54,9 @@ fn backend(device: &str) -> OpenClBackend {
     OpenClBackend::open(&options).unwrap_or_else(|e| panic!("OpenCL device {device:?}: {e}"))
 }
 
+/// Replays `trace` as the command line does: the program's command buffers inlined first.
 fn run(device: &str, trace: &Trace, blobs: &BlobStore, mode: Mode, iterations: usize) -> (RunReport, Vec<Vec<u8>>) {
+    let trace = &inline_subgraphs(trace);
     let mut replayer = Replayer::new(Box::new(backend(device)), trace, blobs).expect("trace loads");
     let options = RunOptions { mode, iterations, compare: true, profile: false, inputs: BTreeMap::new() };
     let report = replayer.run(&options, &mut |_, _| {}).unwrap_or_else(|e| panic!("{mode:?} replay on {device}: {e}"));

@@ -7,6 +7,7 @@ use super::progress::Progress;
 use clap::{Args, ValueEnum};
 use replayer::backend::BackendOptions;
 use replayer::backends;
+use replayer::inline::inline_subgraphs;
 use replayer::overrides::{apply_overrides, ArgOverride, SizeOverride};
 use replayer::profile::chrome_trace;
 use replayer::replay::{Mode, Replayer, RunOptions, RunReport};
@@ -89,8 +90,9 @@ pub struct ReplayArgs {
 
 pub fn replay(args: &ReplayArgs) -> Result<ExitCode, Failure> {
     let file = load_valid(&args.trace)?;
-    let mut trace = file.trace.clone();
-    apply_overrides(&mut trace, &args.set, &args.global).map_err(|error| Failure::bad_input(error.to_string()))?;
+    let mut recorded = file.trace.clone();
+    apply_overrides(&mut recorded, &args.set, &args.global).map_err(|error| Failure::bad_input(error.to_string()))?;
+    let trace = inline_subgraphs(&recorded);
     let inputs = read_inputs(&trace, &args.input)?;
     for output in &args.output {
         memory_exists(&trace, output.mem, "--output")?;

@@ -3,12 +3,11 @@
 
 use super::commands::{copy_params, memset_params, KernelCall};
 use super::driver::check;
-use super::graph::instantiate_subgraph;
+use super::graph::INLINED;
 use super::objects::Objects;
 use crate::backend::{BackendError, BackendResult, PartitionNodes};
-use cudarc::driver::sys::{self, CUcontext, CUevent, CUgraph, CUgraphExec, CUstream};
-use std::collections::HashMap;
-use trace_format::{Command, Graph};
+use cudarc::driver::sys::{self, CUevent, CUstream};
+use trace_format::Command;
 
 /// Events reused from run to run: re-recording an event does not disturb waits already issued.
 pub struct EventPool {
@@ -50,44 +49,12 @@ impl Drop for EventPool {
     }
 }
 
-/// Program graphs met in eager runs, instantiated on first use, by the sub-graph they came from.
-#[derive(Default)]
-pub struct SubgraphCache {
-    // Keyed by the recorded graph's address: the trace outlives the backend's runs.
-    built: HashMap<*const Graph, (CUgraph, CUgraphExec)>,
-}
-
-impl SubgraphCache {
-    fn get(&mut self, objects: &Objects, context: CUcontext, sub: &Graph) -> BackendResult<CUgraphExec> {
-        if let Some(&(_, exec)) = self.built.get(&(sub as *const Graph)) {
-            return Ok(exec);
-        }
-        let built = instantiate_subgraph(objects, context, sub)?;
-        self.built.insert(sub as *const Graph, built);
-        Ok(built.1)
-    }
-}
-
-impl Drop for SubgraphCache {
-    fn drop(&mut self) {
-        for &(graph, exec) in self.built.values() {
-            // SAFETY: created by `instantiate_subgraph`.
-            unsafe {
-                sys::cuGraphExecDestroy(exec);
-                sys::cuGraphDestroy(graph);
-            }
-        }
-    }
-}
-
 /// Where an eager partition runs and what it leaves behind.
 pub struct Eager<'a> {
     pub objects: &'a Objects,
-    pub context: CUcontext,
     /// The backend's own stream: the partition starts after it and it waits for the partition.
     pub main: CUstream,
     pub events: &'a mut EventPool,
-    pub subgraphs: &'a mut SubgraphCache,
     /// With profiling: (node, queue, start, end) per command.
     pub timed: Option<&'a mut Vec<(trace_format::NodeId, usize, CUevent, CUevent)>>,
 }
@@ -188,10 +155,7 @@ impl Eager<'_> {
                 };
                 check(result, "cuMemsetD2DAsync")
             }
-            Command::Subgraph(sub) => {
-                let exec = self.subgraphs.get(self.objects, self.context, sub)?;
-                check(sys::cuGraphLaunch(exec, stream), "cuGraphLaunch")
-            }
+            Command::Subgraph(_) => Err(BackendError::Unsupported(INLINED.into())),
             // Ordering only: memory lives for the whole replay and host code is not recorded.
             Command::Barrier | Command::MemAlloc { .. } | Command::MemFree { .. } | Command::HostTask(_) => Ok(()),
         }

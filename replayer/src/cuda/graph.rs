@@ -9,6 +9,9 @@ use cudarc::driver::sys::{self, CUcontext, CUgraph, CUgraphExec, CUgraphNode};
 use std::collections::{BTreeSet, HashMap};
 use trace_format::{Command, KernelLaunch, Node, NodeId, Patch};
 
+/// Why a backend refuses a sub-graph: `inline::inline_subgraphs` puts its nodes in the partition.
+pub const INLINED: &str = "a sub-graph: the replayer inlines them before a backend sees them";
+
 pub struct BuiltGraph {
     graph: CUgraph,
     pub exec: CUgraphExec,
@@ -62,19 +65,6 @@ pub fn rebuild(objects: &Objects, context: CUcontext, part: &PartitionNodes<'_>,
     build(objects, context, &nodes)
 }
 
-/// Builds and instantiates a graph the program made itself (a recorded sub-graph).
-pub fn instantiate_subgraph(objects: &Objects, context: CUcontext, sub: &trace_format::Graph) -> BackendResult<(CUgraph, CUgraphExec)> {
-    let graph = subgraph(objects, context, sub)?;
-    match instantiate(graph) {
-        Ok(exec) => Ok((graph, exec)),
-        Err(error) => {
-            // SAFETY: created above, not used elsewhere.
-            unsafe { sys::cuGraphDestroy(graph) };
-            Err(error)
-        }
-    }
-}
-
 fn new_graph() -> BackendResult<CUgraph> {
     let mut graph = std::ptr::null_mut();
     // SAFETY: valid out-pointer.
@@ -87,18 +77,6 @@ fn instantiate(graph: CUgraph) -> BackendResult<CUgraphExec> {
     // SAFETY: a complete graph and a valid out-pointer.
     check(unsafe { sys::cuGraphInstantiateWithFlags(&mut exec, graph, 0) }, "cuGraphInstantiate")?;
     Ok(exec)
-}
-
-fn subgraph(objects: &Objects, context: CUcontext, sub: &trace_format::Graph) -> BackendResult<CUgraph> {
-    let graph = new_graph()?;
-    let nodes: Vec<&Node> = sub.nodes.iter().collect();
-    let edges: Vec<(usize, usize)> = sub.edges.iter().map(|e| (e.from.index(), e.to.index())).collect();
-    if let Err(error) = add_nodes(objects, context, graph, &nodes, &edges) {
-        // SAFETY: created above, not used elsewhere.
-        unsafe { sys::cuGraphDestroy(graph) };
-        return Err(error);
-    }
-    Ok(graph)
 }
 
 /// Adds `nodes` to `graph`, then the edges between them (indices into `nodes`).
@@ -145,13 +123,7 @@ fn add_node(objects: &Objects, context: CUcontext, graph: CUgraph, command: &Com
                 let params = memset_params(objects, fill)?;
                 check(sys::cuGraphAddMemsetNode(&mut node, graph, none, 0, &params, context), "cuGraphAddMemsetNode")?;
             }
-            Command::Subgraph(sub) => {
-                let child = subgraph(objects, context, sub)?;
-                // The child graph is cloned into the node, so ours can go at once.
-                let added = sys::cuGraphAddChildGraphNode(&mut node, graph, none, 0, child);
-                sys::cuGraphDestroy(child);
-                check(added, "cuGraphAddChildGraphNode")?;
-            }
+            Command::Subgraph(_) => return Err(BackendError::Unsupported(INLINED.into())),
             // Memory lives for the whole replay, so the program's own allocations only order;
             // host code is not in the trace, so a host task only orders too.
             Command::Barrier | Command::MemAlloc { .. } | Command::MemFree { .. } | Command::HostTask(_) => {

@@ -17,7 +17,7 @@ mod objects;
 use crate::backend::{Backend, BackendError, BackendOptions, BackendResult, BufferHandle, NodeTiming, PartitionNodes, UpdateKind};
 use cudarc::driver::sys::{self, CUevent, CUstream};
 use driver::{check, Device};
-use eager::{Eager, EventPool, SubgraphCache};
+use eager::{Eager, EventPool};
 use graph::BuiltGraph;
 use objects::Objects;
 use trace_format::{BlobStore, Command, MemId, NodeId, Patch, Trace};
@@ -35,7 +35,6 @@ pub struct CudaBackend {
     objects: Option<Objects>,
     graphs: Vec<BuiltGraph>,
     events: EventPool,
-    subgraphs: SubgraphCache,
     /// With profiling: what ran since the last `finish`, and the event every time is measured from.
     timed: Vec<(NodeId, usize, CUevent, CUevent)>,
     origin: Option<CUevent>,
@@ -54,7 +53,6 @@ impl CudaBackend {
             objects: None,
             graphs: Vec::new(),
             events: EventPool::new(options.profile),
-            subgraphs: SubgraphCache::default(),
             timed: Vec::new(),
             origin: None,
         })
@@ -112,7 +110,6 @@ impl Backend for CudaBackend {
         // --exact-addresses the new trace may need the same address ranges).
         self.finish()?;
         self.graphs.clear();
-        self.subgraphs = SubgraphCache::default();
         self.objects = None;
         self.objects = Some(Objects::load(trace, blobs, self.device.device, self.options.exact_addresses)?);
         Ok(())
@@ -169,10 +166,8 @@ impl Backend for CudaBackend {
         let objects = self.objects.as_ref().ok_or_else(|| BackendError::Unsupported("the trace is not loaded yet".into()))?;
         Eager {
             objects,
-            context: self.device.context,
             main: self.main,
             events: &mut self.events,
-            subgraphs: &mut self.subgraphs,
             timed: self.options.profile.then_some(&mut self.timed),
         }
         .run(part)
@@ -230,8 +225,7 @@ impl Drop for CudaBackend {
         unsafe {
             sys::cuCtxSynchronize();
             self.graphs.clear();
-            self.subgraphs = SubgraphCache::default();
-            self.events = EventPool::new(false);
+                self.events = EventPool::new(false);
             self.objects = None;
             sys::cuStreamDestroy_v2(self.main);
             sys::cuDevicePrimaryCtxRelease_v2(self.device.device);

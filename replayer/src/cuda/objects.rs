@@ -7,7 +7,7 @@ use crate::backend::{BackendError, BackendResult};
 use cudarc::driver::sys::{self, CUdevice, CUfunction, CUmodule, CUstream};
 use std::collections::{BTreeSet, HashMap};
 use std::ffi::CString;
-use trace_format::{BlobId, BlobStore, Command, Extent, Graph, ImageKind, Node, Param, Place, Program, Trace};
+use trace_format::{BlobId, BlobStore, Command, Extent, ImageKind, Node, Param, Place, Program, Trace};
 
 pub struct Objects {
     /// By `ProgramId` index; `None` for programs no recorded kernel comes from.
@@ -101,13 +101,11 @@ fn load_module(program: &Program, blobs: &BlobStore) -> BackendResult<CUmodule> 
     Err(failure)
 }
 
-/// Calls `visit` for every copy among `nodes`, inside sub-graphs too.
+/// Calls `visit` for every copy among `nodes`.
 fn for_each_copy<'a>(nodes: &'a [Node], visit: &mut dyn FnMut(&'a trace_format::Copy) -> BackendResult<()>) -> BackendResult<()> {
     for node in nodes {
-        match &node.command {
-            Command::Copy(copy) => visit(copy)?,
-            Command::Subgraph(Graph { nodes, .. }) => for_each_copy(nodes, visit)?,
-            _ => {}
+        if let Command::Copy(copy) = &node.command {
+            visit(copy)?;
         }
     }
     Ok(())

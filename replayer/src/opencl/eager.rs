@@ -4,14 +4,13 @@
 use super::api::check;
 use super::objects::MemObject;
 use super::extension::Rect;
-use super::objects::Slot;
-use super::resolve::{rect_end, resolve, subgraph_predecessors, Resolved};
+use super::resolve::{rect_end, resolve, Resolved};
 use super::{event_list, OpenClBackend};
 use crate::backend::{BackendError, BackendResult, PartitionNodes};
 use opencl_sys::*;
 use std::ffi::c_void;
 use std::ptr;
-use trace_format::{BlobStore, Command, Graph, Node, NodeId};
+use trace_format::{BlobStore, Command, NodeId};
 
 impl OpenClBackend {
     pub(super) fn enqueue_partition(&mut self, part: &PartitionNodes<'_>, blobs: &BlobStore) -> BackendResult<()> {
@@ -31,7 +30,8 @@ impl OpenClBackend {
             } else {
                 waits.extend(predecessors[index].iter().map(|&p| events[p]));
             }
-            match self.enqueue_node(id, node, &waits, blobs) {
+            let queue = self.objects().map(|objects| objects.queue_of(node.queue));
+            match queue.and_then(|queue| self.enqueue_command(id, &node.command, queue, &waits, blobs)) {
                 Ok(event) => events.push(event),
                 Err(error) => {
                     outcome = Err(error);
@@ -54,46 +54,13 @@ impl OpenClBackend {
         outcome
     }
 
-    /// Enqueues one node after `waits`; returns its event.
-    fn enqueue_node(&self, id: NodeId, node: &Node, waits: &[cl_event], blobs: &BlobStore) -> BackendResult<cl_event> {
-        let queue = self.objects()?.queue_of(node.queue);
-        match &node.command {
-            Command::Subgraph(graph) => self.enqueue_subgraph(id, graph, queue, waits, blobs),
-            command => self.enqueue_command(Slot::top(id), command, queue, waits, blobs),
-        }
-    }
-
-    /// Enqueues the commands of a command buffer the program built (its roots after `waits`)
-    /// on `queue`; returns the event of a barrier after all of them.
-    fn enqueue_subgraph(&self, id: NodeId, graph: &Graph, queue: cl_command_queue, waits: &[cl_event], blobs: &BlobStore) -> BackendResult<cl_event> {
-        let predecessors = subgraph_predecessors(id, graph)?;
-        let mut events: Vec<cl_event> = Vec::with_capacity(graph.nodes.len());
-        let mut outcome = Ok(());
-        for (index, inner) in graph.nodes.iter().enumerate() {
-            let inner_waits: Vec<cl_event> =
-                if predecessors[index].is_empty() { waits.to_vec() } else { predecessors[index].iter().map(|&p| events[p]).collect() };
-            match self.enqueue_command(Slot { node: id, inner: Some(NodeId(index as u32)) }, &inner.command, queue, &inner_waits, blobs) {
-                Ok(event) => events.push(event),
-                Err(error) => {
-                    outcome = Err(error);
-                    break;
-                }
-            }
-        }
-        let closing = self.enqueue_command(Slot::top(id), &Command::Barrier, queue, if events.is_empty() { waits } else { &events }, blobs);
-        for event in events {
-            unsafe { (self.api.clReleaseEvent)(event) };
-        }
-        outcome.and(closing)
-    }
-
     /// Enqueues one command on `queue` after `waits`; returns its event.
-    fn enqueue_command(&self, slot: Slot, command: &Command, queue: cl_command_queue, waits: &[cl_event], blobs: &BlobStore) -> BackendResult<cl_event> {
+    fn enqueue_command(&self, node: NodeId, command: &Command, queue: cl_command_queue, waits: &[cl_event], blobs: &BlobStore) -> BackendResult<cl_event> {
         let api = self.api;
         let objects = self.objects()?;
         let (count, list) = event_list(waits);
         let mut event: cl_event = ptr::null_mut();
-        let (code, call) = match resolve(objects, slot, command, None)? {
+        let (code, call) = match resolve(objects, node, command, None)? {
             Resolved::Kernel { kernel, range } => (
                 unsafe { (api.clEnqueueNDRangeKernel)(queue, kernel, range.dims, range.offset.as_ptr(), range.global.as_ptr(), range.local_ptr(), count, list, &mut event) },
                 "clEnqueueNDRangeKernel",
@@ -121,8 +88,8 @@ impl OpenClBackend {
                 "clEnqueueSVMMemFill",
             ),
             Resolved::Write { target, offset, bytes, data, rect } => {
-                let data = blobs.get(data).map_err(|e| BackendError::Unsupported(format!("{slot}: {e}")))?;
-                write_fits(slot, data.len(), bytes, rect.as_ref())?;
+                let data = blobs.get(data).map_err(|e| BackendError::Unsupported(format!("node {node}: {e}")))?;
+                write_fits(node, data.len(), bytes, rect.as_ref())?;
                 // Blocking: the blob's bytes need not outlive this call.
                 let host = data.as_ptr() as *mut c_void;
                 (self.host_transfer(queue, target, offset, bytes, rect.as_ref(), host, true, waits, &mut event), "clEnqueueWrite*")
@@ -138,7 +105,7 @@ impl OpenClBackend {
             }
             Resolved::Barrier => (unsafe { (api.clEnqueueBarrierWithWaitList)(queue, count, list, &mut event) }, "clEnqueueBarrierWithWaitList"),
         };
-        check(code, call).map_err(|e| super::objects::annotate(e, &slot.to_string()))?;
+        check(code, call).map_err(|e| super::objects::annotate(e, &format!("node {node}")))?;
         Ok(event)
     }
 
@@ -182,10 +149,10 @@ fn packed_on_host(rect: Rect) -> Rect {
 }
 
 /// Checks that `available` recorded bytes hold a write of `bytes` (or of `rect`'s host side).
-fn write_fits(slot: Slot, available: usize, bytes: usize, rect: Option<&Rect>) -> BackendResult<()> {
+fn write_fits(node: NodeId, available: usize, bytes: usize, rect: Option<&Rect>) -> BackendResult<()> {
     let needed = rect.map_or(Some(bytes as u64), |r| rect_end(r.src_origin, r.region, [r.pitches[0], r.pitches[1]]));
     match needed {
         Some(needed) if needed <= available as u64 => Ok(()),
-        _ => Err(BackendError::Unsupported(format!("{slot}: the recorded host data ({available} bytes) is smaller than the transfer"))),
+        _ => Err(BackendError::Unsupported(format!("node {node}: the recorded host data ({available} bytes) is smaller than the transfer"))),
     }
 }

@@ -3,15 +3,15 @@
 
 use super::api::check;
 use super::extension::{wait_list, CommandBufferApi};
-use super::objects::{annotate, Binding, Objects, Slot};
-use super::resolve::{nd_range, resolve, subgraph_predecessors, Resolved};
+use super::objects::{annotate, Binding, Objects};
+use super::resolve::{nd_range, resolve, Resolved};
 use super::OpenClBackend;
 use crate::backend::{BackendError, BackendResult, BufferHandle, PartitionNodes, UpdateKind};
 use opencl_sys::*;
 use std::collections::HashMap;
 use std::ffi::c_void;
 use std::ptr;
-use trace_format::{Command, Graph, Launch, NodeId, Patch};
+use trace_format::{Command, Launch, NodeId, Patch};
 
 /// A finalized command buffer.
 pub struct Built {
@@ -54,16 +54,11 @@ impl OpenClBackend {
             for (index, &(id, node)) in part.nodes.iter().enumerate() {
                 waits.clear();
                 waits.extend(predecessors[index].iter().map(|&p| points[p]));
-                points[index] = match &node.command {
-                    Command::Subgraph(graph) => recorder.record_subgraph(id, graph, &waits)?,
-                    command => {
-                        let (point, handle) = recorder.record(Slot::top(id), command, &waits)?;
-                        if !handle.is_null() {
-                            mutable.insert(id, handle);
-                        }
-                        point
-                    }
-                };
+                let (point, handle) = recorder.record(id, &node.command, &waits)?;
+                if !handle.is_null() {
+                    mutable.insert(id, handle);
+                }
+                points[index] = point;
             }
             check(unsafe { (command_buffers.finalize)(buffer) }, "clFinalizeCommandBufferKHR")
         })();
@@ -177,19 +172,17 @@ struct Recorder<'b> {
 }
 
 impl Recorder<'_> {
-    /// A copy of the kernel at `slot` with its recorded arguments and the patched ones.
-    fn own_kernel(&mut self, slot: Slot, loaded: cl_kernel) -> BackendResult<cl_kernel> {
+    /// A copy of the kernel of `node` with its recorded arguments and the patched ones.
+    fn own_kernel(&mut self, node: NodeId, loaded: cl_kernel) -> BackendResult<cl_kernel> {
         let api = self.objects.api;
         let mut code = CL_SUCCESS;
         let kernel = unsafe { (api.clCloneKernel)(loaded, &mut code) };
         check(code, "clCloneKernel")?;
         self.kernels.push(kernel);
-        if slot.inner.is_none() {
-            for patch in self.patches {
-                if let Patch::Arg { node, index, value } = patch {
-                    if *node == slot.node {
-                        self.objects.set_arg(kernel, *index, value)?;
-                    }
+        for patch in self.patches {
+            if let Patch::Arg { node: patched, index, value } = patch {
+                if *patched == node {
+                    self.objects.set_arg(kernel, *index, value)?;
                 }
             }
         }
@@ -198,14 +191,14 @@ impl Recorder<'_> {
 
     /// Records one command after `waits`; returns its sync point and its mutable handle (null
     /// unless it is a kernel in a mutable buffer).
-    fn record(&mut self, slot: Slot, command: &Command, waits: &[cl_sync_point_khr]) -> BackendResult<(cl_sync_point_khr, cl_mutable_command_khr)> {
+    fn record(&mut self, node: NodeId, command: &Command, waits: &[cl_sync_point_khr]) -> BackendResult<(cl_sync_point_khr, cl_mutable_command_khr)> {
         let (command_buffers, buffer) = (self.command_buffers, self.buffer);
         let mut point = 0;
         let mut handle: cl_mutable_command_khr = ptr::null_mut();
-        let launch = if slot.inner.is_none() { self.launches.get(&slot.node).copied() } else { None };
-        match resolve(self.objects, slot, command, launch)? {
+        let launch = self.launches.get(&node).copied();
+        match resolve(self.objects, node, command, launch)? {
             Resolved::Kernel { kernel, range } => {
-                let kernel = self.own_kernel(slot, kernel)?;
+                let kernel = self.own_kernel(node, kernel)?;
                 let mutable_properties = [CL_MUTABLE_DISPATCH_UPDATABLE_FIELDS_KHR, self.mutable_fields.unwrap_or(0), 0];
                 let (properties, handle_out) = match self.mutable_fields {
                     Some(_) => (mutable_properties.as_ptr(), &mut handle as *mut cl_mutable_command_khr),
@@ -224,26 +217,10 @@ impl Recorder<'_> {
             Resolved::SvmFill { pointer, bytes, pattern } => command_buffers.svm_fill(buffer, pointer, pattern, bytes, waits, &mut point)?,
             Resolved::Barrier => command_buffers.barrier(buffer, waits, &mut point)?,
             Resolved::Write { .. } | Resolved::Read { .. } => {
-                return Err(BackendError::Unsupported(format!("{slot}: host transfers cannot be recorded in a command buffer")))
+                return Err(BackendError::Unsupported(format!("node {node}: host transfers cannot be recorded in a command buffer")))
             }
         }
         Ok((point, handle))
-    }
-
-    /// Records the commands of a command buffer the program built (its roots after `waits`),
-    /// closed by a barrier whose sync point stands for all of them.
-    fn record_subgraph(&mut self, node: NodeId, graph: &Graph, waits: &[cl_sync_point_khr]) -> BackendResult<cl_sync_point_khr> {
-        let predecessors = subgraph_predecessors(node, graph)?;
-        let mut points: Vec<cl_sync_point_khr> = Vec::with_capacity(graph.nodes.len());
-        for (index, inner) in graph.nodes.iter().enumerate() {
-            let inner_waits: Vec<cl_sync_point_khr> =
-                if predecessors[index].is_empty() { waits.to_vec() } else { predecessors[index].iter().map(|&p| points[p]).collect() };
-            let slot = Slot { node, inner: Some(NodeId(index as u32)) };
-            points.push(self.record(slot, &inner.command, &inner_waits)?.0);
-        }
-        let mut closing = 0;
-        self.command_buffers.barrier(self.buffer, if points.is_empty() { waits } else { &points }, &mut closing)?;
-        Ok(closing)
     }
 }
 

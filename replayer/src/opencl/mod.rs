@@ -178,8 +178,6 @@ impl Backend for OpenClBackend {
                 }
             }
             Command::Fill(fill) => fill.rows.is_none() && (!is_svm(&fill.mem) || command_buffers.records_svm()),
-            // A command buffer the program built: its commands join the replay's buffer.
-            Command::Subgraph(graph) => graph.nodes.iter().all(|n| !matches!(n.command, Command::Subgraph(_)) && self.can_record(&n.command)),
             _ => false,
         }
     }

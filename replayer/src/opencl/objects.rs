@@ -45,30 +45,7 @@ pub struct Objects {
     /// In-order queue for command buffers, memory transfers and commands without a queue.
     pub main_queue: cl_command_queue,
     /// One kernel object per recorded launch: PoCL re-reads arguments at each replay.
-    pub kernels: HashMap<Slot, cl_kernel>,
-}
-
-/// A node of the trace, or a node inside a sub-graph node (a command buffer the program
-/// built itself).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Slot {
-    pub node: NodeId,
-    pub inner: Option<NodeId>,
-}
-
-impl Slot {
-    pub fn top(node: NodeId) -> Slot {
-        Slot { node, inner: None }
-    }
-}
-
-impl std::fmt::Display for Slot {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.inner {
-            None => write!(f, "node {}", self.node),
-            Some(inner) => write!(f, "node {} (command {inner} of its command buffer)", self.node),
-        }
-    }
+    pub kernels: HashMap<NodeId, cl_kernel>,
 }
 
 /// Host-pointer flags name memory of the recording process, which does not exist now.
@@ -91,32 +68,23 @@ impl Objects {
             objects.programs.push(built);
         }
         for (index, node) in trace.nodes.iter().enumerate() {
-            let node_id = NodeId(index as u32);
-            match &node.command {
-                Command::Kernel(launch) => objects.create_launch_kernel(trace, Slot::top(node_id), launch)?,
-                Command::Subgraph(graph) => {
-                    for (inner, inner_node) in graph.nodes.iter().enumerate() {
-                        if let Command::Kernel(launch) = &inner_node.command {
-                            objects.create_launch_kernel(trace, Slot { node: node_id, inner: Some(NodeId(inner as u32)) }, launch)?;
-                        }
-                    }
-                }
-                _ => {}
+            if let Command::Kernel(launch) = &node.command {
+                objects.create_launch_kernel(trace, NodeId(index as u32), launch)?;
             }
         }
         Ok(objects)
     }
 
-    /// The kernel object of the launch at `slot`, with its recorded arguments set.
-    fn create_launch_kernel(&mut self, trace: &Trace, slot: Slot, launch: &KernelLaunch) -> BackendResult<()> {
+    /// The kernel object of the launch at `node`, with its recorded arguments set.
+    fn create_launch_kernel(&mut self, trace: &Trace, node: NodeId, launch: &KernelLaunch) -> BackendResult<()> {
         let recorded = trace.kernels.get(launch.kernel.index()).ok_or_else(|| {
-            BackendError::Unsupported(format!("{slot} launches kernel {} that the trace does not define", launch.kernel))
+            BackendError::Unsupported(format!("node {node} launches kernel {} that the trace does not define", launch.kernel))
         })?;
         let program = *self.programs.get(recorded.program.index()).ok_or_else(|| {
             BackendError::Unsupported(format!("kernel {} names program {} that the trace does not define", recorded.name, recorded.program))
         })?;
         let kernel = create_kernel(self.api, program, &recorded.name)?;
-        self.kernels.insert(slot, kernel);
+        self.kernels.insert(node, kernel);
         // An argument left unset crashes PoCL when the launch is recorded.
         let mut expected: cl_uint = 0;
         let code = unsafe {
@@ -125,13 +93,13 @@ impl Objects {
         check(code, "clGetKernelInfo(CL_KERNEL_NUM_ARGS)")?;
         if launch.args.len() != expected as usize {
             return Err(BackendError::Unsupported(format!(
-                "{slot} launches {} with {} arguments; the kernel takes {expected}",
+                "node {node} launches {} with {} arguments; the kernel takes {expected}",
                 recorded.name,
                 launch.args.len()
             )));
         }
         for (arg_index, arg) in launch.args.iter().enumerate() {
-            self.set_arg(kernel, arg_index as u32, arg).map_err(|e| annotate(e, &format!("{slot} ({})", recorded.name)))?;
+            self.set_arg(kernel, arg_index as u32, arg).map_err(|e| annotate(e, &format!("node {node} ({})", recorded.name)))?;
         }
         Ok(())
     }
@@ -219,8 +187,8 @@ impl Objects {
         queue.and_then(|q| self.queues.get(q.index()).copied()).unwrap_or(self.main_queue)
     }
 
-    pub fn kernel(&self, slot: Slot) -> BackendResult<cl_kernel> {
-        self.kernels.get(&slot).copied().ok_or_else(|| BackendError::Unsupported(format!("{slot} has no kernel object")))
+    pub fn kernel(&self, node: NodeId) -> BackendResult<cl_kernel> {
+        self.kernels.get(&node).copied().ok_or_else(|| BackendError::Unsupported(format!("node {node} has no kernel object")))
     }
 }
 

@@ -2,11 +2,11 @@
 //! first: PoCL crashes on invalid command-buffer input instead of returning an error.
 
 use super::extension::Rect;
-use super::objects::{MemObject, Objects, Slot};
+use super::objects::{MemObject, Objects};
 use crate::backend::{BackendError, BackendResult};
 use opencl_sys::{cl_kernel, cl_mem};
 use std::ffi::c_void;
-use trace_format::{BlobId, Command, Copy, Extent, Fill, Graph, Launch, MemId, NodeId, Place};
+use trace_format::{BlobId, Command, Copy, Extent, Fill, Launch, MemId, NodeId, Place};
 
 /// A command ready to record or enqueue.
 pub enum Resolved<'n> {
@@ -39,20 +39,20 @@ impl NdRange {
     }
 }
 
-/// Checks `command` at `slot` against the replay objects; `launch` overrides a kernel's
+/// Checks `command` of `node` against the replay objects; `launch` overrides a kernel's
 /// recorded ND-range (a patch). Sub-graphs are expanded by the callers.
-pub fn resolve<'n>(objects: &Objects, slot: Slot, command: &'n Command, launch: Option<&Launch>) -> BackendResult<Resolved<'n>> {
-    let context = |e: BackendError| super::objects::annotate(e, &slot.to_string());
+pub fn resolve<'n>(objects: &Objects, node: NodeId, command: &'n Command, launch: Option<&Launch>) -> BackendResult<Resolved<'n>> {
+    let context = |e: BackendError| super::objects::annotate(e, &format!("node {node}"));
     match command {
         Command::Kernel(kernel_launch) => {
-            let kernel = objects.kernel(slot)?;
+            let kernel = objects.kernel(node)?;
             let range = nd_range(launch.unwrap_or(&kernel_launch.launch)).map_err(context)?;
             Ok(Resolved::Kernel { kernel, range })
         }
         Command::Copy(copy) => resolve_copy(objects, copy).map_err(context),
         Command::Fill(fill) => resolve_fill(objects, fill).map_err(context),
         Command::Barrier | Command::HostTask(_) => Ok(Resolved::Barrier),
-        Command::Subgraph(_) => Err(context(BackendError::Unsupported("a command buffer inside a command buffer".into()))),
+        Command::Subgraph(_) => Err(context(BackendError::Unsupported("a sub-graph: the replayer inlines them before a backend sees them".into()))),
         Command::MemAlloc { .. } | Command::MemFree { .. } => {
             Err(context(BackendError::Unsupported(format!("{} commands are not replayed by the OpenCL backend", command.kind_name()))))
         }
@@ -220,20 +220,6 @@ fn resolve_fill<'n>(objects: &Objects, fill: &'n Fill) -> BackendResult<Resolved
         MemObject::Buffer { mem, .. } => Resolved::Fill { mem, offset, bytes, pattern },
         MemObject::Svm { pointer, .. } => Resolved::SvmFill { pointer: unsafe { (pointer as *mut u8).add(offset) as *mut c_void }, bytes, pattern },
     })
-}
-
-/// The predecessors of each node of the sub-graph at `node`; its edges must point backwards
-/// (a command buffer's sync points name earlier commands).
-pub fn subgraph_predecessors(node: NodeId, graph: &Graph) -> BackendResult<Vec<Vec<usize>>> {
-    let mut predecessors = vec![Vec::new(); graph.nodes.len()];
-    for edge in &graph.edges {
-        let (from, to) = (edge.from.index(), edge.to.index());
-        if from >= to || to >= graph.nodes.len() {
-            return Err(BackendError::Unsupported(format!("node {node}: its command buffer has an edge {from} -> {to} that is not to a later command")));
-        }
-        predecessors[to].push(from);
-    }
-    Ok(predecessors)
 }
 
 #[cfg(test)]

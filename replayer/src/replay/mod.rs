@@ -141,7 +141,7 @@ pub struct Replayer<'t> {
 }
 
 impl<'t> Replayer<'t> {
-    /// Loads `trace` (validated) into `backend`.
+    /// Loads `trace` (validated, its sub-graphs inlined: `inline::inline_subgraphs`) into `backend`.
     pub fn new(mut backend: Box<dyn Backend>, trace: &'t Trace, blobs: &'t BlobStore) -> Result<Self, BackendError> {
         backend.load(trace, blobs)?;
         let graphs = segment_graphs(trace);

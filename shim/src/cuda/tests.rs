@@ -135,7 +135,7 @@ fn addresses_inside_a_structure_passed_by_value_are_relocated_too() {
     // struct { int64 n; float *x; float *y; int32 k; } as PyTorch's and cuBLAS's kernels take
     // their pointers: an unrelated word, two tracked addresses, a tail shorter than a word.
     let structure = [7u64.to_ne_bytes().as_slice(), &(Y + 8).to_ne_bytes(), &X.to_ne_bytes(), &3i32.to_ne_bytes()].concat();
-    let decoded = Decoded { layout: vec![(0, structure.len() as u32)], values: params::decode(&[structure.clone()], |a| recorder.locate(a)) };
+    let decoded = Decoded { layout: vec![(0, structure.len() as u32)], values: params::decode(std::slice::from_ref(&structure), |a| recorder.locate(a)) };
     let embedded = vec![params::Embedded { at: 8, mem: Y, offset: 8 }, params::Embedded { at: 16, mem: X, offset: 0 }];
     assert_eq!(decoded.values, vec![Value::BytesWithPointers { bytes: structure.clone(), pointers: embedded }]);
     assert_eq!(kernel_accesses(&decoded), vec![write(Y), write(X)]);
@@ -145,7 +145,7 @@ fn addresses_inside_a_structure_passed_by_value_are_relocated_too() {
     assert_eq!(launch.args, vec![Arg::ValueWithPointers { bytes: structure, pointers }]);
     // Zeros and words outside every allocation stay plain bytes.
     let plain = [0u64.to_ne_bytes(), 0x1234u64.to_ne_bytes()].concat();
-    assert_eq!(params::decode(&[plain.clone()], |a| recorder.locate(a)), vec![Value::Bytes(plain)]);
+    assert_eq!(params::decode(std::slice::from_ref(&plain), |a| recorder.locate(a)), vec![Value::Bytes(plain)]);
 }
 
 /// `CU_LAUNCH_PARAM_BUFFER_POINTER` and `CU_LAUNCH_PARAM_BUFFER_SIZE`, as `extra` names them.
