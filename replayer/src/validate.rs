@@ -357,6 +357,26 @@ mod tests {
     }
 
     #[test]
+    fn pointers_inside_a_value_must_fit_it_and_name_memory() {
+        let mut b = valid();
+        let pointers = vec![
+            trace_format::EmbeddedPointer { at: 0, mem: MemId(0), offset: 8 },
+            trace_format::EmbeddedPointer { at: 6, mem: MemId(0), offset: 0 },
+            trace_format::EmbeddedPointer { at: 8, mem: MemId(5), offset: 0 },
+        ];
+        launch_mut(&mut b, 0).args[1] = Arg::ValueWithPointers { bytes: vec![0; 12], pointers };
+        assert_eq!(
+            problems(&b),
+            vec![
+                "node 0: argument 1 has 12 bytes; the parameter has 4",
+                "node 0 argument 1 pointer at byte 6: it does not fit in the argument's 12 bytes",
+                "node 0 argument 1 pointer at byte 8: it does not fit in the argument's 12 bytes",
+                "node 0 argument 1 pointer at byte 8: memory 5 does not exist (the trace has 1)",
+            ]
+        );
+    }
+
+    #[test]
     fn missing_blobs_are_named() {
         let mut b = valid();
         b.trace.segments[0].expected[0].blob = BlobId(42);
