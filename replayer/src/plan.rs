@@ -61,9 +61,10 @@ pub enum PlanError {
     Cycle { segment: SegmentId, nodes: Vec<NodeId> },
 }
 
-/// Whether a command runs outside command buffers: host tasks, and what the backend cannot record.
+/// Whether a command runs outside command buffers: what the backend cannot record (host tasks
+/// on OpenCL; CUDA graphs hold them as host nodes).
 pub fn runs_eagerly(command: &Command, can_record: &dyn Fn(&Command) -> bool) -> bool {
-    matches!(command, Command::HostTask(_)) || !can_record(command)
+    !can_record(command)
 }
 
 /// Plans `graph` (a validated segment of `trace`); `can_record` is the backend's
@@ -191,8 +192,9 @@ mod tests {
     use crate::test_traces::{mem, TraceBuilder};
     use trace_format::{Copy, Extent, MemId, Place};
 
-    fn record_all(_: &Command) -> bool {
-        true
+    /// A backend that records everything but host tasks, as OpenCL command buffers do.
+    fn all_but_host_tasks(command: &Command) -> bool {
+        !matches!(command, Command::HostTask(_))
     }
 
     /// Partitions as (kind, node ids, partitions depended on).
@@ -219,7 +221,7 @@ mod tests {
         b.edge(n[0], n[1]);
         b.edge(n[1], n[2]);
         let graph = &segment_graphs(&b.trace)[0];
-        let plan = plan_segment(&b.trace, graph, &record_all).expect("acyclic");
+        let plan = plan_segment(&b.trace, graph, &all_but_host_tasks).expect("acyclic");
         assert_eq!(plan.partitions.len(), 1);
         assert_eq!(plan.partitions[0].nodes, vec![0, 1, 2]);
         assert!(plan.partitions[0].straight_line);
@@ -231,7 +233,7 @@ mod tests {
         let n = kernels(&mut b, 3);
         b.edge(n[0], n[2]);
         let graph = &segment_graphs(&b.trace)[0];
-        let plan = plan_segment(&b.trace, graph, &record_all).expect("acyclic");
+        let plan = plan_segment(&b.trace, graph, &all_but_host_tasks).expect("acyclic");
         assert!(!plan.partitions[0].straight_line);
     }
 
@@ -241,7 +243,7 @@ mod tests {
         let n = kernels(&mut b, 4);
         b.edge(n[3], n[0]);
         let graph = &segment_graphs(&b.trace)[0];
-        let plan = plan_segment(&b.trace, graph, &record_all).expect("acyclic");
+        let plan = plan_segment(&b.trace, graph, &all_but_host_tasks).expect("acyclic");
         assert_eq!(plan.partitions[0].nodes, vec![1, 2, 3, 0]);
         assert_eq!(plan.partitions[0].edges, vec![(2, 3)]);
     }
@@ -259,13 +261,24 @@ mod tests {
         b.edge(ht, later[0]);
         b.edge(later[0], later[1]);
         assert_eq!(
-            summary(&b, &record_all),
+            summary(&b, &all_but_host_tasks),
             vec![
                 (PartitionKind::Recorded, vec![a.0, bb.0, x.0], vec![]),
                 (PartitionKind::Eager, vec![ht.0], vec![0]),
                 (PartitionKind::Recorded, vec![later[0].0, later[1].0], vec![1]),
             ]
         );
+    }
+
+    #[test]
+    fn a_backend_that_records_host_tasks_keeps_them_in_the_partition() {
+        let mut b = TraceBuilder::new();
+        let n = kernels(&mut b, 1);
+        let ht = b.host_task(SegmentId(0));
+        let later = kernels(&mut b, 1);
+        b.edge(n[0], ht);
+        b.edge(ht, later[0]);
+        assert_eq!(summary(&b, &|_| true), vec![(PartitionKind::Recorded, vec![n[0].0, ht.0, later[0].0], vec![])]);
     }
 
     #[test]
@@ -281,7 +294,7 @@ mod tests {
         for (from, to) in [(r1, ht1), (ht1, a), (r2, ht2), (ht2, bb)] {
             b.edge(from, to);
         }
-        let plan = summary(&b, &record_all);
+        let plan = summary(&b, &all_but_host_tasks);
         assert_eq!(
             plan,
             vec![
@@ -307,7 +320,7 @@ mod tests {
         b.edge(p1, p2);
         b.edge(ht, p2);
         b.edge(q, p2);
-        let plan = summary(&b, &record_all);
+        let plan = summary(&b, &all_but_host_tasks);
         let position = |node: NodeId| plan.iter().position(|(_, nodes, _)| nodes.contains(&node.0)).expect("planned");
         assert!(position(q) < position(p2));
         assert!(position(ht) < position(p1));
@@ -348,6 +361,6 @@ mod tests {
         b.edge(n[0], n[1]);
         b.edge(n[1], n[0]);
         let graph = &segment_graphs(&b.trace)[0];
-        assert!(matches!(plan_segment(&b.trace, graph, &record_all), Err(PlanError::Cycle { .. })));
+        assert!(matches!(plan_segment(&b.trace, graph, &all_but_host_tasks), Err(PlanError::Cycle { .. })));
     }
 }

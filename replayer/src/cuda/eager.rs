@@ -3,7 +3,7 @@
 
 use super::commands::{copy_params, memset_params, KernelCall};
 use super::driver::check;
-use super::graph::INLINED;
+use super::graph::{recorded_host_code, INLINED};
 use super::objects::Objects;
 use crate::backend::{BackendError, BackendResult, PartitionNodes};
 use cudarc::driver::sys::{self, CUevent, CUstream};
@@ -156,8 +156,9 @@ impl Eager<'_> {
                 check(result, "cuMemsetD2DAsync")
             }
             Command::Subgraph(_) => Err(BackendError::Unsupported(INLINED.into())),
-            // Ordering only: memory lives for the whole replay and host code is not recorded.
-            Command::Barrier | Command::MemAlloc { .. } | Command::MemFree { .. } | Command::HostTask(_) => Ok(()),
+            Command::HostTask(_) => check(sys::cuLaunchHostFunc(stream, Some(recorded_host_code), std::ptr::null_mut()), "cuLaunchHostFunc"),
+            // Ordering only: memory lives for the whole replay.
+            Command::Barrier | Command::MemAlloc { .. } | Command::MemFree { .. } => Ok(()),
         }
     }
 }

@@ -9,6 +9,10 @@ use cudarc::driver::sys::{self, CUcontext, CUgraph, CUgraphExec, CUgraphNode};
 use std::collections::{BTreeSet, HashMap};
 use trace_format::{Command, KernelLaunch, Node, NodeId, Patch};
 
+/// Stands for the program's host code, which the trace does not hold: the host node keeps the
+/// order and the round trip to the host that the program's own host function had.
+pub extern "C" fn recorded_host_code(_: *mut std::ffi::c_void) {}
+
 /// Why a backend refuses a sub-graph: `inline::inline_subgraphs` puts its nodes in the partition.
 pub const INLINED: &str = "a sub-graph: the replayer inlines them before a backend sees them";
 
@@ -124,9 +128,12 @@ fn add_node(objects: &Objects, context: CUcontext, graph: CUgraph, command: &Com
                 check(sys::cuGraphAddMemsetNode(&mut node, graph, none, 0, &params, context), "cuGraphAddMemsetNode")?;
             }
             Command::Subgraph(_) => return Err(BackendError::Unsupported(INLINED.into())),
-            // Memory lives for the whole replay, so the program's own allocations only order;
-            // host code is not in the trace, so a host task only orders too.
-            Command::Barrier | Command::MemAlloc { .. } | Command::MemFree { .. } | Command::HostTask(_) => {
+            Command::HostTask(_) => {
+                let params = sys::CUDA_HOST_NODE_PARAMS { fn_: Some(recorded_host_code), userData: std::ptr::null_mut() };
+                check(sys::cuGraphAddHostNode(&mut node, graph, none, 0, &params), "cuGraphAddHostNode")?;
+            }
+            // Memory lives for the whole replay, so the program's own allocations only order.
+            Command::Barrier | Command::MemAlloc { .. } | Command::MemFree { .. } => {
                 check(sys::cuGraphAddEmptyNode(&mut node, graph, none, 0), "cuGraphAddEmptyNode")?;
             }
         }

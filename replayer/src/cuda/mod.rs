@@ -102,7 +102,7 @@ impl Backend for CudaBackend {
     }
 
     fn can_record(&self, command: &Command) -> bool {
-        !matches!(command, Command::HostTask(_))
+        !matches!(command, Command::Subgraph(_))
     }
 
     fn load(&mut self, trace: &Trace, blobs: &BlobStore) -> BackendResult<()> {
