@@ -1,13 +1,15 @@
 //! Programs that use `cl_khr_command_buffer` themselves: the shim hands out wrappers for the
 //! extension's functions (matching the signatures of the revision each platform implements:
 //! before 0.9.5 only `clCommandNDRangeKernelKHR` takes `properties`), keeps each command
-//! buffer's commands as a graph, and records each enqueue as one sub-graph node.
+//! buffer's commands as a graph, and records each enqueue as one sub-graph node. The program's
+//! own updates of kernel commands (`mutable_dispatch`) change that graph.
 
 use super::commands::kernels::{kernel_accesses, kernel_command, nd_range};
 use super::commands::transfers::rect_extent;
 use super::commands::{self, memory, svm_place, Enqueued};
 use super::dispatch::call;
-use super::state::{with_recorder, with_state, CommandBuffer, State};
+use super::mutable_dispatch::{update_mutable_commands, update_mutable_commands_chained, updates_take_config_array};
+use super::state::{with_recorder, with_state, CommandBuffer, MutableKernel, State};
 use super::{created, hooks, info, key, succeeded, Recorded};
 use crate::entry::{intercept, Forward};
 use crate::recorder::{Access, Key, Recorder};
@@ -16,7 +18,7 @@ use opencl_sys::*;
 use std::collections::HashMap;
 use std::ffi::{c_void, CStr};
 use std::sync::{Mutex, PoisonError};
-use trace_format::{Command, Copy, Extent, Fill, Graph, Node, Place, SegmentId};
+use trace_format::{Command, Copy, Extent, Fill, Graph, Node, NodeId, Place, SegmentId};
 
 /// The first revision whose commands all take `properties`.
 const PROPERTIES_FOR_ALL: (u32, u32, u32) = (0, 9, 5);
@@ -29,7 +31,7 @@ static ADDRESSES: Mutex<Option<HashMap<(Key, &'static str), usize>>> = Mutex::ne
 static PLATFORMS: Mutex<Option<HashMap<Key, Key>>> = Mutex::new(None);
 
 /// The platform's own implementation of the extension function `name`.
-fn platform_function(platform: Key, name: &'static str) -> Option<usize> {
+pub(super) fn platform_function(platform: Key, name: &'static str) -> Option<usize> {
     let mut addresses = ADDRESSES.lock().unwrap_or_else(PoisonError::into_inner);
     let addresses = addresses.get_or_insert_with(HashMap::new);
     if let Some(&address) = addresses.get(&(platform, name)) {
@@ -49,26 +51,31 @@ fn platform_of_queue(queue: cl_command_queue) -> Option<Key> {
     Some(key(platform))
 }
 
-fn platform_of_buffer(buffer: cl_command_buffer_khr) -> Option<Key> {
+pub(super) fn platform_of_buffer(buffer: cl_command_buffer_khr) -> Option<Key> {
     PLATFORMS.lock().unwrap_or_else(PoisonError::into_inner).as_ref()?.get(&key(buffer)).copied()
 }
 
 /// Whether the platform's `cl_khr_command_buffer` takes `properties` in every command.
-pub fn properties_for_all(platform: cl_platform_id) -> bool {
+fn properties_for_all(platform: cl_platform_id) -> bool {
+    extension_version(platform, c"cl_khr_command_buffer").is_none_or(|version| version >= PROPERTIES_FOR_ALL)
+}
+
+/// The revision of `extension` the platform's first device reports.
+pub(super) fn extension_version(platform: cl_platform_id, extension: &CStr) -> Option<(u32, u32, u32)> {
     let mut device: cl_device_id = std::ptr::null_mut();
     if call!(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &mut device, std::ptr::null_mut())) != CL_SUCCESS {
-        return true;
+        return None;
     }
     let bytes = info::bytes(|size, value, size_ret| {
         call!(clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS_WITH_VERSION, size, value, size_ret))
     });
     let entry = size_of::<cl_name_version>();
-    let version = bytes.unwrap_or_default().chunks_exact(entry).find_map(|chunk| {
+    let version = bytes?.chunks_exact(entry).find_map(|chunk| {
         let (version, name) = chunk.split_at(size_of::<cl_version>());
         let name = CStr::from_bytes_until_nul(name).ok()?;
-        (name == c"cl_khr_command_buffer").then(|| u32::from_ne_bytes(version.try_into().unwrap_or_default()))
-    });
-    version.is_none_or(|version| (version >> 22, (version >> 12) & 0x3ff, version & 0xfff) >= PROPERTIES_FOR_ALL)
+        (name == extension).then(|| u32::from_ne_bytes(version.try_into().unwrap_or_default()))
+    })?;
+    Some((version >> 22, (version >> 12) & 0x3ff, version & 0xfff))
 }
 
 /// Sync points a command waits for, and where the driver returns the one it signals.
@@ -76,6 +83,19 @@ struct SyncPoints {
     count: cl_uint,
     waits: *const cl_sync_point_khr,
     signals: *mut cl_sync_point_khr,
+}
+
+impl SyncPoints {
+    /// The sync points waited for and the one signalled, once the call succeeded.
+    unsafe fn read(&self) -> (Vec<cl_sync_point_khr>, Option<cl_sync_point_khr>) {
+        // SAFETY: the call succeeded, so the wait list held its sync points and the driver wrote
+        // the signalled one.
+        let waits = match self.waits.is_null() {
+            true => Vec::new(),
+            false => unsafe { std::slice::from_raw_parts(self.waits, self.count as usize) }.to_vec(),
+        };
+        (waits, (!self.signals.is_null()).then(|| unsafe { *self.signals }))
+    }
 }
 
 /// Adds the command `build` makes to the command buffer's graph, once the real call succeeded.
@@ -86,25 +106,37 @@ unsafe fn add_command(
     accesses: impl FnOnce(&State, &Recorder) -> Vec<Access>,
     build: impl FnOnce(&mut Recorder, &State) -> Result<Command, &'static str>,
 ) -> Recorded {
-    // SAFETY: the call succeeded, so the wait list held its sync points and the driver wrote
-    // the signalled one.
-    let waits = match sync.waits.is_null() {
-        true => Vec::new(),
-        false => unsafe { std::slice::from_raw_parts(sync.waits, sync.count as usize) }.to_vec(),
-    };
-    let signals = (!sync.signals.is_null()).then(|| unsafe { *sync.signals });
+    let (waits, signals) = unsafe { sync.read() };
     with_recorder(|state, recorder| {
         let accesses = accesses(state, recorder);
-        let command = build(recorder, state).unwrap_or_else(|reason| {
-            recorder.partial(call, reason);
-            Command::Barrier
-        });
-        let node = Node { queue: None, segment: SegmentId(0), command, call: call.to_string() };
-        match state.command_buffers.get_mut(&key(buffer)) {
-            Some(buffer) => buffer.add(node, &waits, signals, &accesses),
-            None => recorder.partial(call, "a command buffer the shim did not see created"),
-        }
+        let command = build(recorder, state);
+        push_node(state, recorder, buffer, call, (&waits, signals), command, accesses);
     })
+}
+
+/// Adds `command` (a barrier and a partial trace when it could not be recorded) to the command
+/// buffer's graph; the node it became, `None` for a buffer the shim did not see created.
+fn push_node(
+    state: &mut State,
+    recorder: &mut Recorder,
+    buffer: cl_command_buffer_khr,
+    call: &'static str,
+    (waits, signals): (&[cl_sync_point_khr], Option<cl_sync_point_khr>),
+    command: Result<Command, &'static str>,
+    accesses: Vec<Access>,
+) -> Option<NodeId> {
+    let command = command.unwrap_or_else(|reason| {
+        recorder.partial(call, reason);
+        Command::Barrier
+    });
+    let node = Node { queue: None, segment: SegmentId(0), command, call: call.to_string() };
+    match state.command_buffers.get_mut(&key(buffer)) {
+        Some(buffer) => Some(buffer.add(node, waits, signals, accesses)),
+        None => {
+            recorder.partial(call, "a command buffer the shim did not see created");
+            None
+        }
+    }
 }
 
 /// Declares, for each command, the wrapper for revisions before 0.9.5 and the one for later
@@ -162,13 +194,12 @@ macro_rules! command_wrappers {
             }
         )*
 
-        /// The shim's wrapper for the extension function `name`, for a platform whose commands
-        /// all take `properties` (`properties_for_all`) or not; `None` for functions it does
-        /// not wrap.
-        pub fn wrapper(name: &CStr, properties_for_all: bool) -> Option<*mut c_void> {
+        /// The shim's wrapper for the extension function `name`, with the signature of the
+        /// revision `platform` implements; `None` for functions it does not wrap.
+        pub fn wrapper(name: &CStr, platform: cl_platform_id) -> Option<*mut c_void> {
             $(
                 if name.to_bytes() == stringify!($name).as_bytes() {
-                    let wrapper = if properties_for_all { $after as *const () } else { $before as *const () };
+                    let wrapper = if properties_for_all(platform) { $after as *const () } else { $before as *const () };
                     return Some(wrapper.cast_mut().cast());
                 }
             )*
@@ -176,6 +207,10 @@ macro_rules! command_wrappers {
                 b"clCreateCommandBufferKHR" => clCreateCommandBufferKHR as *const (),
                 b"clEnqueueCommandBufferKHR" => clEnqueueCommandBufferKHR as *const (),
                 b"clCommandNDRangeKernelKHR" => clCommandNDRangeKernelKHR as *const (),
+                b"clUpdateMutableCommandsKHR" => match updates_take_config_array(platform) {
+                    true => update_mutable_commands as *const (),
+                    false => update_mutable_commands_chained as *const (),
+                },
                 _ => return None,
             };
             Some(wrapper.cast_mut().cast())
@@ -364,15 +399,22 @@ unsafe extern "C" fn clCommandNDRangeKernelKHR(
         }
         let launch = unsafe { nd_range(work_dim, global_work_offset, global_work_size, local_work_size) };
         let sync = SyncPoints { count: num_sync_points, waits: sync_point_wait_list, signals: sync_point };
-        unsafe {
-            add_command(
-                command_buffer,
-                "clCommandNDRangeKernelKHR",
-                sync,
-                |state, recorder| kernel_accesses(state, recorder, kernel),
-                |recorder, state| kernel_command(recorder, state, kernel, launch),
-            )
-        }
+        let (waits, signals) = unsafe { sync.read() };
+        // SAFETY: the call succeeded, so the driver wrote the handle the program asked for.
+        let handle = (!mutable_handle.is_null()).then(|| unsafe { *mutable_handle });
+        with_recorder(|state, recorder| {
+            let accesses = kernel_accesses(state, recorder, kernel);
+            let command = kernel_command(recorder, state, kernel, launch.clone());
+            let arguments = state.kernels.get(&key(kernel)).cloned();
+            let node = push_node(state, recorder, command_buffer, "clCommandNDRangeKernelKHR", (&waits, signals), command, accesses);
+            // Kept for the program's updates: they change this node from its arguments now.
+            if let (Some(handle), Some(node), Some(arguments)) = (handle, node, arguments) {
+                let mutable = MutableKernel { node, kernel: key(kernel), arguments, launch };
+                if let Some(buffer) = state.command_buffers.get_mut(&key(command_buffer)) {
+                    buffer.mutable.insert(key(handle), mutable);
+                }
+            }
+        })
     })
 }
 
@@ -404,6 +446,7 @@ unsafe extern "C" fn clCreateCommandBufferKHR(
             graph: Graph { nodes: Vec::new(), edges: Vec::new() },
             accesses: Vec::new(),
             sync_points: HashMap::new(),
+            mutable: HashMap::new(),
         };
         with_state(|state| state.command_buffers.insert(key(buffer), command_buffer));
         Ok(())
@@ -436,7 +479,7 @@ unsafe extern "C" fn clEnqueueCommandBufferKHR(
     intercept("clEnqueueCommandBufferKHR", &real, |forward| -> Recorded {
         let recorded = with_state(|state| {
             let buffer = state.command_buffers.get(&key(command_buffer))?;
-            Some((buffer.graph.clone(), buffer.accesses.clone(), buffer.queue))
+            Some((buffer.graph.clone(), buffer.accesses.concat(), buffer.queue))
         });
         let Some((graph, accesses, default_queue)) = recorded else {
             forward.call();

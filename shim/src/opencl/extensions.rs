@@ -2,7 +2,7 @@
 //! those the shim records come back as its wrappers, and looking up one whose work it cannot
 //! record marks the trace partial.
 
-use super::command_buffers::{properties_for_all, wrapper};
+use super::command_buffers::wrapper;
 use super::state::with_recorder;
 use super::{hooks, Recorded};
 use crate::entry::Forward;
@@ -15,7 +15,6 @@ const UNRECORDED: &[&str] = &[
     "clCommandCopyImageToBufferKHR",
     "clCommandCopyBufferToImageKHR",
     "clCommandFillImageKHR",
-    "clUpdateMutableCommandsKHR",
 ];
 
 pub unsafe fn function_address_for_platform(
@@ -59,7 +58,7 @@ unsafe fn platform_providing(name: &CStr, address: *mut c_void) -> Option<cl_pla
 }
 
 unsafe fn substitute(forward: &mut Forward<'_, *mut c_void>, platform: cl_platform_id, name: &CStr) -> Recorded {
-    if let Some(wrapper) = wrapper(name, properties_for_all(platform)) {
+    if let Some(wrapper) = wrapper(name, platform) {
         forward.substitute(wrapper);
         return Ok(());
     }

@@ -14,6 +14,7 @@ mod extensions;
 mod hooks;
 mod info;
 mod memory;
+mod mutable_dispatch;
 mod programs;
 mod queues;
 mod state;

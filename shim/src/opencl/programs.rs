@@ -244,12 +244,17 @@ pub unsafe fn set_arg(
     if !succeeded(forward) {
         return Ok(());
     }
-    let argument = match value.is_null() {
+    set(kernel, index, unsafe { argument(size, value) });
+    Ok(())
+}
+
+/// An argument as `clSetKernelArg` takes it: a value of `size` bytes, or local memory of
+/// `size` bytes when `value` is null.
+pub(super) unsafe fn argument(size: size_t, value: *const c_void) -> ArgValue {
+    match value.is_null() {
         true => ArgValue::Local(size as u64),
         false => ArgValue::Bytes(unsafe { bytes(value, size) }),
-    };
-    set(kernel, index, argument);
-    Ok(())
+    }
 }
 
 pub unsafe fn set_arg_svm_pointer(
@@ -265,17 +270,5 @@ pub unsafe fn set_arg_svm_pointer(
 }
 
 fn set(kernel: cl_kernel, index: cl_uint, argument: ArgValue) {
-    with_state(|state| {
-        let kernel = state.kernels.entry(key(kernel)).or_default();
-        let index = index as usize;
-        let null = matches!(&argument, ArgValue::Bytes(bytes) if bytes.len() == size_of::<cl_mem>() && bytes.iter().all(|&b| b == 0));
-        let argument = match null && kernel.pointers.get(index) == Some(&true) {
-            true => ArgValue::NullMemory,
-            false => argument,
-        };
-        if kernel.values.len() <= index {
-            kernel.values.resize(index + 1, None);
-        }
-        kernel.values[index] = Some(argument);
-    });
+    with_state(|state| state.kernels.entry(key(kernel)).or_default().set(index as usize, argument));
 }

@@ -5,10 +5,10 @@
 use super::Failure;
 use crate::recorder::{Access, Key, Recorder};
 use crate::session;
-use opencl_sys::{cl_command_queue, cl_context, cl_device_id, cl_mem_flags, cl_sync_point_khr};
+use opencl_sys::{cl_command_queue, cl_context, cl_device_id, cl_mem, cl_mem_flags, cl_sync_point_khr};
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
-use trace_format::{Api, Edge, EdgeKind, Graph, Node, NodeId};
+use trace_format::{Api, Edge, EdgeKind, Graph, Launch, Node, NodeId};
 
 /// A memory object as the shim reads it: a `cl_mem` or an SVM allocation.
 pub struct MemObject {
@@ -46,6 +46,22 @@ pub struct KernelArgs {
     pub pointers: Vec<bool>,
 }
 
+impl KernelArgs {
+    /// Sets argument `index` as `clSetKernelArg(SVMPointer)` would; a null `cl_mem` for a
+    /// pointer parameter is a null buffer, not eight zero bytes.
+    pub fn set(&mut self, index: usize, argument: ArgValue) {
+        let null = matches!(&argument, ArgValue::Bytes(bytes) if bytes.len() == size_of::<cl_mem>() && bytes.iter().all(|&b| b == 0));
+        let argument = match null && self.pointers.get(index) == Some(&true) {
+            true => ArgValue::NullMemory,
+            false => argument,
+        };
+        if self.values.len() <= index {
+            self.values.resize(index + 1, None);
+        }
+        self.values[index] = Some(argument);
+    }
+}
+
 /// A region the program mapped, until it unmaps it.
 #[derive(Clone, Copy, Debug)]
 pub struct Mapping {
@@ -76,15 +92,26 @@ pub struct CommandBuffer {
     /// Recorded for an in-order queue: each command follows the previous one.
     pub in_order: bool,
     pub graph: Graph,
-    /// Memory its commands use.
-    pub accesses: Vec<Access>,
+    /// Memory each node uses, by node.
+    pub accesses: Vec<Vec<Access>>,
     /// The node each sync point the driver handed out stands for.
     pub sync_points: HashMap<cl_sync_point_khr, NodeId>,
+    /// Kernel commands the program may update, by the `cl_mutable_command_khr` it got.
+    pub mutable: HashMap<Key, MutableKernel>,
+}
+
+/// A kernel command as last recorded or updated: what `clUpdateMutableCommandsKHR` changes.
+#[derive(Clone, Debug)]
+pub struct MutableKernel {
+    pub node: NodeId,
+    pub kernel: Key,
+    pub arguments: KernelArgs,
+    pub launch: Launch,
 }
 
 impl CommandBuffer {
     /// Adds a command after the sync points it waits for (and the previous command when in order).
-    pub fn add(&mut self, node: Node, waits: &[cl_sync_point_khr], signals: Option<cl_sync_point_khr>, accesses: &[Access]) {
+    pub fn add(&mut self, node: Node, waits: &[cl_sync_point_khr], signals: Option<cl_sync_point_khr>, accesses: Vec<Access>) -> NodeId {
         let id = NodeId(self.graph.nodes.len() as u32);
         if self.in_order && id.0 > 0 {
             self.graph.edges.push(Edge { from: NodeId(id.0 - 1), to: id, kind: EdgeKind::InOrder });
@@ -99,7 +126,8 @@ impl CommandBuffer {
             self.sync_points.insert(sync_point, id);
         }
         self.graph.nodes.push(node);
-        self.accesses.extend_from_slice(accesses);
+        self.accesses.push(accesses);
+        id
     }
 }
 

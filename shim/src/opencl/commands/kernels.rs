@@ -38,6 +38,11 @@ fn decode(state: &State, recorder: &Recorder, value: &ArgValue) -> Decoded {
 /// Every memory argument, read and written (what a kernel does with it is not known).
 pub(in crate::opencl) fn kernel_accesses(state: &State, recorder: &Recorder, kernel: cl_kernel) -> Vec<Access> {
     let arguments = state.kernels.get(&key(kernel)).map(|kernel| kernel.values.as_slice()).unwrap_or_default();
+    argument_accesses(state, recorder, arguments)
+}
+
+/// The memory `arguments` bind, as `kernel_accesses`.
+pub(in crate::opencl) fn argument_accesses(state: &State, recorder: &Recorder, arguments: &[Option<ArgValue>]) -> Vec<Access> {
     arguments
         .iter()
         .flatten()
@@ -48,8 +53,20 @@ pub(in crate::opencl) fn kernel_accesses(state: &State, recorder: &Recorder, ker
         .collect()
 }
 
+/// A launch of `kernel` with its arguments as the program last set them.
 pub(in crate::opencl) fn kernel_command(recorder: &mut Recorder, state: &State, kernel: cl_kernel, launch: Launch) -> Result<Command, &'static str> {
     let arguments = &state.kernels.get(&key(kernel)).ok_or("the shim did not see the kernel created")?.values;
+    launch_command(recorder, state, key(kernel), arguments, launch)
+}
+
+/// A launch of `kernel` with `arguments`.
+pub(in crate::opencl) fn launch_command(
+    recorder: &mut Recorder,
+    state: &State,
+    kernel: Key,
+    arguments: &[Option<ArgValue>],
+    launch: Launch,
+) -> Result<Command, &'static str> {
     let mut params = Vec::with_capacity(arguments.len());
     let mut args = Vec::with_capacity(arguments.len());
     for value in arguments {
@@ -66,7 +83,7 @@ pub(in crate::opencl) fn kernel_command(recorder: &mut Recorder, state: &State, 
         params.push(Param { offset: 0, size: size as u32, kind });
         args.push(arg);
     }
-    let kernel = recorder.kernel_id(key(kernel), &params).ok_or("the shim did not see the kernel created")?;
+    let kernel = recorder.kernel_id(kernel, &params).ok_or("the shim did not see the kernel created")?;
     Ok(Command::Kernel(KernelLaunch { kernel, args, launch }))
 }
 
@@ -85,17 +102,21 @@ unsafe fn launch_kernel(
 
 /// An ND-range as the API gives it: `work_dim` sizes in each non-null array.
 pub(in crate::opencl) unsafe fn nd_range(work_dim: cl_uint, offset: *const size_t, global: *const size_t, local: *const size_t) -> Launch {
+    unsafe {
+        Launch::NdRange {
+            dims: work_dim,
+            offset: work_sizes(work_dim, offset, 0).unwrap_or([0; 3]),
+            global: work_sizes(work_dim, global, 1).unwrap_or([0; 3]),
+            local: work_sizes(work_dim, local, 1),
+        }
+    }
+}
+
+/// The `work_dim` sizes of a non-null array, the dimensions beyond them `missing`.
+pub(in crate::opencl) unsafe fn work_sizes(work_dim: cl_uint, array: *const size_t, missing: u64) -> Option<[u64; 3]> {
     let dims = (work_dim as usize).min(3);
     // SAFETY: the call succeeded, so each non-null array holds `work_dim` sizes.
-    let sizes = |array: *const size_t, missing: u64| -> Option<[u64; 3]> {
-        (!array.is_null()).then(|| std::array::from_fn(|i| if i < dims { unsafe { *array.add(i) as u64 } } else { missing }))
-    };
-    Launch::NdRange {
-        dims: work_dim,
-        offset: sizes(offset, 0).unwrap_or([0; 3]),
-        global: sizes(global, 1).unwrap_or([0; 3]),
-        local: sizes(local, 1),
-    }
+    (!array.is_null()).then(|| std::array::from_fn(|i| if i < dims { unsafe { *array.add(i) as u64 } } else { missing }))
 }
 
 pub unsafe fn nd_range_kernel(

@@ -1,0 +1,223 @@
+//! `clUpdateMutableCommandsKHR` (`cl_khr_command_buffer_mutable_dispatch`): the program's updates
+//! of kernel commands go through unchanged and, once they succeed, change the recorded graph so
+//! that the next enqueue records the updated commands. Before revision 0.9.2 the call takes one
+//! base config chaining the dispatch configs; from 0.9.2 (OpenCL-Headers 7258b9e; Intel's CPU
+//! runtime reports 0.9.3) parallel arrays of config types and configs.
+
+use super::command_buffers::{extension_version, platform_function, platform_of_buffer};
+use super::commands::kernels::{argument_accesses, launch_command, work_sizes};
+use super::programs::argument;
+use super::state::{with_recorder, ArgValue, State};
+use super::{key, succeeded, Recorded};
+use crate::entry::intercept;
+use crate::recorder::{Key, Recorder};
+use opencl_sys::*;
+use std::ffi::c_void;
+use trace_format::Launch;
+
+const CALL: &str = "clUpdateMutableCommandsKHR";
+
+/// Whether the platform's `clUpdateMutableCommandsKHR` takes arrays of configs (0.9.2 and later,
+/// and when the device does not say).
+pub fn updates_take_config_array(platform: cl_platform_id) -> bool {
+    extension_version(platform, c"cl_khr_command_buffer_mutable_dispatch").is_none_or(|version| version >= (0, 9, 2))
+}
+
+/// `cl_mutable_base_config_khr` before 0.9.2.
+#[repr(C)]
+pub struct ChainedBaseConfig {
+    kind: cl_uint,
+    next: *const c_void,
+    num_mutable_dispatch: cl_uint,
+    mutable_dispatch_list: *const ChainedDispatchConfig,
+}
+
+/// `cl_mutable_dispatch_config_khr` before 0.9.2: the later layout behind a structure type and a
+/// `next` pointer.
+#[repr(C)]
+struct ChainedDispatchConfig {
+    kind: cl_uint,
+    next: *const c_void,
+    config: cl_mutable_dispatch_config_khr,
+}
+
+/// The structure types of the chained revisions.
+const CHAINED_BASE_CONFIG: cl_uint = 0;
+const CHAINED_DISPATCH_CONFIG: cl_uint = 1;
+
+/// 0.9.2 and later.
+pub unsafe extern "C" fn update_mutable_commands(
+    command_buffer: cl_command_buffer_khr,
+    num_configs: cl_uint,
+    config_types: *const cl_command_buffer_update_type_khr,
+    configs: *mut *const c_void,
+) -> cl_int {
+    type Real = unsafe extern "C" fn(cl_command_buffer_khr, cl_uint, *const cl_command_buffer_update_type_khr, *mut *const c_void) -> cl_int;
+    let real = || match platform_of_buffer(command_buffer).and_then(|p| platform_function(p, CALL)) {
+        // SAFETY: the platform's function of this name, with this revision's signature.
+        Some(address) => unsafe { std::mem::transmute::<usize, Real>(address)(command_buffer, num_configs, config_types, configs) },
+        None => CL_INVALID_COMMAND_BUFFER_KHR,
+    };
+    intercept(CALL, &real, |forward| -> Recorded {
+        if !succeeded(forward) {
+            return Ok(());
+        }
+        let updates = unsafe { decode_config_array(num_configs, config_types, configs) };
+        apply_updates(command_buffer, updates)
+    })
+}
+
+/// Before 0.9.2.
+pub unsafe extern "C" fn update_mutable_commands_chained(command_buffer: cl_command_buffer_khr, mutable_config: *const ChainedBaseConfig) -> cl_int {
+    type Real = unsafe extern "C" fn(cl_command_buffer_khr, *const ChainedBaseConfig) -> cl_int;
+    let real = || match platform_of_buffer(command_buffer).and_then(|p| platform_function(p, CALL)) {
+        // SAFETY: the platform's function of this name, with this revision's signature.
+        Some(address) => unsafe { std::mem::transmute::<usize, Real>(address)(command_buffer, mutable_config) },
+        None => CL_INVALID_COMMAND_BUFFER_KHR,
+    };
+    intercept(CALL, &real, |forward| -> Recorded {
+        if !succeeded(forward) {
+            return Ok(());
+        }
+        let updates = unsafe { decode_chained(mutable_config) };
+        apply_updates(command_buffer, updates)
+    })
+}
+
+/// One kernel command's update, copied out of the program's config.
+#[derive(Debug, PartialEq)]
+struct DispatchUpdate {
+    command: Key,
+    /// New arguments by index, as `clSetKernelArg(SVMPointer)` would set them.
+    arguments: Vec<(usize, ArgValue)>,
+    range: RangeUpdate,
+}
+
+/// The ND-range's new sizes; `None` keeps the recorded ones.
+#[derive(Debug, Default, PartialEq)]
+struct RangeUpdate {
+    dims: cl_uint,
+    offset: Option<[u64; 3]>,
+    global: Option<[u64; 3]>,
+    local: Option<[u64; 3]>,
+}
+
+impl RangeUpdate {
+    fn apply(&self, launch: &mut Launch) {
+        let Launch::NdRange { dims, offset, global, local } = launch else { return };
+        if self.offset.is_none() && self.global.is_none() && self.local.is_none() {
+            return;
+        }
+        *dims = self.dims;
+        *offset = self.offset.unwrap_or(*offset);
+        *global = self.global.unwrap_or(*global);
+        *local = self.local.or(*local);
+    }
+}
+
+/// The configs of the array form, each of which must be a dispatch config.
+unsafe fn decode_config_array(
+    count: cl_uint,
+    types: *const cl_command_buffer_update_type_khr,
+    configs: *mut *const c_void,
+) -> Result<Vec<DispatchUpdate>, &'static str> {
+    if count == 0 {
+        return Ok(Vec::new());
+    }
+    // SAFETY: the call succeeded, so both arrays hold `count` entries.
+    let types = unsafe { std::slice::from_raw_parts(types, count as usize) };
+    let configs = unsafe { std::slice::from_raw_parts(configs, count as usize) };
+    types
+        .iter()
+        .zip(configs)
+        .map(|(&kind, &config)| match kind {
+            // SAFETY: a config of this type is a dispatch config.
+            CL_STRUCTURE_TYPE_MUTABLE_DISPATCH_CONFIG_KHR => unsafe { decode_dispatch(&*config.cast::<cl_mutable_dispatch_config_khr>()) },
+            _ => Err("an update config of a type the shim does not know"),
+        })
+        .collect()
+}
+
+/// The dispatch configs a chained base config lists; anything chained further is not known.
+unsafe fn decode_chained(base: *const ChainedBaseConfig) -> Result<Vec<DispatchUpdate>, &'static str> {
+    const UNKNOWN: &str = "an update config chains structures the shim does not know";
+    // SAFETY: the call succeeded, so the base config is valid and lists its dispatch configs.
+    let base = unsafe { &*base };
+    if base.kind != CHAINED_BASE_CONFIG || !base.next.is_null() {
+        return Err(UNKNOWN);
+    }
+    if base.num_mutable_dispatch == 0 {
+        return Ok(Vec::new());
+    }
+    let list = unsafe { std::slice::from_raw_parts(base.mutable_dispatch_list, base.num_mutable_dispatch as usize) };
+    list.iter()
+        .map(|chained| match chained.kind == CHAINED_DISPATCH_CONFIG && chained.next.is_null() {
+            true => unsafe { decode_dispatch(&chained.config) },
+            false => Err(UNKNOWN),
+        })
+        .collect()
+}
+
+unsafe fn decode_dispatch(config: &cl_mutable_dispatch_config_khr) -> Result<DispatchUpdate, &'static str> {
+    if config.num_exec_infos > 0 {
+        return Err("an update of a kernel's execution info, which the trace does not hold");
+    }
+    // SAFETY: the call succeeded, so each non-null list holds its count of entries.
+    let list = |list: *const cl_mutable_dispatch_arg_khr, count: cl_uint| match list.is_null() || count == 0 {
+        true => &[][..],
+        false => unsafe { std::slice::from_raw_parts(list, count as usize) },
+    };
+    let values = list(config.arg_list, config.num_args).iter().map(|arg| (arg.arg_index as usize, unsafe { argument(arg.arg_size, arg.arg_value) }));
+    let pointers = list(config.arg_svm_list, config.num_svm_args).iter().map(|arg| (arg.arg_index as usize, ArgValue::Svm(arg.arg_value as usize as u64)));
+    let (offset, global, local) = (config.global_work_offset, config.global_work_size, config.local_work_size);
+    if config.work_dim == 0 && !(offset.is_null() && global.is_null() && local.is_null()) {
+        return Err("an ND-range update without its work_dim");
+    }
+    let range = unsafe {
+        RangeUpdate {
+            dims: config.work_dim,
+            offset: work_sizes(config.work_dim, offset, 0),
+            global: work_sizes(config.work_dim, global, 1),
+            local: work_sizes(config.work_dim, local, 1),
+        }
+    };
+    Ok(DispatchUpdate { command: key(config.command), arguments: values.chain(pointers).collect(), range })
+}
+
+/// Changes the recorded commands as the program's (successful) update did; an update the shim
+/// cannot follow marks the trace partial.
+fn apply_updates(buffer: cl_command_buffer_khr, updates: Result<Vec<DispatchUpdate>, &'static str>) -> Recorded {
+    with_recorder(|state, recorder| match updates {
+        Ok(updates) => {
+            for update in updates {
+                if let Err(reason) = apply(state, recorder, key(buffer), update) {
+                    recorder.partial(CALL, reason);
+                }
+            }
+        }
+        Err(reason) => recorder.partial(CALL, reason),
+    })
+}
+
+fn apply(state: &mut State, recorder: &mut Recorder, buffer: Key, update: DispatchUpdate) -> Result<(), &'static str> {
+    const UNKNOWN_BUFFER: &str = "a command buffer the shim did not see created";
+    let recorded = state.command_buffers.get(&buffer).ok_or(UNKNOWN_BUFFER)?;
+    let mut kernel = recorded.mutable.get(&update.command).ok_or("a mutable command the shim did not see recorded")?.clone();
+    for (index, value) in update.arguments {
+        kernel.arguments.set(index, value);
+    }
+    update.range.apply(&mut kernel.launch);
+    let command = launch_command(recorder, state, kernel.kernel, &kernel.arguments.values, kernel.launch.clone())?;
+    let accesses = argument_accesses(state, recorder, &kernel.arguments.values);
+    let recorded = state.command_buffers.get_mut(&buffer).ok_or(UNKNOWN_BUFFER)?;
+    let node = kernel.node.0 as usize;
+    match (recorded.graph.nodes.get_mut(node), recorded.accesses.get_mut(node)) {
+        (Some(recorded_node), Some(recorded_accesses)) => {
+            recorded_node.command = command;
+            *recorded_accesses = accesses;
+        }
+        _ => return Err("a mutable command outside its command buffer's graph"),
+    }
+    recorded.mutable.insert(update.command, kernel);
+    Ok(())
+}
