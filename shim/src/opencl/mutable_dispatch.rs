@@ -221,3 +221,97 @@ fn apply(state: &mut State, recorder: &mut Recorder, buffer: Key, update: Dispat
     recorded.mutable.insert(update.command, kernel);
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ptr;
+
+    /// A config that changes nothing, for tests to fill in.
+    fn empty_config(command: usize) -> cl_mutable_dispatch_config_khr {
+        cl_mutable_dispatch_config_khr {
+            command: command as cl_mutable_command_khr,
+            num_args: 0,
+            num_svm_args: 0,
+            num_exec_infos: 0,
+            work_dim: 0,
+            arg_list: ptr::null(),
+            arg_svm_list: ptr::null(),
+            exec_info_list: ptr::null(),
+            global_work_offset: ptr::null(),
+            global_work_size: ptr::null(),
+            local_work_size: ptr::null(),
+        }
+    }
+
+    #[test]
+    fn arguments_decode_as_set_kernel_arg_would_set_them() {
+        let scale = 2.5f32;
+        let buffer: u64 = 0x1234;
+        let args = [
+            cl_mutable_dispatch_arg_khr { arg_index: 1, arg_size: 4, arg_value: (&scale as *const f32).cast() },
+            cl_mutable_dispatch_arg_khr { arg_index: 0, arg_size: 8, arg_value: (&buffer as *const u64).cast() },
+            cl_mutable_dispatch_arg_khr { arg_index: 3, arg_size: 64, arg_value: ptr::null() },
+        ];
+        let svm_args = [cl_mutable_dispatch_arg_khr { arg_index: 2, arg_size: 0, arg_value: 0x5000 as *const c_void }];
+        let config = cl_mutable_dispatch_config_khr {
+            num_args: args.len() as cl_uint,
+            arg_list: args.as_ptr(),
+            num_svm_args: 1,
+            arg_svm_list: svm_args.as_ptr(),
+            ..empty_config(7)
+        };
+        let update = unsafe { decode_dispatch(&config) }.expect("decodes");
+        assert_eq!(update.command, 7);
+        assert_eq!(
+            update.arguments,
+            [
+                (1, ArgValue::Bytes(scale.to_ne_bytes().to_vec())),
+                (0, ArgValue::Bytes(buffer.to_ne_bytes().to_vec())),
+                (3, ArgValue::Local(64)),
+                (2, ArgValue::Svm(0x5000)),
+            ]
+        );
+        assert_eq!(update.range, RangeUpdate::default());
+    }
+
+    #[test]
+    fn a_range_update_changes_only_the_sizes_given() {
+        let global = [64usize, 8];
+        let config = cl_mutable_dispatch_config_khr { work_dim: 2, global_work_size: global.as_ptr(), ..empty_config(1) };
+        let update = unsafe { decode_dispatch(&config) }.expect("decodes");
+        let mut launch = Launch::NdRange { dims: 2, offset: [4, 0, 0], global: [16, 16, 1], local: Some([4, 4, 1]) };
+        update.range.apply(&mut launch);
+        assert_eq!(launch, Launch::NdRange { dims: 2, offset: [4, 0, 0], global: [64, 8, 1], local: Some([4, 4, 1]) });
+    }
+
+    #[test]
+    fn updates_the_trace_cannot_hold_are_refused() {
+        let exec_info = cl_mutable_dispatch_config_khr { num_exec_infos: 1, ..empty_config(1) };
+        assert!(unsafe { decode_dispatch(&exec_info) }.is_err());
+        let global = [64usize];
+        let without_dims = cl_mutable_dispatch_config_khr { global_work_size: global.as_ptr(), ..empty_config(1) };
+        assert!(unsafe { decode_dispatch(&without_dims) }.is_err());
+        let mut configs = [(&empty_config(1) as *const cl_mutable_dispatch_config_khr).cast::<c_void>()];
+        assert!(unsafe { decode_config_array(1, [7].as_ptr(), configs.as_mut_ptr()) }.is_err());
+    }
+
+    #[test]
+    fn both_revisions_decode_to_the_same_updates() {
+        let scale = 3u32;
+        let args = [cl_mutable_dispatch_arg_khr { arg_index: 1, arg_size: 4, arg_value: (&scale as *const u32).cast() }];
+        let config = cl_mutable_dispatch_config_khr { num_args: 1, arg_list: args.as_ptr(), ..empty_config(9) };
+        let mut configs = [(&config as *const cl_mutable_dispatch_config_khr).cast::<c_void>()];
+        let types = [CL_STRUCTURE_TYPE_MUTABLE_DISPATCH_CONFIG_KHR];
+        let from_array = unsafe { decode_config_array(1, types.as_ptr(), configs.as_mut_ptr()) }.expect("decodes");
+
+        let chained = [ChainedDispatchConfig { kind: CHAINED_DISPATCH_CONFIG, next: ptr::null(), config }];
+        let base = ChainedBaseConfig { kind: CHAINED_BASE_CONFIG, next: ptr::null(), num_mutable_dispatch: 1, mutable_dispatch_list: chained.as_ptr() };
+        let from_chain = unsafe { decode_chained(&base) }.expect("decodes");
+        assert_eq!(from_array, from_chain);
+        assert_eq!(from_array.len(), 1);
+
+        let extended = ChainedBaseConfig { next: (&base as *const ChainedBaseConfig).cast(), ..base };
+        assert!(unsafe { decode_chained(&extended) }.is_err(), "a chained structure the shim does not know");
+    }
+}
