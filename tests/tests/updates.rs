@@ -1,6 +1,6 @@
-//! Repeated segments and argument patches: the Jacobi program replays from one family (native
-//! updates on Intel's mutable dispatch, rebuilds on PoCL), and a `--set` patch changes the output
-//! exactly as computed by hand.
+//! Repeated segments and argument patches: the Jacobi program, and its variant that updates its own
+//! command buffer, replay from one family (native updates on Intel's mutable dispatch, rebuilds on
+//! PoCL), and a `--set` patch changes the output exactly as computed by hand.
 
 use end_to_end::device::Device;
 use end_to_end::program::Program;
@@ -10,6 +10,8 @@ use trace_format::{read_trace, Arg, Command, MemId};
 
 /// Iterations of tests/opencl/jacobi.c: one segment each.
 const JACOBI_ITERATIONS: u64 = 12;
+/// Iterations of tests/opencl/own_mutable_command_buffer.c: one enqueue and clFinish each.
+const OWN_MUTABLE_ITERATIONS: u64 = 6;
 /// Elements of the output of tests/opencl/in_order_chain.c, which is z[i] = 3 * s * i.
 const CHAIN_LEN: usize = 1024;
 
@@ -28,6 +30,24 @@ fn jacobi_replays_from_one_family(device: &Device) {
     let rebuilt = replay_compared(&trace, device, Mode::Graph, &["--updates", "rebuild"]);
     assert_eq!(rebuilt["native_updates"], 0, "{rebuilt:#}");
     assert_eq!(rebuilt["rebuilds"], report["native_updates"].as_u64().unwrap_or(0) + report["rebuilds"].as_u64().unwrap_or(0), "{rebuilt:#}");
+    replay_compared(&trace, device, Mode::Eager, &[]);
+}
+
+/// The program's own updates of its command buffer (clUpdateMutableCommandsKHR where the device has
+/// mutable dispatch, a new command buffer per iteration elsewhere) are followed: the trace is whole
+/// and its iterations, alike but for the swapped buffers and the weight, are one patched family.
+fn own_updates_replay_from_one_family(device: &Device) {
+    let program = Program::opencl_c("own_mutable_command_buffer");
+    let trace = program.record(device);
+    let file = read_trace(&trace).unwrap_or_else(|error| panic!("{} does not read: {error}", trace.display()));
+    assert!(file.trace.partial.is_empty(), "the updates are recorded: {:?}", file.trace.partial);
+    let report = replay_compared(&trace, device, Mode::Graph, &[]);
+    assert_eq!(report["segments"], OWN_MUTABLE_ITERATIONS + 1, "one segment per iteration and the final read: {report:#}");
+    assert_eq!(report["families"], 2, "the iterations, patched, and the final read: {report:#}");
+    match device {
+        Device::Intel(_) => assert!(report["native_updates"].as_u64() > Some(0), "no native updates: {report:#}"),
+        Device::Pocl => assert!(report["rebuilds"].as_u64() > Some(0), "PoCL has no mutable dispatch: {report:#}"),
+    }
     replay_compared(&trace, device, Mode::Eager, &[]);
 }
 
@@ -79,6 +99,18 @@ fn jacobi_on_pocl() {
 fn jacobi_on_intel() {
     if let Some(device) = Device::intel() {
         jacobi_replays_from_one_family(&device);
+    }
+}
+
+#[test]
+fn own_updates_on_pocl() {
+    own_updates_replay_from_one_family(&Device::pocl());
+}
+
+#[test]
+fn own_updates_on_intel() {
+    if let Some(device) = Device::intel() {
+        own_updates_replay_from_one_family(&device);
     }
 }
 
