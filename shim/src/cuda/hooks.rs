@@ -7,7 +7,7 @@
 #![allow(non_snake_case, clippy::too_many_arguments)]
 
 use super::graph_hooks::{self, CUgraph, CUgraphExec, CUgraphNode, KernelNodeParams, Memcpy3dParams, MemsetNodeParams};
-use super::{commands, copies, launches, memory, modules, procaddress, rect, streams, sync, CUdeviceptr, CUresult, CUstream};
+use super::{commands, contexts, copies, launches, memory, modules, procaddress, rect, streams, sync, CUdeviceptr, CUresult, CUstream};
 use crate::interpose::Hook;
 use std::ffi::{c_char, c_int, c_uint, c_void};
 
@@ -158,6 +158,18 @@ hooks! {
     cuLibraryGetKernel(kernel: *mut *mut c_void, library: *mut c_void, name: *const c_char)
         => modules::get_function;
     cuKernelGetFunction(function: *mut *mut c_void, kernel: *mut c_void) => modules::kernel_function;
+    cuModuleGetGlobal_v2(pointer: *mut CUdeviceptr, bytes: *mut usize, module: *mut c_void, name: *const c_char)
+        => modules::module_global;
+    cuLibraryGetGlobal(pointer: *mut CUdeviceptr, bytes: *mut usize, library: *mut c_void, name: *const c_char)
+        => modules::library_global;
+    cuLibraryGetManaged(pointer: *mut CUdeviceptr, bytes: *mut usize, library: *mut c_void, name: *const c_char)
+        => modules::library_global;
+
+    // Contexts whose destruction frees memory.
+    cuCtxDestroy_v2(context: CUcontext) => contexts::destroy;
+    cuDevicePrimaryCtxRetain(context: *mut CUcontext, device: CUdevice) => contexts::primary_retain;
+    cuDevicePrimaryCtxRelease_v2(device: CUdevice) => contexts::primary_release;
+    cuDevicePrimaryCtxReset_v2(device: CUdevice) => contexts::primary_reset;
 
     // Memory.
     cuMemAlloc_v2(pointer: *mut CUdeviceptr, size: usize) => memory::alloc;
@@ -173,6 +185,15 @@ hooks! {
     cuMemFree_v2(pointer: CUdeviceptr) => memory::free;
     cuMemFreeAsync(pointer: CUdeviceptr, stream: CUstream) => memory::free_async;
     cuMemFreeAsync_ptsz(pointer: CUdeviceptr, stream: CUstream) => memory::free_async;
+    cuMemAllocHost_v2(pointer: *mut *mut c_void, size: usize) => memory::alloc_host;
+    cuMemHostAlloc(pointer: *mut *mut c_void, size: usize, flags: c_uint) => memory::host_alloc;
+    cuMemFreeHost(pointer: *mut c_void) => memory::free_host;
+    cuMemHostRegister_v2(pointer: *mut c_void, size: usize, flags: c_uint) => memory::host_register;
+    cuMemHostUnregister(pointer: *mut c_void) => memory::free_host;
+    cuMemHostGetDevicePointer_v2(device_pointer: *mut CUdeviceptr, pointer: *mut c_void, flags: c_uint)
+        => memory::host_device_pointer;
+    cuMemMap(pointer: CUdeviceptr, size: usize, offset: usize, handle: u64, flags: u64) => memory::map;
+    cuMemUnmap(pointer: CUdeviceptr, size: usize) => memory::unmap;
 
     // Streams, events and synchronization.
     cuStreamCreate(stream: *mut CUstream, flags: c_uint) => streams::create;
@@ -191,6 +212,9 @@ hooks! {
     cuCtxSynchronize() => sync::synchronize;
     cuCtxSynchronize_v2(context: CUcontext) => sync::synchronize_context;
     cuEventSynchronize(event: *mut c_void) => sync::synchronize_event;
+    cuEventQuery(event: *mut c_void) => sync::synchronize_event;
+    cuStreamQuery(stream: CUstream) => sync::synchronize_stream;
+    cuStreamQuery_ptsz(stream: CUstream) => sync::synchronize_stream;
     cuStreamBeginCapture_v2(stream: CUstream, mode: c_int) => sync::begin_capture;
     cuStreamBeginCapture_v2_ptsz(stream: CUstream, mode: c_int) => sync::begin_capture;
     cuStreamEndCapture(stream: CUstream, graph: *mut *mut c_void) => sync::end_capture;
