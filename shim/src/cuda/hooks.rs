@@ -6,7 +6,7 @@
 
 #![allow(non_snake_case, clippy::too_many_arguments)]
 
-use super::graph_hooks::{self, CUgraph, CUgraphExec, CUgraphNode, KernelNodeParams, Memcpy3dParams, MemsetNodeParams};
+use super::graph_hooks::{self, CUgraph, CUgraphExec, CUgraphNode, KernelNodeParams, MemsetNodeParams};
 use super::{commands, contexts, copies, launches, memory, modules, procaddress, rect, streams, sync, CUdeviceptr, CUresult, CUstream};
 use crate::interpose::Hook;
 use std::ffi::{c_char, c_int, c_uint, c_void};
@@ -114,6 +114,7 @@ pub type CUdevice = c_int;
 driver! {
     cuCtxGetCurrent(context: *mut CUcontext);
     cuCtxGetDevice(device: *mut CUdevice);
+    cuCtxGetDevice_v2(device: *mut CUdevice, context: CUcontext);
     cuDeviceGetName(name: *mut c_char, len: c_int, device: CUdevice);
     cuDeviceGetAttribute(value: *mut c_int, attribute: c_int, device: CUdevice);
     cuDriverGetVersion(version: *mut c_int);
@@ -130,7 +131,7 @@ driver! {
     cuGraphNodeGetType(node: CUgraphNode, kind: *mut c_int);
     cuGraphKernelNodeGetParams_v2(node: CUgraphNode, params: *mut KernelNodeParams);
     cuGraphMemsetNodeGetParams(node: CUgraphNode, params: *mut MemsetNodeParams);
-    cuGraphMemcpyNodeGetParams(node: CUgraphNode, params: *mut Memcpy3dParams);
+    cuGraphMemcpyNodeGetParams(node: CUgraphNode, params: *mut rect::Memcpy3D);
     cuGraphChildGraphNodeGetGraph(node: CUgraphNode, graph: *mut CUgraph);
 }
 
@@ -288,18 +289,18 @@ hooks! {
         => copies::device_to_device_async;
     cuMemcpy(dst: CUdeviceptr, src: CUdeviceptr, bytes: usize) => copies::copy;
     cuMemcpy_ptds(dst: CUdeviceptr, src: CUdeviceptr, bytes: usize) => copies::copy;
-    cuMemcpy3D_v2(copy: *const c_void) => unrecorded;
-    cuMemcpy3D_v2_ptds(copy: *const c_void) => unrecorded;
-    cuMemcpy3DAsync_v2(copy: *const c_void, stream: CUstream) => unrecorded;
-    cuMemcpy3DAsync_v2_ptsz(copy: *const c_void, stream: CUstream) => unrecorded;
+    cuMemcpy3D_v2(copy: *const rect::Memcpy3D) => rect::copy_3d_sync;
+    cuMemcpy3D_v2_ptds(copy: *const rect::Memcpy3D) => rect::copy_3d_sync;
+    cuMemcpy3DAsync_v2(copy: *const rect::Memcpy3D, stream: CUstream) => rect::copy_3d_async;
+    cuMemcpy3DAsync_v2_ptsz(copy: *const rect::Memcpy3D, stream: CUstream) => rect::copy_3d_async;
     cuMemcpyPeer(dst: CUdeviceptr, dst_context: CUcontext, src: CUdeviceptr, src_context: CUcontext, bytes: usize)
-        => unrecorded;
+        => copies::copy_peer;
     cuMemcpyPeer_ptds(dst: CUdeviceptr, dst_context: CUcontext, src: CUdeviceptr, src_context: CUcontext,
-        bytes: usize) => unrecorded;
+        bytes: usize) => copies::copy_peer;
     cuMemcpyPeerAsync(dst: CUdeviceptr, dst_context: CUcontext, src: CUdeviceptr, src_context: CUcontext,
-        bytes: usize, stream: CUstream) => unrecorded;
+        bytes: usize, stream: CUstream) => copies::copy_peer_async;
     cuMemcpyPeerAsync_ptsz(dst: CUdeviceptr, dst_context: CUcontext, src: CUdeviceptr, src_context: CUcontext,
-        bytes: usize, stream: CUstream) => unrecorded;
+        bytes: usize, stream: CUstream) => copies::copy_peer_async;
     cuMemcpyAsync(dst: CUdeviceptr, src: CUdeviceptr, bytes: usize, stream: CUstream) => copies::copy_async;
     cuMemcpyAsync_ptsz(dst: CUdeviceptr, src: CUdeviceptr, bytes: usize, stream: CUstream) => copies::copy_async;
     cuMemsetD8_v2(dst: CUdeviceptr, value: u8, count: usize) => copies::memset_d8;

@@ -1,7 +1,9 @@
 // Driver calls beyond streams and device memory, each followed by kernels (add1(data, n) adds 1
 // to n ints): memory of a created context, used and then destroyed with the context; pinned host
 // memory reached through its device pointer; a module variable (asked for twice); a range mapped
-// with the virtual memory calls; stream and event queries polled until the work is done.
+// with the virtual memory calls; a 3D copy of a box out of a host volume; peer copies within a
+// device and to a context of another device; stream and event queries polled until the work is
+// done.
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdint.h>
@@ -21,6 +23,7 @@ int main(void) {
     F(cuModuleGetGlobal_v2, CUdeviceptr *, size_t *, void *, const char *);
     F(cuCtxCreate_v4, void **, void *, unsigned, int);
     F(cuCtxDestroy_v2, void *);
+    F(cuCtxGetCurrent, void **);
     F(cuMemAlloc_v2, CUdeviceptr *, size_t);
     F(cuMemcpyHtoD_v2, CUdeviceptr, const void *, size_t);
     F(cuMemHostAlloc, void **, size_t, unsigned);
@@ -31,6 +34,8 @@ int main(void) {
     F(cuMemMap, CUdeviceptr, size_t, size_t, unsigned long long, unsigned long long);
     F(cuMemSetAccess, CUdeviceptr, size_t, const void *, size_t);
     F(cuMemUnmap, CUdeviceptr, size_t);
+    F(cuMemcpy3D_v2, const void *);
+    F(cuMemcpyPeer, CUdeviceptr, void *, CUdeviceptr, void *, size_t);
     F(cuStreamCreate, void **, unsigned);
     F(cuStreamQuery, void *);
     F(cuEventRecord, void *, void *);
@@ -73,6 +78,21 @@ int main(void) {
     memset((void *)mapped, 0, 64);
     add1(function, mapped + 8, 2);
 
+    // A 2 x 2 x 2 int box at (1, 1, 0) of a 4 x 3 x 2 int host volume, packed on the device.
+    int volume[24];
+    for (int i = 0; i < 24; i++) volume[i] = i;
+    CUdeviceptr box, peer;
+    cuMemAlloc_v2(&box, 8 * sizeof(int));
+    cuMemAlloc_v2(&peer, 8 * sizeof(int));
+    struct { size_t sx, sy, sz, slod; int st; const void *sh; CUdeviceptr sd; void *sa, *r0; size_t sp, srows;
+             size_t dx, dy, dz, dlod; int dt; void *dh; CUdeviceptr dd; void *da, *r1; size_t dp, drows;
+             size_t w, h, d; } copy = {4, 1, 0, 0, 1, volume, 0, 0, 0, 16, 3, 0, 0, 0, 0, 2, 0, box, 0, 0, 8, 2, 8, 2, 2};
+    cuMemcpy3D_v2(&copy);
+    void *here;
+    cuCtxGetCurrent(&here);
+    cuMemcpyPeer(peer, here, box, here, 8 * sizeof(int));
+    cuMemcpyPeer(peer, (void *)0xd1, box, here, 8 * sizeof(int));
+
     void *stream;
     int polls = 0;
     cuStreamCreate(&stream, 0);
@@ -82,8 +102,10 @@ int main(void) {
     cuEventRecord(event, 0);
     while (cuEventQuery(event) == 600) polls++;
     int *words = (int *)mapped, *variable = (int *)counter;
-    printf("host %d %d %d %d variable %d %d %s mapped %d %d %d polls %d\n", host[0], host[1], host[2], host[3], variable[0],
-           variable[1], again == counter ? "same" : "other", words[0], words[2], words[3], polls);
+    int *peer_words = (int *)peer;
+    printf("host %d %d %d %d variable %d %d %s mapped %d %d %d polls %d peer %d %d %d %d %d %d %d %d\n", host[0], host[1],
+           host[2], host[3], variable[0], variable[1], again == counter ? "same" : "other", words[0], words[2], words[3], polls,
+           peer_words[0], peer_words[1], peer_words[2], peer_words[3], peer_words[4], peer_words[5], peer_words[6], peer_words[7]);
     cuMemUnmap(mapped, 64);
     cuMemFreeHost(host);
     return 0;

@@ -35,6 +35,23 @@ CUresult cuMemcpy2D_v2(const Copy2D *c) {
         memcpy(dst + (c->dstY + row) * c->dstPitch + c->dstX, src + (c->srcY + row) * c->srcPitch + c->srcX, c->width);
     return 0;
 }
+typedef struct {
+    size_t srcX, srcY, srcZ, srcLOD; int srcType; const void *srcHost; CUdeviceptr srcDevice; void *srcArray, *r0; size_t srcPitch, srcHeight;
+    size_t dstX, dstY, dstZ, dstLOD; int dstType; void *dstHost; CUdeviceptr dstDevice; void *dstArray, *r1; size_t dstPitch, dstHeight;
+    size_t width, height, depth;
+} Copy3D;
+CUresult cuMemcpy3D_v2(const Copy3D *c) {
+    const char *src = c->srcType == 1 ? (const char *)c->srcHost : (const char *)c->srcDevice;
+    char *dst = c->dstType == 1 ? (char *)c->dstHost : (char *)c->dstDevice;
+    for (size_t z = 0; z < c->depth; z++)
+        for (size_t row = 0; row < c->height; row++)
+            memcpy(dst + ((c->dstZ + z) * c->dstHeight + c->dstY + row) * c->dstPitch + c->dstX,
+                   src + ((c->srcZ + z) * c->srcHeight + c->srcY + row) * c->srcPitch + c->srcX, c->width);
+    return 0;
+}
+// Context 0xd1 is on a second device.
+CUresult cuCtxGetDevice_v2(int *d, void *c) { *d = c == (void *)0xd1; return 0; }
+CUresult cuMemcpyPeer(CUdeviceptr d, void *dc, CUdeviceptr s, void *sc, size_t n) { memcpy((void *)d, (void *)s, n); return 0; }
 CUresult cuStreamCreate(void **s, unsigned f) { *s = malloc(64); return 0; }
 CUresult cuStreamSynchronize(void *s) { return 0; }
 // The first query of a stream finds its work still running.
