@@ -249,5 +249,9 @@ fn contexts_host_memory_variables_mappings_and_queries_are_recorded() {
     assert_eq!(expected(1, 2), [1, 1, 0, 0]);
     assert_eq!(expected(1, 5), [5, 6, 9, 10, 17, 18, 21, 22]);
     assert_eq!(expected(2, 3)[..4], [1, 0, 1, 1]);
+    // A kernel may use its program's variables by name: the last window's kernel is not passed
+    // the variable, and its contents are still kept.
+    assert!(trace.segments[2].initial.iter().any(|state| state.mem.0 == 2));
+    assert_eq!(expected(2, 2), [1, 1, 0, 0]);
     std::fs::remove_dir_all(&dir).unwrap();
 }

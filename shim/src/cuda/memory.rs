@@ -121,7 +121,11 @@ pub fn forget(state: &mut State, recorder: &mut Recorder, address: CUdeviceptr, 
     state.ordered_allocations.remove(&address);
     state.memory_contexts.remove(&address);
     state.mappings.remove(&address);
-    state.variables.remove(&address);
+    if let Some(program) = state.variables.remove(&address) {
+        if let Some(variables) = state.program_variables.get_mut(&program) {
+            variables.retain(|&variable| variable != address);
+        }
+    }
 }
 
 pub unsafe fn free(forward: &mut Forward<'_, CUresult>, call: &str, pointer: CUdeviceptr) -> Recorded {

@@ -160,6 +160,12 @@ pub unsafe fn get_function(
     })
 }
 
+/// The tracked variables of the program `function` comes from: a launch may use any of them.
+pub fn variables_of(state: &State, function: Key) -> Vec<Key> {
+    let program = state.kernels.get(&function).map(|(program, _)| program);
+    program.and_then(|program| state.program_variables.get(program)).cloned().unwrap_or_default()
+}
+
 /// The function of a library kernel launches the same kernel.
 pub unsafe fn kernel_function(forward: &mut Forward<'_, CUresult>, _call: &str, function: *mut *mut c_void, kernel: *mut c_void) -> Recorded {
     if !succeeded(forward) {
@@ -194,7 +200,10 @@ fn variable(program: *mut c_void, name: *const c_char, find: impl FnOnce(&mut CU
         return Ok(());
     }
     super::memory::track(address, size as u64, None, MemShape::Variable { program, name }, 0)?;
-    with_state(|state| state.variables.insert(address, program));
+    with_state(|state| {
+        state.variables.insert(address, program);
+        state.program_variables.entry(program).or_default().push(address);
+    });
     Ok(())
 }
 

@@ -34,6 +34,8 @@ pub struct State {
     /// Module and library variables (by address) and their program, whose image may still be
     /// unread (see `unread_images`).
     pub variables: HashMap<Key, Key>,
+    /// The same variables by program: its kernels may use them without being passed a pointer.
+    pub program_variables: HashMap<Key, Vec<Key>>,
     /// Devices already described to the recorder.
     pub devices: HashSet<Key>,
     /// Programs whose image lies in a loaded library's or the program's own data (what the CUDA
