@@ -34,7 +34,7 @@ impl Memories {
         memories: &[Memory],
         device: CUdevice,
         exact: bool,
-        variable: &dyn Fn(ProgramId, &str) -> BackendResult<(CUdeviceptr, u64)>,
+        variable: impl Fn(ProgramId, &str) -> BackendResult<(CUdeviceptr, u64)>,
     ) -> BackendResult<Memories> {
         let mut placed = Memories::none();
         if exact {

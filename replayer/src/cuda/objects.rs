@@ -53,7 +53,7 @@ impl Objects {
         }
         // Variables live in their loaded programs, so memory is placed once those are loaded.
         let modules = &objects.modules;
-        objects.memories = Memories::allocate(&trace.memories, device, exact_addresses, &|program, name| find_variable(modules, program, name))?;
+        objects.memories = Memories::allocate(&trace.memories, device, exact_addresses, |program, name| find_variable(modules, program, name))?;
         for kernel in &trace.kernels {
             let module = objects.modules.get(kernel.program.index()).copied().flatten().ok_or_else(|| {
                 BackendError::Unsupported(format!("kernel {:?} names program {}, which the trace does not have", kernel.name, kernel.program))

@@ -125,11 +125,11 @@ fn a_program_variable_is_placed_where_its_loaded_program_has_it() {
         asked.borrow_mut().push((program.0, name.to_string()));
         Ok((0x5000, 16))
     };
-    let placed = Memories::allocate(&[variable.clone(), inside], 0, false, &find).unwrap();
+    let placed = Memories::allocate(&[variable.clone(), inside], 0, false, find).unwrap();
     assert_eq!(placed.addresses, [0x5000, 0x5004]);
     assert_eq!(asked.into_inner(), [(1, "counter".to_string())]);
     // A program built differently, whose variable has another size, is refused.
     let other_size = |_: trace_format::ProgramId, _: &str| Ok((0x5000, 32));
-    let Err(BackendError::Unsupported(message)) = Memories::allocate(&[variable], 0, false, &other_size) else { panic!("placed") };
+    let Err(BackendError::Unsupported(message)) = Memories::allocate(&[variable], 0, false, other_size) else { panic!("placed") };
     assert!(message.contains("of 16 bytes, not 32"), "{message}");
 }
