@@ -5,7 +5,7 @@ use super::driver::check;
 use crate::backend::{BackendError, BackendResult};
 use cudarc::driver::sys::{self, CUdevice, CUdeviceptr, CUmemGenericAllocationHandle};
 use std::ffi::c_void;
-use trace_format::{MemKind, Memory};
+use trace_format::{MemKind, Memory, ProgramId};
 
 /// What this backend must give back to the driver.
 enum Owned {
@@ -23,8 +23,20 @@ pub struct Memories {
 }
 
 impl Memories {
-    pub fn allocate(memories: &[Memory], device: CUdevice, exact: bool) -> BackendResult<Memories> {
-        let mut placed = Memories { addresses: Vec::new(), sizes: Vec::new(), owned: Vec::new() };
+    /// No memory yet.
+    pub fn none() -> Memories {
+        Memories { addresses: Vec::new(), sizes: Vec::new(), owned: Vec::new() }
+    }
+
+    /// Places every memory object; a program's variable (`MemKind::Global`) is where `variable`
+    /// finds it (address and size) in its loaded program.
+    pub fn allocate(
+        memories: &[Memory],
+        device: CUdevice,
+        exact: bool,
+        variable: impl Fn(ProgramId, &str) -> BackendResult<(CUdeviceptr, u64)>,
+    ) -> BackendResult<Memories> {
+        let mut placed = Memories::none();
         if exact {
             placed.map_recorded_ranges(memories, device)?;
         }
@@ -34,8 +46,15 @@ impl Memories {
                     Some(base) => base + *offset,
                     None => return Err(BackendError::Unsupported(format!("memory {index} is inside memory {parent}, which comes after it"))),
                 },
-                MemKind::Global { name, .. } => {
-                    return Err(BackendError::Unsupported(format!("memory {index} is the program variable {name}, which this backend cannot place yet")))
+                MemKind::Global { program, name } => {
+                    let (address, size) = variable(*program, name)?;
+                    if size != memory.size {
+                        return Err(BackendError::Unsupported(format!(
+                            "memory {index} is the variable {name} of program {program}, of {} bytes, not {size} as loaded here",
+                            memory.size
+                        )));
+                    }
+                    address
                 }
                 _ if exact && device_resident(&memory.kind) => memory.address,
                 _ => placed.allocate_one(memory)?,

@@ -4,10 +4,10 @@
 use super::driver::check;
 use super::memory::{HostBuffer, Memories};
 use crate::backend::{BackendError, BackendResult};
-use cudarc::driver::sys::{self, CUdevice, CUfunction, CUmodule, CUstream};
+use cudarc::driver::sys::{self, CUdevice, CUdeviceptr, CUfunction, CUmodule, CUstream};
 use std::collections::{BTreeSet, HashMap};
 use std::ffi::CString;
-use trace_format::{BlobId, BlobStore, Command, Extent, ImageKind, Node, Param, Place, Program, Trace};
+use trace_format::{BlobId, BlobStore, Command, Extent, ImageKind, MemKind, Node, Param, Place, Program, ProgramId, Trace};
 
 pub struct Objects {
     /// By `ProgramId` index; `None` for programs no recorded kernel comes from.
@@ -25,17 +25,21 @@ pub struct Objects {
 
 impl Objects {
     pub fn load(trace: &Trace, blobs: &BlobStore, device: CUdevice, exact_addresses: bool) -> BackendResult<Objects> {
+        // Only programs a recorded kernel or variable comes from: a PyTorch or cuBLAS process
+        // registers hundreds of fatbins it never launches from.
+        let variables = trace.memories.iter().filter_map(|memory| match &memory.kind {
+            MemKind::Global { program, .. } => Some(program.index()),
+            _ => None,
+        });
+        let used: BTreeSet<usize> = trace.kernels.iter().map(|kernel| kernel.program.index()).chain(variables).collect();
         let mut objects = Objects {
             modules: Vec::new(),
             functions: Vec::new(),
             streams: Vec::new(),
-            memories: Memories::allocate(&trace.memories, device, exact_addresses)?,
+            memories: Memories::none(),
             sources: HashMap::new(),
             sink: HostBuffer::zeroed(0)?,
         };
-        // Only programs a recorded kernel comes from: a PyTorch or cuBLAS process registers
-        // hundreds of fatbins it never launches from.
-        let used: BTreeSet<usize> = trace.kernels.iter().map(|kernel| kernel.program.index()).collect();
         for (index, program) in trace.programs.iter().enumerate() {
             if !used.contains(&index) {
                 objects.modules.push(None);
@@ -47,6 +51,9 @@ impl Objects {
             })?;
             objects.modules.push(Some(module));
         }
+        // Variables live in their loaded programs, so memory is placed once those are loaded.
+        let modules = &objects.modules;
+        objects.memories = Memories::allocate(&trace.memories, device, exact_addresses, |program, name| find_variable(modules, program, name))?;
         for kernel in &trace.kernels {
             let module = objects.modules.get(kernel.program.index()).copied().flatten().ok_or_else(|| {
                 BackendError::Unsupported(format!("kernel {:?} names program {}, which the trace does not have", kernel.name, kernel.program))
@@ -80,6 +87,20 @@ impl Objects {
         objects.sink = HostBuffer::zeroed(sink_len as usize)?;
         Ok(objects)
     }
+}
+
+/// The address and size of the variable `name` of a loaded program.
+fn find_variable(modules: &[Option<CUmodule>], program: ProgramId, name: &str) -> BackendResult<(CUdeviceptr, u64)> {
+    let module = modules
+        .get(program.index())
+        .copied()
+        .flatten()
+        .ok_or_else(|| BackendError::Unsupported(format!("variable {name:?} names program {program}, which the trace does not have")))?;
+    let c_name = CString::new(name).map_err(|_| BackendError::Unsupported(format!("variable name {name:?} holds a NUL byte")))?;
+    let (mut address, mut size) = (0, 0);
+    // SAFETY: a loaded module, a valid C string and out-pointers of the right types.
+    check(unsafe { sys::cuModuleGetGlobal_v2(&mut address, &mut size, module, c_name.as_ptr()) }, &format!("cuModuleGetGlobal({name})"))?;
+    Ok((address, size as u64))
 }
 
 /// Loads the first image the driver takes, trying the next when one fails (a cubin built for

@@ -1,7 +1,7 @@
 //! What runs without a GPU: the refusal without a driver, argument packing and relocation, and the
 //! span arithmetic of copies and address ranges.
 
-use super::memory::granule_ranges;
+use super::memory::{granule_ranges, Memories};
 use super::objects::host_span;
 use crate::backend::{BackendError, BackendOptions};
 use trace_format::{Api, EmbeddedPointer, Extent, MemKind, Memory};
@@ -123,4 +123,28 @@ fn addresses_inside_a_structure_are_relocated_and_its_other_bytes_kept() {
     let values = pack_args(&params, &[Arg::ValueWithPointers { bytes, pointers }], &[0x5000_0000, 0x7000_0000]).expect("packs");
     let expected = [[0xAA; 8], 0x7000_0040u64.to_le_bytes(), 0x5000_0000u64.to_le_bytes()].concat();
     assert_eq!(values, vec![expected]);
+}
+
+#[test]
+fn a_program_variable_is_placed_where_its_loaded_program_has_it() {
+    let variable = Memory {
+        kind: MemKind::Global { program: trace_format::ProgramId(1), name: "counter".into() },
+        size: 16,
+        address: 0x7f00_0000_0000,
+        flags: 0,
+        device: None,
+    };
+    let inside = Memory { kind: MemKind::SubBuffer { parent: trace_format::MemId(0), offset: 4 }, size: 8, ..variable.clone() };
+    let asked = std::cell::RefCell::new(Vec::new());
+    let find = |program: trace_format::ProgramId, name: &str| {
+        asked.borrow_mut().push((program.0, name.to_string()));
+        Ok((0x5000, 16))
+    };
+    let placed = Memories::allocate(&[variable.clone(), inside], 0, false, find).unwrap();
+    assert_eq!(placed.addresses, [0x5000, 0x5004]);
+    assert_eq!(asked.into_inner(), [(1, "counter".to_string())]);
+    // A program built differently, whose variable has another size, is refused.
+    let other_size = |_: trace_format::ProgramId, _: &str| Ok((0x5000, 32));
+    let Err(BackendError::Unsupported(message)) = Memories::allocate(&[variable], 0, false, other_size) else { panic!("placed") };
+    assert!(message.contains("of 16 bytes, not 32"), "{message}");
 }

@@ -65,6 +65,8 @@ pub fn enqueue(
         ensure_queue(state, recorder, queue);
         // Outside the capture range nothing is snapshotted: the accesses are not needed.
         let accesses = if recorder.capturing() { accesses(recorder) } else { Vec::new() };
+        // A variable's memory names its program, which the trace must then hold.
+        super::modules::read_variable_images(state, recorder, &accesses);
         Some(recorder.prepare(&accesses, &DeviceAccess::new(state)))
     })?;
     let Some(prepared) = prepared else {

@@ -1,7 +1,7 @@
 //! Copies between host and device memory, and memsets (`Fill` with a 1, 2 or 4-byte pattern).
 
 use super::commands::{device_access, device_place, enqueue, Enqueued};
-use super::hooks::driver;
+use super::hooks::{driver, CUcontext};
 use super::{CUdeviceptr, CUresult, CUstream, CUDA_SUCCESS, Recorded};
 use crate::entry::Forward;
 use crate::recorder::Recorder;
@@ -103,6 +103,53 @@ pub unsafe fn device_to_device_async(
     stream: CUstream,
 ) -> Recorded {
     linear(forward, Enqueued::new(call, stream), End::Device(src), End::Device(dst), bytes)
+}
+
+/// Whether two contexts are on one device (the same context is; others are asked of the driver).
+fn same_device(first: CUcontext, second: CUcontext) -> bool {
+    let (mut first_device, mut second_device) = (0, 0);
+    // SAFETY: out-parameters of the right type; the driver refuses contexts it does not know.
+    first == second
+        || unsafe {
+            driver::cuCtxGetDevice_v2(&mut first_device, first) == CUDA_SUCCESS
+                && driver::cuCtxGetDevice_v2(&mut second_device, second) == CUDA_SUCCESS
+        } && first_device == second_device
+}
+
+/// A peer copy: within one device, an ordinary device-to-device copy; between devices, not
+/// recorded (replay has one device).
+fn peer(forward: &mut Forward<'_, CUresult>, enqueued: Enqueued, dst: CUdeviceptr, dst_context: CUcontext, src: CUdeviceptr, src_context: CUcontext, bytes: usize) -> Recorded {
+    if same_device(dst_context, src_context) {
+        linear(forward, enqueued, End::Device(src), End::Device(dst), bytes)
+    } else {
+        forward.call();
+        super::sync::unrecorded(enqueued.call())
+    }
+}
+
+pub unsafe fn copy_peer(
+    forward: &mut Forward<'_, CUresult>,
+    call: &'static str,
+    dst: CUdeviceptr,
+    dst_context: CUcontext,
+    src: CUdeviceptr,
+    src_context: CUcontext,
+    bytes: usize,
+) -> Recorded {
+    peer(forward, Enqueued::on_default_stream(call), dst, dst_context, src, src_context, bytes)
+}
+
+pub unsafe fn copy_peer_async(
+    forward: &mut Forward<'_, CUresult>,
+    call: &'static str,
+    dst: CUdeviceptr,
+    dst_context: CUcontext,
+    src: CUdeviceptr,
+    src_context: CUcontext,
+    bytes: usize,
+    stream: CUstream,
+) -> Recorded {
+    peer(forward, Enqueued::new(call, stream), dst, dst_context, src, src_context, bytes)
 }
 
 /// Where an end of a unified-addressing copy lies: a tracked allocation, else host memory when

@@ -6,6 +6,7 @@ use super::commands::{enqueue, Enqueued};
 use super::graphs::{ExecGraph, KernelNode, NodeRead, ReadGraph};
 use super::hooks::driver;
 use super::state::{with_recorder, with_state, State};
+use super::rect::Memcpy3D;
 use super::{key, modules, params, succeeded, CUresult, CUstream, Recorded, CUDA_SUCCESS};
 use crate::entry::Forward;
 use crate::recorder::Recorder;
@@ -38,36 +39,6 @@ pub struct MemsetNodeParams {
     element_size: c_uint,
     width: usize,
     height: usize,
-}
-
-/// `CUDA_MEMCPY3D` of cuda.h.
-#[repr(C)]
-pub struct Memcpy3dParams {
-    src_x_bytes: usize,
-    src_y: usize,
-    src_z: usize,
-    src_lod: usize,
-    src_memory_type: c_uint,
-    src_host: *const c_void,
-    src_device: u64,
-    src_array: *mut c_void,
-    reserved0: *mut c_void,
-    src_pitch: usize,
-    src_height: usize,
-    dst_x_bytes: usize,
-    dst_y: usize,
-    dst_z: usize,
-    dst_lod: usize,
-    dst_memory_type: c_uint,
-    dst_host: *mut c_void,
-    dst_device: u64,
-    dst_array: *mut c_void,
-    reserved1: *mut c_void,
-    dst_pitch: usize,
-    dst_height: usize,
-    width_bytes: usize,
-    height: usize,
-    depth: usize,
 }
 
 /// `CU_MEMORYTYPE_DEVICE` and `CU_MEMORYTYPE_UNIFIED`: memory a device pointer names.
@@ -140,7 +111,7 @@ unsafe fn read_node(node: CUgraphNode) -> NodeRead {
         }
         EMPTY => NodeRead::Empty,
         MEMCPY => {
-            let mut params: Memcpy3dParams = unsafe { std::mem::zeroed() };
+            let mut params: Memcpy3D = unsafe { std::mem::zeroed() };
             match unsafe { driver::cuGraphMemcpyNodeGetParams(node, &mut params) } {
                 CUDA_SUCCESS => memcpy_node(&params),
                 _ => NodeRead::Unsupported("the driver did not report the memcpy node"),
@@ -176,7 +147,7 @@ fn memset_node(params: &MemsetNodeParams) -> NodeRead {
 
 /// A linear copy between device pointers; host ends (whose contents matter at each launch),
 /// arrays and 2D/3D regions are not described.
-fn memcpy_node(params: &Memcpy3dParams) -> NodeRead {
+fn memcpy_node(params: &Memcpy3D) -> NodeRead {
     let device = DEVICE_MEMORY.contains(&params.src_memory_type) && DEVICE_MEMORY.contains(&params.dst_memory_type);
     let rows = [params.src_y, params.src_z, params.dst_y, params.dst_z].iter().any(|&start| start != 0) || params.height > 1 || params.depth > 1;
     match (device, rows) {

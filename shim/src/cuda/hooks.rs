@@ -6,8 +6,8 @@
 
 #![allow(non_snake_case, clippy::too_many_arguments)]
 
-use super::graph_hooks::{self, CUgraph, CUgraphExec, CUgraphNode, KernelNodeParams, Memcpy3dParams, MemsetNodeParams};
-use super::{commands, copies, launches, memory, modules, procaddress, rect, streams, sync, CUdeviceptr, CUresult, CUstream};
+use super::graph_hooks::{self, CUgraph, CUgraphExec, CUgraphNode, KernelNodeParams, MemsetNodeParams};
+use super::{commands, contexts, copies, launches, memory, modules, procaddress, rect, streams, sync, CUdeviceptr, CUresult, CUstream};
 use crate::interpose::Hook;
 use std::ffi::{c_char, c_int, c_uint, c_void};
 
@@ -114,6 +114,7 @@ pub type CUdevice = c_int;
 driver! {
     cuCtxGetCurrent(context: *mut CUcontext);
     cuCtxGetDevice(device: *mut CUdevice);
+    cuCtxGetDevice_v2(device: *mut CUdevice, context: CUcontext);
     cuDeviceGetName(name: *mut c_char, len: c_int, device: CUdevice);
     cuDeviceGetAttribute(value: *mut c_int, attribute: c_int, device: CUdevice);
     cuDriverGetVersion(version: *mut c_int);
@@ -130,7 +131,7 @@ driver! {
     cuGraphNodeGetType(node: CUgraphNode, kind: *mut c_int);
     cuGraphKernelNodeGetParams_v2(node: CUgraphNode, params: *mut KernelNodeParams);
     cuGraphMemsetNodeGetParams(node: CUgraphNode, params: *mut MemsetNodeParams);
-    cuGraphMemcpyNodeGetParams(node: CUgraphNode, params: *mut Memcpy3dParams);
+    cuGraphMemcpyNodeGetParams(node: CUgraphNode, params: *mut rect::Memcpy3D);
     cuGraphChildGraphNodeGetGraph(node: CUgraphNode, graph: *mut CUgraph);
 }
 
@@ -158,6 +159,18 @@ hooks! {
     cuLibraryGetKernel(kernel: *mut *mut c_void, library: *mut c_void, name: *const c_char)
         => modules::get_function;
     cuKernelGetFunction(function: *mut *mut c_void, kernel: *mut c_void) => modules::kernel_function;
+    cuModuleGetGlobal_v2(pointer: *mut CUdeviceptr, bytes: *mut usize, module: *mut c_void, name: *const c_char)
+        => modules::module_global;
+    cuLibraryGetGlobal(pointer: *mut CUdeviceptr, bytes: *mut usize, library: *mut c_void, name: *const c_char)
+        => modules::library_global;
+    cuLibraryGetManaged(pointer: *mut CUdeviceptr, bytes: *mut usize, library: *mut c_void, name: *const c_char)
+        => modules::library_global;
+
+    // Contexts whose destruction frees memory.
+    cuCtxDestroy_v2(context: CUcontext) => contexts::destroy;
+    cuDevicePrimaryCtxRetain(context: *mut CUcontext, device: CUdevice) => contexts::primary_retain;
+    cuDevicePrimaryCtxRelease_v2(device: CUdevice) => contexts::primary_release;
+    cuDevicePrimaryCtxReset_v2(device: CUdevice) => contexts::primary_reset;
 
     // Memory.
     cuMemAlloc_v2(pointer: *mut CUdeviceptr, size: usize) => memory::alloc;
@@ -173,6 +186,15 @@ hooks! {
     cuMemFree_v2(pointer: CUdeviceptr) => memory::free;
     cuMemFreeAsync(pointer: CUdeviceptr, stream: CUstream) => memory::free_async;
     cuMemFreeAsync_ptsz(pointer: CUdeviceptr, stream: CUstream) => memory::free_async;
+    cuMemAllocHost_v2(pointer: *mut *mut c_void, size: usize) => memory::alloc_host;
+    cuMemHostAlloc(pointer: *mut *mut c_void, size: usize, flags: c_uint) => memory::host_alloc;
+    cuMemFreeHost(pointer: *mut c_void) => memory::free_host;
+    cuMemHostRegister_v2(pointer: *mut c_void, size: usize, flags: c_uint) => memory::host_register;
+    cuMemHostUnregister(pointer: *mut c_void) => memory::free_host;
+    cuMemHostGetDevicePointer_v2(device_pointer: *mut CUdeviceptr, pointer: *mut c_void, flags: c_uint)
+        => memory::host_device_pointer;
+    cuMemMap(pointer: CUdeviceptr, size: usize, offset: usize, handle: u64, flags: u64) => memory::map;
+    cuMemUnmap(pointer: CUdeviceptr, size: usize) => memory::unmap;
 
     // Streams, events and synchronization.
     cuStreamCreate(stream: *mut CUstream, flags: c_uint) => streams::create;
@@ -191,6 +213,9 @@ hooks! {
     cuCtxSynchronize() => sync::synchronize;
     cuCtxSynchronize_v2(context: CUcontext) => sync::synchronize_context;
     cuEventSynchronize(event: *mut c_void) => sync::synchronize_event;
+    cuEventQuery(event: *mut c_void) => sync::synchronize_event;
+    cuStreamQuery(stream: CUstream) => sync::synchronize_stream;
+    cuStreamQuery_ptsz(stream: CUstream) => sync::synchronize_stream;
     cuStreamBeginCapture_v2(stream: CUstream, mode: c_int) => sync::begin_capture;
     cuStreamBeginCapture_v2_ptsz(stream: CUstream, mode: c_int) => sync::begin_capture;
     cuStreamEndCapture(stream: CUstream, graph: *mut *mut c_void) => sync::end_capture;
@@ -264,18 +289,18 @@ hooks! {
         => copies::device_to_device_async;
     cuMemcpy(dst: CUdeviceptr, src: CUdeviceptr, bytes: usize) => copies::copy;
     cuMemcpy_ptds(dst: CUdeviceptr, src: CUdeviceptr, bytes: usize) => copies::copy;
-    cuMemcpy3D_v2(copy: *const c_void) => unrecorded;
-    cuMemcpy3D_v2_ptds(copy: *const c_void) => unrecorded;
-    cuMemcpy3DAsync_v2(copy: *const c_void, stream: CUstream) => unrecorded;
-    cuMemcpy3DAsync_v2_ptsz(copy: *const c_void, stream: CUstream) => unrecorded;
+    cuMemcpy3D_v2(copy: *const rect::Memcpy3D) => rect::copy_3d_sync;
+    cuMemcpy3D_v2_ptds(copy: *const rect::Memcpy3D) => rect::copy_3d_sync;
+    cuMemcpy3DAsync_v2(copy: *const rect::Memcpy3D, stream: CUstream) => rect::copy_3d_async;
+    cuMemcpy3DAsync_v2_ptsz(copy: *const rect::Memcpy3D, stream: CUstream) => rect::copy_3d_async;
     cuMemcpyPeer(dst: CUdeviceptr, dst_context: CUcontext, src: CUdeviceptr, src_context: CUcontext, bytes: usize)
-        => unrecorded;
+        => copies::copy_peer;
     cuMemcpyPeer_ptds(dst: CUdeviceptr, dst_context: CUcontext, src: CUdeviceptr, src_context: CUcontext,
-        bytes: usize) => unrecorded;
+        bytes: usize) => copies::copy_peer;
     cuMemcpyPeerAsync(dst: CUdeviceptr, dst_context: CUcontext, src: CUdeviceptr, src_context: CUcontext,
-        bytes: usize, stream: CUstream) => unrecorded;
+        bytes: usize, stream: CUstream) => copies::copy_peer_async;
     cuMemcpyPeerAsync_ptsz(dst: CUdeviceptr, dst_context: CUcontext, src: CUdeviceptr, src_context: CUcontext,
-        bytes: usize, stream: CUstream) => unrecorded;
+        bytes: usize, stream: CUstream) => copies::copy_peer_async;
     cuMemcpyAsync(dst: CUdeviceptr, src: CUdeviceptr, bytes: usize, stream: CUstream) => copies::copy_async;
     cuMemcpyAsync_ptsz(dst: CUdeviceptr, src: CUdeviceptr, bytes: usize, stream: CUstream) => copies::copy_async;
     cuMemsetD8_v2(dst: CUdeviceptr, value: u8, count: usize) => copies::memset_d8;

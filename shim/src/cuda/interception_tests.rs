@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use trace_format::{Arg, Command as Work, EdgeKind, Param, ParamKind};
+use trace_format::{Arg, Command as Work, EdgeKind, MemKind, Param, ParamKind};
 
 /// The module `PTX_FILE` holds.
 const FILE_PTX: &str = ".version 9.0\n.target sm_90\n.visible .entry add1() { exit; }\n";
@@ -162,5 +162,96 @@ fn a_program_launching_its_own_graph_records_each_launch_as_a_subgraph() {
     assert_eq!(launched_args, expected);
     let ends: Vec<&str> = file.trace.segments.iter().map(|segment| segment.ended_by.as_str()).collect();
     assert_eq!(ends, ["cuStreamSynchronize", "cuStreamSynchronize", "cuStreamSynchronize", "cuMemcpyDtoH_v2"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `test_driver/extras_program.c`: contexts, host memory, module variables, mapped ranges, 3D and
+/// peer copies and queries, each recorded with the memory it names.
+#[test]
+fn contexts_host_memory_variables_mappings_and_queries_are_recorded() {
+    let dir = std::env::temp_dir().join(format!("reprise-cuda-extras-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (driver, program, trace) = (dir.join("libcuda.so.1"), dir.join("extras_program"), dir.join("extras.trace"));
+    cc(&["-shared", "-fPIC", "-o", driver.to_str().unwrap(), sources().join("fake_libcuda.c").to_str().unwrap()]);
+    cc(&["-o", program.to_str().unwrap(), sources().join("extras_program.c").to_str().unwrap(), "-ldl"]);
+    let run = |shim: bool| {
+        let mut command = Command::new(&program);
+        command.env("LD_LIBRARY_PATH", &dir).env("REPRISE_OUTPUT", &trace);
+        if shim {
+            command.env("LD_PRELOAD", shim_library());
+        }
+        command.output().unwrap()
+    };
+    let (native, recorded) = (run(false), run(true));
+    assert!(native.status.success(), "{}", String::from_utf8_lossy(&native.stdout));
+    assert_eq!(String::from_utf8_lossy(&native.stdout), "host 10 12 13 14 variable 1 1 same mapped 1 1 1 polls 1 peer 5 6 9 10 17 18 21 22\n");
+    assert_eq!(String::from_utf8_lossy(&recorded.stdout), String::from_utf8_lossy(&native.stdout));
+
+    let file = trace_format::read_trace(&trace).unwrap();
+    let trace = &file.trace;
+    // A peer copy to another device's context is not recorded; the one within the device is.
+    let partial: Vec<(&str, &str)> = trace.partial.iter().map(|reason| (reason.call.as_str(), reason.reason.as_str())).collect();
+    assert_eq!(partial, [("cuMemcpyPeer", "its work is not recorded")]);
+    // The destroyed context's window ends before it goes; a stream query that found work still
+    // running ends nothing, the ones that found it done do.
+    let ends: Vec<&str> = trace.segments.iter().map(|segment| segment.ended_by.as_str()).collect();
+    assert_eq!(ends, ["cuCtxDestroy_v2", "cuStreamQuery", "cuEventQuery"]);
+    let kinds: Vec<(&MemKind, u64, u64)> = trace.memories.iter().map(|memory| (&memory.kind, memory.size, memory.flags)).collect();
+    let counter = MemKind::Global { program: trace_format::ProgramId(0), name: "counter".into() };
+    let buffer = |size| (&MemKind::Buffer, size, 0);
+    assert_eq!(kinds, [buffer(16), (&MemKind::Host, 16, 2), (&counter, 16, 0), buffer(64), buffer(32), buffer(32)]);
+    let copies: Vec<&trace_format::Copy> = trace
+        .nodes
+        .iter()
+        .filter_map(|node| match &node.command {
+            Work::Copy(copy) => Some(copy),
+            _ => None,
+        })
+        .collect();
+    let device = |mem| trace_format::Place::Memory { mem: trace_format::MemId(mem), offset: 0 };
+    // The 3D copy keeps the host bytes up to the end of its last row: 1 slice, 2 rows and 3 ints in.
+    let trace_format::Place::Host { data: Some(blob) } = copies[1].src else { panic!("the 3D copy keeps its host data: {:?}", copies[1]) };
+    let volume: Vec<u8> = (0i32..23).flat_map(|value| value.to_ne_bytes()).collect();
+    assert_eq!(file.blobs.get(blob).unwrap().as_ref(), &volume[..48 + 2 * 16 + 12]);
+    let extent = trace_format::Extent::Rect {
+        src_origin: [4, 1, 0],
+        dst_origin: [0, 0, 0],
+        region: [8, 2, 2],
+        src_row_pitch: 16,
+        src_slice_pitch: 48,
+        dst_row_pitch: 8,
+        dst_slice_pitch: 16,
+    };
+    assert_eq!((&copies[1].dst, &copies[1].extent), (&device(4), &extent));
+    assert_eq!(copies.len(), 3);
+    assert_eq!((&copies[2].src, &copies[2].dst, &copies[2].extent), (&device(4), &device(5), &trace_format::Extent::Linear { bytes: 32 }));
+    let args: Vec<&Arg> = trace
+        .nodes
+        .iter()
+        .filter_map(|node| match &node.command {
+            Work::Kernel(launch) => Some(&launch.args[0]),
+            _ => None,
+        })
+        .collect();
+    let memory = |mem, offset| Arg::Memory { mem: trace_format::MemId(mem), offset };
+    // The destroyed context's memory is forgotten: its address is a plain value.
+    assert!(matches!(args[1], Arg::Value(_)), "{:?}", args[1]);
+    assert_eq!(args.len(), 6);
+    assert_eq!([args[0], args[2], args[3], args[4], args[5]], [&memory(0, 0), &memory(1, 4), &memory(2, 0), &memory(3, 8), &memory(3, 0)]);
+    // What each window left, read before the context was destroyed or the queries answered.
+    let expected = |segment: usize, mem: u32| {
+        let state = trace.segments[segment].expected.iter().find(|state| state.mem.0 == mem).expect("memory state");
+        let bytes = file.blobs.get(state.blob).unwrap();
+        bytes.chunks(4).map(|word| i32::from_ne_bytes(word.try_into().unwrap())).collect::<Vec<i32>>()
+    };
+    assert_eq!(expected(0, 0), [1, 1, 1, 1]);
+    assert_eq!(expected(1, 1), [10, 12, 13, 14]);
+    assert_eq!(expected(1, 2), [1, 1, 0, 0]);
+    assert_eq!(expected(1, 5), [5, 6, 9, 10, 17, 18, 21, 22]);
+    assert_eq!(expected(2, 3)[..4], [1, 0, 1, 1]);
+    // A kernel may use its program's variables by name: the last window's kernel is not passed
+    // the variable, and its contents are still kept.
+    assert!(trace.segments[2].initial.iter().any(|state| state.mem.0 == 2));
+    assert_eq!(expected(2, 2), [1, 1, 0, 0]);
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -88,7 +88,13 @@ unsafe fn launch(
     grid: Launch,
 ) -> Recorded {
     let decoded = unsafe { decode(function, params, extra) }?;
-    let accesses = |_: &Recorder| decoded.as_ref().map(kernel_accesses).unwrap_or_default();
+    // Variables of the kernel's program it may read or write by name, not through a parameter.
+    let variables = with_state(|state| super::modules::variables_of(state, key(function)));
+    let accesses = |_: &Recorder| {
+        let mut accesses = decoded.as_ref().map(kernel_accesses).unwrap_or_default();
+        accesses.extend(variables.iter().map(|&mem| Access { mem, write: true }));
+        accesses
+    };
     let build = |recorder: &mut Recorder| match &decoded {
         Some(decoded) => kernel_command(recorder, key(function), decoded, grid),
         None => Err("the driver did not report the kernel's parameters"),

@@ -1,12 +1,13 @@
 //! Device allocations, tracked by address range so that pointers into them relocate.
 
 use super::access::DeviceAccess;
-use super::state::with_recorder;
+use super::state::{with_recorder, with_state, State};
 use super::streams::stream_key;
 use super::sync::{quiet, settled};
 use super::{device, succeeded, CUdeviceptr, CUresult, CUstream, Recorded};
 use crate::entry::Forward;
-use crate::recorder::{Key, MemDesc, MemShape};
+use crate::recorder::{Key, MemDesc, MemShape, Recorder};
+use std::ffi::{c_uint, c_void};
 use trace_format::MemKind;
 
 /// The description of a device allocation of `size` bytes at `address`.
@@ -22,14 +23,22 @@ fn allocated(pointer: *mut CUdeviceptr, size: usize, ordered_by: Option<Key>) ->
 fn allocated_as(pointer: *mut CUdeviceptr, size: usize, ordered_by: Option<Key>, kind: MemKind, flags: u64) -> Recorded {
     // SAFETY: the call succeeded, so it wrote the pointer.
     let address = unsafe { *pointer };
+    track(address, size as u64, ordered_by, MemShape::Whole(kind), flags)
+}
+
+/// Tracks the memory at `address` (in the current context, which frees it when destroyed).
+pub fn track(address: CUdeviceptr, size: u64, ordered_by: Option<Key>, shape: MemShape, flags: u64) -> Recorded {
     with_recorder(|state, recorder| {
         if ordered_by.is_some_and(|queue| state.capturing.contains(&queue)) {
             // A graph's allocation: the program's graph, not the shim's business.
             return;
         }
-        let device = device::current(state, recorder).map(|(_, device)| device);
-        let desc = MemDesc { shape: MemShape::Whole(kind), flags, ..allocation(address, size as u64, device) };
+        let current = device::current(state, recorder);
+        let desc = MemDesc { shape, flags, ..allocation(address, size, current.map(|(_, device)| device)) };
         recorder.memory_created(address, desc);
+        if let Some((context, _)) = current {
+            state.memory_contexts.insert(address, context);
+        }
         if let Some(queue) = ordered_by {
             state.ordered_allocations.insert(address, queue);
         }
@@ -61,7 +70,7 @@ pub unsafe fn alloc_from_pool_async(
     call: &str,
     pointer: *mut CUdeviceptr,
     size: usize,
-    _pool: *mut std::ffi::c_void,
+    _pool: *mut c_void,
     stream: CUstream,
 ) -> Recorded {
     unsafe { alloc_async(forward, call, pointer, size, stream) }
@@ -74,7 +83,7 @@ pub unsafe fn alloc_pitch(
     pitch: *mut usize,
     width: usize,
     height: usize,
-    _element_size: std::ffi::c_uint,
+    _element_size: c_uint,
 ) -> Recorded {
     if !succeeded(forward) {
         return Ok(());
@@ -85,7 +94,7 @@ pub unsafe fn alloc_pitch(
     allocated_as(pointer, pitch * height, None, kind, 0)
 }
 
-pub unsafe fn alloc_managed(forward: &mut Forward<'_, CUresult>, _call: &str, pointer: *mut CUdeviceptr, size: usize, flags: std::ffi::c_uint) -> Recorded {
+pub unsafe fn alloc_managed(forward: &mut Forward<'_, CUresult>, _call: &str, pointer: *mut CUdeviceptr, size: usize, flags: c_uint) -> Recorded {
     if succeeded(forward) {
         allocated_as(pointer, size, None, MemKind::Managed, u64::from(flags))?;
     }
@@ -93,7 +102,7 @@ pub unsafe fn alloc_managed(forward: &mut Forward<'_, CUresult>, _call: &str, po
 }
 
 /// Before a free: a window using the allocation ends while its final contents can be read.
-fn releasing(address: CUdeviceptr, call: &str) -> Recorded {
+pub fn releasing(address: CUdeviceptr, call: &str) -> Recorded {
     settled(|state, recorder| {
         if !recorder.is_memory(address) {
             return;
@@ -101,10 +110,22 @@ fn releasing(address: CUdeviceptr, call: &str) -> Recorded {
         if quiet(state) {
             recorder.partial(call, "memory freed while the program captured a stream: its final contents are not read");
         } else {
-            recorder.memory_released(address, call, &DeviceAccess::new(state));
+            forget(state, recorder, address, call);
         }
-        state.ordered_allocations.remove(&address);
     })
+}
+
+/// Forgets freed memory (a window using it ends first, see `Recorder::memory_released`).
+pub fn forget(state: &mut State, recorder: &mut Recorder, address: CUdeviceptr, call: &str) {
+    recorder.memory_released(address, call, &DeviceAccess::new(state));
+    state.ordered_allocations.remove(&address);
+    state.memory_contexts.remove(&address);
+    state.mappings.remove(&address);
+    if let Some(program) = state.variables.remove(&address) {
+        if let Some(variables) = state.program_variables.get_mut(&program) {
+            variables.retain(|&variable| variable != address);
+        }
+    }
 }
 
 pub unsafe fn free(forward: &mut Forward<'_, CUresult>, call: &str, pointer: CUdeviceptr) -> Recorded {
@@ -115,6 +136,80 @@ pub unsafe fn free(forward: &mut Forward<'_, CUresult>, call: &str, pointer: CUd
 
 pub unsafe fn free_async(forward: &mut Forward<'_, CUresult>, call: &str, pointer: CUdeviceptr, _stream: CUstream) -> Recorded {
     releasing(pointer, call)?;
+    forward.call();
+    Ok(())
+}
+
+/// `cuMemAllocHost` and `cuMemHostAlloc`: pinned host memory, which kernels reach at its host
+/// address (unified addressing).
+pub unsafe fn alloc_host(forward: &mut Forward<'_, CUresult>, call: &str, pointer: *mut *mut c_void, size: usize) -> Recorded {
+    unsafe { host_alloc(forward, call, pointer, size, 0) }
+}
+
+pub unsafe fn host_alloc(forward: &mut Forward<'_, CUresult>, _call: &str, pointer: *mut *mut c_void, size: usize, flags: c_uint) -> Recorded {
+    if succeeded(forward) {
+        allocated_as(pointer.cast(), size, None, MemKind::Host, u64::from(flags))?;
+    }
+    Ok(())
+}
+
+/// `cuMemFreeHost` and `cuMemHostUnregister`.
+pub unsafe fn free_host(forward: &mut Forward<'_, CUresult>, call: &str, pointer: *mut c_void) -> Recorded {
+    unsafe { free(forward, call, pointer as CUdeviceptr) }
+}
+
+pub unsafe fn host_register(forward: &mut Forward<'_, CUresult>, _call: &str, pointer: *mut c_void, size: usize, flags: c_uint) -> Recorded {
+    if succeeded(forward) {
+        track(pointer as CUdeviceptr, size as u64, None, MemShape::Whole(MemKind::Host), u64::from(flags))?;
+    }
+    Ok(())
+}
+
+/// The device address of host memory, where it differs from the host address (no unified
+/// addressing), names the same allocation.
+pub unsafe fn host_device_pointer(
+    forward: &mut Forward<'_, CUresult>,
+    _call: &str,
+    device_pointer: *mut CUdeviceptr,
+    pointer: *mut c_void,
+    _flags: c_uint,
+) -> Recorded {
+    if !succeeded(forward) {
+        return Ok(());
+    }
+    // SAFETY: the call succeeded, so it wrote the device pointer.
+    let device_pointer = unsafe { *device_pointer };
+    with_recorder(|_, recorder| {
+        if let Some((mem, 0)) = recorder.locate(pointer as CUdeviceptr) {
+            recorder.memory_alias(mem, device_pointer);
+        }
+    })
+}
+
+/// `cuMemMap`: physical memory mapped at `pointer` is an allocation there until unmapped.
+pub unsafe fn map(
+    forward: &mut Forward<'_, CUresult>,
+    _call: &str,
+    pointer: CUdeviceptr,
+    size: usize,
+    _offset: usize,
+    _handle: u64,
+    _flags: u64,
+) -> Recorded {
+    if succeeded(forward) {
+        track(pointer, size as u64, None, MemShape::Whole(MemKind::Buffer), 0)?;
+        with_state(|state| state.mappings.insert(pointer, size as u64));
+    }
+    Ok(())
+}
+
+/// `cuMemUnmap`: every mapping in the range goes, its final contents read first.
+pub unsafe fn unmap(forward: &mut Forward<'_, CUresult>, call: &str, pointer: CUdeviceptr, size: usize) -> Recorded {
+    let end = pointer.saturating_add(size as u64);
+    let unmapped: Vec<Key> = with_state(|state| state.mappings.range(pointer..end).map(|(&start, _)| start).collect());
+    for start in unmapped {
+        releasing(start, call)?;
+    }
     forward.call();
     Ok(())
 }

@@ -8,6 +8,7 @@
 
 mod access;
 mod commands;
+mod contexts;
 mod copies;
 mod device;
 mod graph_hooks;

@@ -1,12 +1,12 @@
 //! Modules and libraries (each kept with its image, its extent read by `image`) and the kernels
 //! taken from them.
 
-use super::hooks::driver;
+use super::hooks::{driver, real};
 use super::image::{self, image_at, image_in};
 use super::state::{State, UnreadImage};
-use crate::recorder::{Key, Recorder};
+use crate::recorder::{Access, Key, MemShape, Recorder};
 use super::state::{with_recorder, with_state};
-use super::{key, succeeded, CUresult, CUDA_SUCCESS, Recorded};
+use super::{key, succeeded, CUdeviceptr, CUresult, CUDA_SUCCESS, Recorded};
 use crate::entry::Forward;
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
 use std::os::unix::ffi::OsStrExt;
@@ -45,10 +45,23 @@ unsafe fn loaded(call: &str, program: *mut c_void, image: *const c_void) -> Reco
 
 /// Gives the recorder the image of the program `function` comes from, if not yet read.
 pub fn read_image(state: &mut State, recorder: &mut Recorder, function: Key) {
-    let Some((program, _)) = state.kernels.get(&function) else { return };
-    let program = *program;
+    if let Some(&(program, _)) = state.kernels.get(&function) {
+        read_program_image(state, recorder, program);
+    }
+}
+
+/// Gives the recorder the images of the programs whose variables `accesses` use, if not yet read.
+pub fn read_variable_images(state: &mut State, recorder: &mut Recorder, accesses: &[Access]) {
+    for access in accesses {
+        if let Some(&program) = state.variables.get(&access.mem) {
+            read_program_image(state, recorder, program);
+        }
+    }
+}
+
+fn read_program_image(state: &mut State, recorder: &mut Recorder, program: Key) {
     if let Some(image) = state.unread_images.remove(&program) {
-        // SAFETY: the image lies in a loaded object, which stays loaded while its kernels run.
+        // SAFETY: the image lies in a loaded object, which stays loaded while its program is.
         let bytes = unsafe { std::slice::from_raw_parts(image.address as *const u8, image.len) }.to_vec();
         recorder.program_created(program, vec![(image.kind, bytes)]);
     }
@@ -147,6 +160,12 @@ pub unsafe fn get_function(
     })
 }
 
+/// The tracked variables of the program `function` comes from: a launch may use any of them.
+pub fn variables_of(state: &State, function: Key) -> Vec<Key> {
+    let program = state.kernels.get(&function).map(|(program, _)| program);
+    program.and_then(|program| state.program_variables.get(program)).cloned().unwrap_or_default()
+}
+
 /// The function of a library kernel launches the same kernel.
 pub unsafe fn kernel_function(forward: &mut Forward<'_, CUresult>, _call: &str, function: *mut *mut c_void, kernel: *mut c_void) -> Recorded {
     if !succeeded(forward) {
@@ -159,6 +178,74 @@ pub unsafe fn kernel_function(forward: &mut Forward<'_, CUresult>, _call: &str, 
         recorder.kernel_created(function, program, &name);
         state.kernels.insert(function, (program, name));
     })
+}
+
+/// A variable of `program` at the address `find` answers (asked with the shim's own
+/// out-parameters: the program may pass null for either): tracked as memory of the program, so
+/// that pointers to it relocate and its contents are kept. The program must be one the shim saw
+/// loaded; the same variable asked for again stays one memory object.
+fn variable(program: *mut c_void, name: *const c_char, find: impl FnOnce(&mut CUdeviceptr, &mut usize) -> CUresult) -> Recorded {
+    let (mut address, mut size) = (0, 0);
+    if find(&mut address, &mut size) != CUDA_SUCCESS {
+        return Ok(());
+    }
+    // SAFETY: the driver found the variable by this name, so it is a C string.
+    let name = unsafe { CStr::from_ptr(name) }.to_string_lossy().into_owned();
+    let program = key(program);
+    let untracked_of_known_program = with_recorder(|state, recorder| {
+        let known = recorder.program_images(program).is_some() || state.unread_images.contains_key(&program);
+        known && !recorder.is_memory(address)
+    })?;
+    if !untracked_of_known_program {
+        return Ok(());
+    }
+    super::memory::track(address, size as u64, None, MemShape::Variable { program, name }, 0)?;
+    with_state(|state| {
+        state.variables.insert(address, program);
+        state.program_variables.entry(program).or_default().push(address);
+    });
+    Ok(())
+}
+
+pub unsafe fn module_global(
+    forward: &mut Forward<'_, CUresult>,
+    _call: &str,
+    _pointer: *mut CUdeviceptr,
+    _bytes: *mut usize,
+    module: *mut c_void,
+    name: *const c_char,
+) -> Recorded {
+    if !succeeded(forward) {
+        return Ok(());
+    }
+    // SAFETY: the module and name the driver just accepted; out-parameters of the right types.
+    variable(module, name, |address, size| unsafe { real::cuModuleGetGlobal_v2(address, size, module, name) })
+}
+
+/// `cuLibraryGetGlobal` and `cuLibraryGetManaged` (a `__managed__` variable, which replay finds
+/// by name the same way).
+pub unsafe fn library_global(
+    forward: &mut Forward<'_, CUresult>,
+    call: &str,
+    _pointer: *mut CUdeviceptr,
+    _bytes: *mut usize,
+    library: *mut c_void,
+    name: *const c_char,
+) -> Recorded {
+    if !succeeded(forward) {
+        return Ok(());
+    }
+    let find = |address: &mut CUdeviceptr, size: &mut usize| {
+        // SAFETY: the library and name the driver just accepted; out-parameters of the right types.
+        unsafe {
+            if call == "cuLibraryGetManaged" {
+                real::cuLibraryGetManaged(address, size, library, name)
+            } else {
+                real::cuLibraryGetGlobal(address, size, library, name)
+            }
+        }
+    };
+    variable(library, name, find)
 }
 
 /// The name and program of a launched handle the shim did not see taken from its program

@@ -1,12 +1,13 @@
-//! 2D copies (`CUDA_MEMCPY2D`) and 2D memsets. Host data is kept from the host pointer the
-//! program passed, over the rows the copy touches (as for OpenCL rectangular transfers).
+//! 2D and 3D copies (`CUDA_MEMCPY2D`, `CUDA_MEMCPY3D`) and 2D memsets. Host data is kept from
+//! the host pointer the program passed, over the rows the copy touches (as for OpenCL
+//! rectangular transfers).
 
 use super::commands::{device_access, enqueue, Enqueued, UNTRACKED_MEMORY};
 use super::copies::End;
 use super::{CUdeviceptr, CUresult, CUstream, Recorded};
 use crate::entry::Forward;
 use crate::recorder::Recorder;
-use std::ffi::c_void;
+use std::ffi::{c_uint, c_void};
 use trace_format::{Command, Copy, Extent, Fill, Place};
 
 /// `CUDA_MEMCPY2D` of cuda.h.
@@ -14,14 +15,14 @@ use trace_format::{Command, Copy, Extent, Fill, Place};
 pub struct Memcpy2D {
     src_x_bytes: usize,
     src_y: usize,
-    src_memory_type: u32,
+    src_memory_type: c_uint,
     src_host: *const c_void,
     src_device: CUdeviceptr,
     src_array: *mut c_void,
     src_pitch: usize,
     dst_x_bytes: usize,
     dst_y: usize,
-    dst_memory_type: u32,
+    dst_memory_type: c_uint,
     dst_host: *mut c_void,
     dst_device: CUdeviceptr,
     dst_array: *mut c_void,
@@ -30,66 +31,150 @@ pub struct Memcpy2D {
     height: usize,
 }
 
-const CU_MEMORYTYPE_HOST: u32 = 1;
-const CU_MEMORYTYPE_DEVICE: u32 = 2;
-const CU_MEMORYTYPE_UNIFIED: u32 = 4;
-
-/// Bytes from a side's base pointer to the end of the last row the copy touches.
-fn span(x: usize, y: usize, pitch: usize, width: usize, height: usize) -> usize {
-    if height == 0 { 0 } else { (y + height - 1) * pitch + x + width }
+/// `CUDA_MEMCPY3D` of cuda.h (also what the driver reports of a graph's memcpy node).
+#[repr(C)]
+pub struct Memcpy3D {
+    pub src_x_bytes: usize,
+    pub src_y: usize,
+    pub src_z: usize,
+    pub src_lod: usize,
+    pub src_memory_type: c_uint,
+    pub src_host: *const c_void,
+    pub src_device: CUdeviceptr,
+    pub src_array: *mut c_void,
+    pub reserved0: *mut c_void,
+    pub src_pitch: usize,
+    /// Rows per slice of the source.
+    pub src_height: usize,
+    pub dst_x_bytes: usize,
+    pub dst_y: usize,
+    pub dst_z: usize,
+    pub dst_lod: usize,
+    pub dst_memory_type: c_uint,
+    pub dst_host: *mut c_void,
+    pub dst_device: CUdeviceptr,
+    pub dst_array: *mut c_void,
+    pub reserved1: *mut c_void,
+    pub dst_pitch: usize,
+    pub dst_height: usize,
+    pub width_bytes: usize,
+    pub height: usize,
+    pub depth: usize,
 }
 
-/// One side of a 2D copy: its memory, origin and pitch.
+const CU_MEMORYTYPE_HOST: c_uint = 1;
+const CU_MEMORYTYPE_DEVICE: c_uint = 2;
+const CU_MEMORYTYPE_UNIFIED: c_uint = 4;
+
+/// One side of a rectangular copy: its memory, origin (x in bytes, row, slice), row pitch and
+/// slice pitch (0 for 2D copies).
 #[derive(Clone, Copy)]
 struct Side {
     end: End,
-    x: usize,
-    y: usize,
+    origin: [usize; 3],
     pitch: usize,
+    slice_pitch: usize,
 }
 
-impl Memcpy2D {
-    /// Both sides, `None` for arrays (and unified pointers outside tracked memory, which the
-    /// caller cannot tell from host memory safely).
-    fn sides(&self, recorder: &Recorder) -> Option<(Side, Side)> {
-        let end = |memory_type, host: *const c_void, device: CUdeviceptr| match memory_type {
-            CU_MEMORYTYPE_HOST => Some(End::Host(host as usize as u64)),
-            CU_MEMORYTYPE_DEVICE => Some(End::Device(device)),
-            CU_MEMORYTYPE_UNIFIED => recorder.locate(device).map(|_| End::Device(device)),
-            _ => None,
-        };
-        let src = end(self.src_memory_type, self.src_host, self.src_device)?;
-        let dst = end(self.dst_memory_type, self.dst_host.cast_const(), self.dst_device)?;
-        Some((Side { end: src, x: self.src_x_bytes, y: self.src_y, pitch: self.src_pitch }, Side { end: dst, x: self.dst_x_bytes, y: self.dst_y, pitch: self.dst_pitch }))
+impl Side {
+    /// Bytes from the base pointer to the end of the last row the copy touches.
+    fn span(&self, [width, height, depth]: [usize; 3]) -> usize {
+        if height == 0 || depth == 0 {
+            return 0;
+        }
+        let [x, y, z] = self.origin;
+        (z + depth - 1) * self.slice_pitch + (y + height - 1) * self.pitch + x + width
     }
 }
 
-fn place(recorder: &mut Recorder, side: Side, width: usize, height: usize, source: bool) -> Result<Place, &'static str> {
+/// Both sides and the region (width in bytes, rows, slices).
+struct Rect {
+    src: Side,
+    dst: Side,
+    region: [usize; 3],
+}
+
+/// A side's memory: `None` for arrays (and unified pointers outside tracked memory, which the
+/// shim cannot tell from host memory safely).
+fn end(recorder: &Recorder, memory_type: c_uint, host: *const c_void, device: CUdeviceptr) -> Option<End> {
+    match memory_type {
+        CU_MEMORYTYPE_HOST => Some(End::Host(host as usize as u64)),
+        CU_MEMORYTYPE_DEVICE => Some(End::Device(device)),
+        CU_MEMORYTYPE_UNIFIED => recorder.locate(device).map(|_| End::Device(device)),
+        _ => None,
+    }
+}
+
+/// A copy description `copy_rect` records.
+trait RectCopy {
+    fn rect(&self, recorder: &Recorder) -> Option<Rect>;
+    fn to_host(&self) -> bool;
+}
+
+impl RectCopy for Memcpy2D {
+    fn rect(&self, recorder: &Recorder) -> Option<Rect> {
+        let src = end(recorder, self.src_memory_type, self.src_host, self.src_device)?;
+        let dst = end(recorder, self.dst_memory_type, self.dst_host.cast_const(), self.dst_device)?;
+        Some(Rect {
+            src: Side { end: src, origin: [self.src_x_bytes, self.src_y, 0], pitch: self.src_pitch, slice_pitch: 0 },
+            dst: Side { end: dst, origin: [self.dst_x_bytes, self.dst_y, 0], pitch: self.dst_pitch, slice_pitch: 0 },
+            region: [self.width_bytes, self.height, 1],
+        })
+    }
+
+    fn to_host(&self) -> bool {
+        self.dst_memory_type == CU_MEMORYTYPE_HOST
+    }
+}
+
+impl RectCopy for Memcpy3D {
+    fn rect(&self, recorder: &Recorder) -> Option<Rect> {
+        let src = end(recorder, self.src_memory_type, self.src_host, self.src_device)?;
+        let dst = end(recorder, self.dst_memory_type, self.dst_host.cast_const(), self.dst_device)?;
+        // A pitch of 0 means rows (and slices) packed at the copy's own width (height).
+        let pitch = |pitch: usize| if pitch == 0 { self.width_bytes } else { pitch };
+        let rows = |rows: usize| if rows == 0 { self.height } else { rows };
+        let side = |end, origin, row_pitch, slice_rows| {
+            let row_pitch = pitch(row_pitch);
+            Side { end, origin, pitch: row_pitch, slice_pitch: row_pitch * rows(slice_rows) }
+        };
+        Some(Rect {
+            src: side(src, [self.src_x_bytes, self.src_y, self.src_z], self.src_pitch, self.src_height),
+            dst: side(dst, [self.dst_x_bytes, self.dst_y, self.dst_z], self.dst_pitch, self.dst_height),
+            region: [self.width_bytes, self.height, self.depth],
+        })
+    }
+
+    fn to_host(&self) -> bool {
+        self.dst_memory_type == CU_MEMORYTYPE_HOST
+    }
+}
+
+fn place(recorder: &mut Recorder, side: Side, region: [usize; 3], source: bool) -> Result<Place, &'static str> {
     match side.end {
         End::Device(pointer) => super::commands::device_place(recorder, pointer),
         End::Host(_) if !source => Ok(Place::Host { data: None }),
         // SAFETY: the driver read these rows of the program's host memory.
         End::Host(pointer) => {
-            let bytes = unsafe { std::slice::from_raw_parts(pointer as usize as *const u8, span(side.x, side.y, side.pitch, width, height)) };
+            let bytes = unsafe { std::slice::from_raw_parts(pointer as usize as *const u8, side.span(region)) };
             Ok(Place::Host { data: Some(recorder.blob(bytes.to_vec())) })
         }
     }
 }
 
-fn copy_2d(forward: &mut Forward<'_, CUresult>, enqueued: Enqueued, copy: *const Memcpy2D) -> Recorded {
+fn copy_rect(forward: &mut Forward<'_, CUresult>, enqueued: Enqueued, copy: *const impl RectCopy) -> Recorded {
     // SAFETY: the driver reads the description; a null one it refuses.
     let Some(copy) = (unsafe { copy.as_ref() }) else {
         forward.call();
         return Ok(());
     };
     let call = enqueued.call();
-    let Some((src, dst)) = super::state::with_recorder(|_, recorder| copy.sides(recorder))? else {
+    let Some(Rect { src, dst, region }) = super::state::with_recorder(|_, recorder| copy.rect(recorder))? else {
         forward.call();
-        return super::state::with_recorder(|_, recorder| recorder.partial(call, "2D copies with arrays or untracked unified memory are not recorded"));
+        return super::state::with_recorder(|_, recorder| recorder.partial(call, "copies with arrays or untracked unified memory are not recorded"));
     };
-    let (width, height) = (copy.width_bytes, copy.height);
     let enqueued = match dst.end {
-        End::Host(address) => enqueued.receiving(address as usize as *const c_void, span(dst.x, dst.y, dst.pitch, width, height)),
+        End::Host(address) => enqueued.receiving(address as usize as *const c_void, dst.span(region)),
         End::Device(_) => enqueued,
     };
     let accesses = |recorder: &Recorder| {
@@ -98,36 +183,51 @@ fn copy_2d(forward: &mut Forward<'_, CUresult>, enqueued: Enqueued, copy: *const
         read.into_iter().chain(written).collect()
     };
     let build = |recorder: &mut Recorder| {
+        let widen = |values: [usize; 3]| values.map(|value| value as u64);
         let extent = Extent::Rect {
-            src_origin: [src.x as u64, src.y as u64, 0],
-            dst_origin: [dst.x as u64, dst.y as u64, 0],
-            region: [width as u64, height as u64, 1],
+            src_origin: widen(src.origin),
+            dst_origin: widen(dst.origin),
+            region: widen(region),
             src_row_pitch: src.pitch as u64,
-            src_slice_pitch: 0,
+            src_slice_pitch: src.slice_pitch as u64,
             dst_row_pitch: dst.pitch as u64,
-            dst_slice_pitch: 0,
+            dst_slice_pitch: dst.slice_pitch as u64,
         };
-        let (src, dst) = (place(recorder, src, width, height, true)?, place(recorder, dst, width, height, false)?);
+        let (src, dst) = (place(recorder, src, region, true)?, place(recorder, dst, region, false)?);
         Ok(Command::Copy(Copy { src, dst, extent }))
     };
     enqueue(forward, enqueued, accesses, build)
 }
 
-pub unsafe fn copy_2d_sync(forward: &mut Forward<'_, CUresult>, call: &'static str, copy: *const Memcpy2D) -> Recorded {
-    // SAFETY: as for `copy_2d`.
-    let to_host = unsafe { copy.as_ref() }.is_some_and(|copy| copy.dst_memory_type == CU_MEMORYTYPE_HOST);
+/// A synchronous copy: a host synchronization when it delivers to the host.
+fn copy_rect_sync(forward: &mut Forward<'_, CUresult>, call: &'static str, copy: *const impl RectCopy) -> Recorded {
+    // SAFETY: as for `copy_rect`.
+    let to_host = unsafe { copy.as_ref() }.is_some_and(RectCopy::to_host);
     let enqueued = Enqueued::on_default_stream(call);
-    copy_2d(forward, if to_host { enqueued.blocking() } else { enqueued }, copy)
+    copy_rect(forward, if to_host { enqueued.blocking() } else { enqueued }, copy)
+}
+
+pub unsafe fn copy_2d_sync(forward: &mut Forward<'_, CUresult>, call: &'static str, copy: *const Memcpy2D) -> Recorded {
+    copy_rect_sync(forward, call, copy)
 }
 
 pub unsafe fn copy_2d_async(forward: &mut Forward<'_, CUresult>, call: &'static str, copy: *const Memcpy2D, stream: CUstream) -> Recorded {
-    copy_2d(forward, Enqueued::new(call, stream), copy)
+    copy_rect(forward, Enqueued::new(call, stream), copy)
+}
+
+pub unsafe fn copy_3d_sync(forward: &mut Forward<'_, CUresult>, call: &'static str, copy: *const Memcpy3D) -> Recorded {
+    copy_rect_sync(forward, call, copy)
+}
+
+pub unsafe fn copy_3d_async(forward: &mut Forward<'_, CUresult>, call: &'static str, copy: *const Memcpy3D, stream: CUstream) -> Recorded {
+    copy_rect(forward, Enqueued::new(call, stream), copy)
 }
 
 /// A 2D memset: `height` rows of `width` elements of `pattern`, `pitch` bytes apart.
 pub fn fill_2d_command(recorder: &mut Recorder, dst: CUdeviceptr, pitch: usize, pattern: &[u8], width: usize, height: usize) -> Result<Command, &'static str> {
     let Place::Memory { mem, offset } = super::commands::device_place(recorder, dst)? else { return Err(UNTRACKED_MEMORY) };
-    let bytes = span(0, 0, pitch, width * pattern.len(), height) as u64;
+    let side = Side { end: End::Device(dst), origin: [0; 3], pitch, slice_pitch: 0 };
+    let bytes = side.span([width * pattern.len(), height, 1]) as u64;
     Ok(Command::Fill(Fill { mem, offset, bytes, pattern: pattern.to_vec(), rows: Some([pitch as u64, width as u64, height as u64]) }))
 }
 

@@ -6,7 +6,7 @@ use super::graphs::ExecGraph;
 use super::Failure;
 use crate::recorder::{Key, Recorder};
 use crate::session;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Mutex, PoisonError};
 use trace_format::Api;
 
@@ -25,6 +25,17 @@ pub struct State {
     pub capturing: HashSet<Key>,
     /// Stream-ordered allocations and the stream (key) that allocated each.
     pub ordered_allocations: HashMap<Key, Key>,
+    /// Tracked memory (by key) and the context (key) it lives in: destroying the context frees it.
+    pub memory_contexts: HashMap<Key, Key>,
+    /// Each device's primary context (by device key) and how often the program retained it.
+    pub primary_contexts: HashMap<Key, (Key, u32)>,
+    /// Ranges mapped with `cuMemMap` (start, size), tracked as allocations until unmapped.
+    pub mappings: BTreeMap<Key, u64>,
+    /// Module and library variables (by address) and their program, whose image may still be
+    /// unread (see `unread_images`).
+    pub variables: HashMap<Key, Key>,
+    /// The same variables by program: its kernels may use them without being passed a pointer.
+    pub program_variables: HashMap<Key, Vec<Key>>,
     /// Devices already described to the recorder.
     pub devices: HashSet<Key>,
     /// Programs whose image lies in a loaded library's or the program's own data (what the CUDA

@@ -36,7 +36,9 @@ pub fn end_window(call: &str) -> Recorded {
 }
 
 /// `cuCtxSynchronize`; the stream, context and event forms below end the window the same way
-/// (the recorder waits for every stream the window used).
+/// (the recorder waits for every stream the window used), and so do stream and event queries
+/// that answer `CUDA_SUCCESS`: the host saw the work complete (`CUDA_ERROR_NOT_READY` is no
+/// synchronization).
 pub unsafe fn synchronize(forward: &mut Forward<'_, CUresult>, call: &str) -> Recorded {
     if succeeded(forward) {
         end_window(call)?;

@@ -11,6 +11,9 @@ pub enum MemShape {
     Whole(MemKind),
     /// A window `offset` bytes into memory `parent` (`clCreateSubBuffer`).
     Within { parent: Key, offset: u64 },
+    /// The variable `name` of `program` (a `__device__` global): `MemKind::Global` once the
+    /// program has its trace id.
+    Variable { program: Key, name: String },
 }
 
 /// A memory object as the API created it.
@@ -33,6 +36,8 @@ pub(super) struct Entry {
     /// The object whose contents hold this one's (itself unless a sub-buffer).
     pub root: Key,
     pub id: Option<MemId>,
+    /// Other addresses that name this object from its start (a host allocation's device pointer).
+    aliases: Vec<u64>,
     children: u32,
     released: bool,
 }
@@ -54,20 +59,32 @@ impl MemoryTable {
                 }
                 None => key,
             },
-            MemShape::Whole(_) => key,
+            MemShape::Whole(_) | MemShape::Variable { .. } => key,
         };
         if desc.addressable {
             self.by_address.insert(desc.address, key);
         }
-        self.entries.insert(key, Entry { desc, root, id: None, children: 0, released: false });
+        self.entries.insert(key, Entry { desc, root, id: None, aliases: Vec::new(), children: 0, released: false });
+    }
+
+    /// Pointers from `address` on name the addressable object `key` too, from its start.
+    pub fn alias(&mut self, key: Key, address: u64) {
+        if let Some(entry) = self.entries.get_mut(&key).filter(|entry| entry.desc.addressable && entry.desc.address != address) {
+            entry.aliases.push(address);
+            self.by_address.insert(address, key);
+        }
     }
 
     /// The program released `key`; it is forgotten once no sub-buffer needs it.
     pub fn release(&mut self, key: Key) {
         if let Some(entry) = self.entries.get_mut(&key) {
             entry.released = true;
-            if entry.desc.addressable && self.by_address.get(&entry.desc.address) == Some(&key) {
-                self.by_address.remove(&entry.desc.address);
+            if entry.desc.addressable {
+                for address in std::iter::once(entry.desc.address).chain(entry.aliases.drain(..)) {
+                    if self.by_address.get(&address) == Some(&key) {
+                        self.by_address.remove(&address);
+                    }
+                }
             }
             if entry.children == 0 {
                 self.remove_entry(key);

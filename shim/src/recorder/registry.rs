@@ -42,6 +42,11 @@ impl Recorder {
         self.memory.release(key);
     }
 
+    /// Pointers from `address` on name memory `key` too (see `MemoryTable::alias`).
+    pub fn memory_alias(&mut self, key: Key, address: u64) {
+        self.memory.alias(key, address);
+    }
+
     /// The memory object holding `address` (an addressable one), and the offset into it.
     pub fn locate(&self, address: u64) -> Option<(Key, u64)> {
         self.memory.locate(address)
@@ -93,6 +98,7 @@ impl Recorder {
         let kind = match desc.shape {
             MemShape::Whole(kind) => kind,
             MemShape::Within { parent, offset } => MemKind::SubBuffer { parent: self.mem_id(parent)?, offset },
+            MemShape::Variable { program, name } => MemKind::Global { program: self.program_id(program)?, name },
         };
         let device = desc.device.and_then(|device| self.device_id(device));
         self.sink.record(Record::Memory(Memory { kind, size: desc.size, address: desc.address, flags: desc.flags, device }));

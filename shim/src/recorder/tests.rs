@@ -342,6 +342,34 @@ fn addresses_relocate_to_memory_and_offset() {
 }
 
 #[test]
+fn an_alias_names_its_memory_from_the_start_until_the_memory_is_released() {
+    let mut h = Harness::new(Capture::All);
+    h.buffer_at(1, 64, 0, 0x1000, true);
+    h.rec.memory_alias(1, 0x9000);
+    h.rec.memory_alias(1, 0x1000); // its own address: nothing to add
+    assert_eq!(h.rec.locate(0x9010), Some((1, 0x10)));
+    assert_eq!(h.rec.locate(0x1010), Some((1, 0x10)));
+    assert_eq!(h.rec.locate(0x9041), None);
+    h.rec.memory_released(1, "cuMemFreeHost", &h.device);
+    assert_eq!((h.rec.locate(0x9000), h.rec.locate(0x1000)), (None, None));
+}
+
+#[test]
+fn a_variable_is_written_as_a_global_of_its_program() {
+    let mut h = Harness::new(Capture::All);
+    h.rec.program_created(0xa0, vec![(ImageKind::Ptx, b".version 9.0".to_vec())]);
+    let shape = MemShape::Variable { program: 0xa0, name: "counter".into() };
+    h.rec.memory_created(0x2000, MemDesc { shape, size: 16, address: 0x2000, flags: 0, device: None, addressable: true });
+    assert_eq!(h.rec.mem_id(0x2000), Some(MemId(0)));
+    assert_eq!(h.rec.mem_id(0x2000), Some(MemId(0)), "one record per object");
+    let memories: Vec<MemKind> = h.records().into_iter().filter_map(|record| match record {
+        Record::Memory(memory) => Some(memory.kind),
+        _ => None,
+    }).collect();
+    assert_eq!(memories, [MemKind::Global { program: trace_format::ProgramId(0), name: "counter".into() }]);
+}
+
+#[test]
 fn memory_states_initial_at_first_use_and_final_when_written() {
     let mut h = Harness::new(Capture::All);
     h.queue(1, true);

@@ -1,12 +1,18 @@
 // Test double for libcuda (there is no GPU here), built as libcuda.so.1 for the shim's CUDA
 // interception test: "device" memory is host memory and work runs at once. cuGetProcAddress_v2
 // hands out the per-thread-stream variant of cuLaunchKernel for flag 2, as the real driver does.
+// Host memory's device pointers differ from its host pointers (HOST_DEVICE_BIT set), as without
+// unified addressing; kernels clear the bit. A context created is current until destroyed.
 #include <stdlib.h>
 #include <string.h>
 #include <stdint.h>
 typedef int CUresult;
 typedef uint64_t CUdeviceptr;
-CUresult cuCtxGetCurrent(void **c) { *c = (void *)0xc0; return 0; }
+#define HOST_DEVICE_BIT (1ull << 62)
+static void *current = (void *)0xc0;
+CUresult cuCtxGetCurrent(void **c) { *c = current; return 0; }
+CUresult cuCtxCreate_v4(void **c, void *params, unsigned flags, int d) { *c = current = malloc(8); return 0; }
+CUresult cuCtxDestroy_v2(void *c) { if (c == current) current = (void *)0xc0; free(c); return 0; }
 CUresult cuCtxGetDevice(int *d) { *d = 0; return 0; }
 CUresult cuDeviceGetName(char *n, int len, int d) { strncpy(n, "Fake GPU", len); return 0; }
 CUresult cuDeviceGetAttribute(int *v, int a, int d) { *v = a == 75 ? 9 : 0; return 0; }
@@ -29,8 +35,45 @@ CUresult cuMemcpy2D_v2(const Copy2D *c) {
         memcpy(dst + (c->dstY + row) * c->dstPitch + c->dstX, src + (c->srcY + row) * c->srcPitch + c->srcX, c->width);
     return 0;
 }
+typedef struct {
+    size_t srcX, srcY, srcZ, srcLOD; int srcType; const void *srcHost; CUdeviceptr srcDevice; void *srcArray, *r0; size_t srcPitch, srcHeight;
+    size_t dstX, dstY, dstZ, dstLOD; int dstType; void *dstHost; CUdeviceptr dstDevice; void *dstArray, *r1; size_t dstPitch, dstHeight;
+    size_t width, height, depth;
+} Copy3D;
+CUresult cuMemcpy3D_v2(const Copy3D *c) {
+    const char *src = c->srcType == 1 ? (const char *)c->srcHost : (const char *)c->srcDevice;
+    char *dst = c->dstType == 1 ? (char *)c->dstHost : (char *)c->dstDevice;
+    for (size_t z = 0; z < c->depth; z++)
+        for (size_t row = 0; row < c->height; row++)
+            memcpy(dst + ((c->dstZ + z) * c->dstHeight + c->dstY + row) * c->dstPitch + c->dstX,
+                   src + ((c->srcZ + z) * c->srcHeight + c->srcY + row) * c->srcPitch + c->srcX, c->width);
+    return 0;
+}
+// Context 0xd1 is on a second device.
+CUresult cuCtxGetDevice_v2(int *d, void *c) { *d = c == (void *)0xd1; return 0; }
+CUresult cuMemcpyPeer(CUdeviceptr d, void *dc, CUdeviceptr s, void *sc, size_t n) { memcpy((void *)d, (void *)s, n); return 0; }
 CUresult cuStreamCreate(void **s, unsigned f) { *s = malloc(64); return 0; }
 CUresult cuStreamSynchronize(void *s) { return 0; }
+// The first query of a stream finds its work still running.
+static int stream_queries;
+CUresult cuStreamQuery(void *s) { return stream_queries++ == 0 ? 600 : 0; }
+CUresult cuEventQuery(void *e) { return 0; }
+CUresult cuMemHostAlloc(void **p, size_t n, unsigned flags) { *p = malloc(n); return 0; }
+CUresult cuMemFreeHost(void *p) { free(p); return 0; }
+CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *d, void *p, unsigned flags) { *d = (CUdeviceptr)p | HOST_DEVICE_BIT; return 0; }
+// Virtual memory: a reserved range is usable memory at once; handles hold their size.
+CUresult cuMemAddressReserve(CUdeviceptr *p, size_t n, size_t align, CUdeviceptr addr, unsigned long long f) { *p = (CUdeviceptr)malloc(n); return 0; }
+CUresult cuMemCreate(unsigned long long *h, size_t n, const void *prop, unsigned long long f) { *h = n; return 0; }
+CUresult cuMemMap(CUdeviceptr p, size_t n, size_t offset, unsigned long long h, unsigned long long f) { return 0; }
+CUresult cuMemSetAccess(CUdeviceptr p, size_t n, const void *desc, size_t count) { return 0; }
+CUresult cuMemUnmap(CUdeviceptr p, size_t n) { return 0; }
+static int counter[4];
+CUresult cuModuleGetGlobal_v2(CUdeviceptr *d, size_t *n, void *m, const char *name) {
+    if (strcmp(name, "counter")) return 500;
+    if (d) *d = (CUdeviceptr)counter;
+    if (n) *n = sizeof counter;
+    return 0;
+}
 CUresult cuMemsetD32Async(CUdeviceptr d, unsigned v, size_t n, void *s) { return cuMemsetD32_v2(d, v, n); }
 CUresult cuEventRecord(void *e, void *s) { return 0; }
 CUresult cuStreamWaitEvent(void *s, void *e, unsigned f) { return 0; }
@@ -44,7 +87,7 @@ CUresult cuFuncGetParamInfo(void *f, size_t i, size_t *o, size_t *s) {
 }
 static CUresult launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned sh,
                        void *stream, void **params, void **extra) {
-    int *data = *(int **)params[0]; int n = *(int *)params[1];
+    int *data = (int *)(*(CUdeviceptr *)params[0] & ~HOST_DEVICE_BIT); int n = *(int *)params[1];
     for (int i = 0; i < n; i++) data[i] += 1;
     return 0;
 }

@@ -1,0 +1,77 @@
+//! Contexts the program destroys or resets: their memory goes with them, so the open window
+//! ends first (its final contents are read while they exist) and the recorder forgets that
+//! memory. Creating, pushing, popping and setting contexts need no hook: `device::current` asks
+//! the driver for the current context each time.
+
+use super::hooks::{CUcontext, CUdevice};
+use super::access::DeviceAccess;
+use super::memory::forget;
+use super::state::with_state;
+use super::sync::{quiet, settled};
+use super::{key, succeeded, CUresult, Recorded};
+use crate::entry::Forward;
+use crate::recorder::Key;
+
+/// Before `context` is destroyed: the window ends and the context's memory is forgotten.
+fn ending(context: Key, call: &str) -> Recorded {
+    settled(|state, recorder| {
+        if quiet(state) {
+            recorder.partial(call, "a context destroyed while the program captured a stream: its memory's final contents are not read");
+            return;
+        }
+        recorder.host_sync(call, &DeviceAccess::new(state));
+        let freed: Vec<Key> = state.memory_contexts.iter().filter(|&(_, &owner)| owner == context).map(|(&mem, _)| mem).collect();
+        for mem in freed {
+            forget(state, recorder, mem, call);
+        }
+    })
+}
+
+pub unsafe fn destroy(forward: &mut Forward<'_, CUresult>, call: &str, context: CUcontext) -> Recorded {
+    ending(key(context), call)?;
+    forward.call();
+    Ok(())
+}
+
+/// `cuDevicePrimaryCtxRetain`: which context is the device's primary one, and one more retain.
+pub unsafe fn primary_retain(forward: &mut Forward<'_, CUresult>, _call: &str, context: *mut CUcontext, device: CUdevice) -> Recorded {
+    if !succeeded(forward) {
+        return Ok(());
+    }
+    // SAFETY: the call succeeded, so it wrote the context.
+    let context = key(unsafe { *context });
+    with_state(|state| {
+        let (primary, retains) = state.primary_contexts.entry(device as Key).or_insert((context, 0));
+        *primary = context;
+        *retains += 1;
+    });
+    Ok(())
+}
+
+/// `cuDevicePrimaryCtxRelease`: the last release destroys the primary context.
+pub unsafe fn primary_release(forward: &mut Forward<'_, CUresult>, call: &str, device: CUdevice) -> Recorded {
+    let last = with_state(|state| state.primary_contexts.get(&(device as Key)).and_then(|&(context, retains)| (retains == 1).then_some(context)));
+    if let Some(context) = last {
+        ending(context, call)?;
+    }
+    if succeeded(forward) {
+        with_state(|state| {
+            if let Some((_, retains)) = state.primary_contexts.get_mut(&(device as Key)) {
+                *retains = retains.saturating_sub(1);
+            }
+        });
+    }
+    Ok(())
+}
+
+/// `cuDevicePrimaryCtxReset`: the primary context's memory is freed. A primary context the shim
+/// did not see retained still ends the window; its memory stays known until its addresses are
+/// allocated again.
+pub unsafe fn primary_reset(forward: &mut Forward<'_, CUresult>, call: &str, device: CUdevice) -> Recorded {
+    match with_state(|state| state.primary_contexts.get(&(device as Key)).map(|&(context, _)| context)) {
+        Some(context) => ending(context, call)?,
+        None => super::sync::end_window(call)?,
+    }
+    forward.call();
+    Ok(())
+}
