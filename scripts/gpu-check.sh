@@ -138,6 +138,16 @@ sys.exit(0 if largest >= repeats and d["native_updates"] > 0 and d["rebuilds"] =
   fi
 done
 
+# Stream-ordered allocation (stream_ordered.cu): each round's scratch memory is allocated and freed in stream
+# order inside the one window, which graph replay builds with allocation and free nodes (passing above).
+if summary=$("$replayer" info --json "$work/stream_ordered.trace" 2>/dev/null | python3 -c 'import json,sys; d=json.load(sys.stdin); k=d["nodes_by_kind"]
+print("%d segment(s), %d allocations and %d frees in stream order" % (d["segments"], k.get("mem_alloc", 0), k.get("mem_free", 0)))
+sys.exit(0 if d["segments"] == 1 and k.get("mem_alloc") == 3 and k.get("mem_free") == 3 else 1)'); then
+  echo "stream-ordered memory: stream_ordered: $summary" >>"$table"
+else
+  echo "stream-ordered memory: FAILED, want one window with 3 allocations and 3 frees: ${summary:-no trace}" >>"$table"; failures=$((failures + 1))
+fi
+
 # What a native update saves over rebuilding the graph, on the Jacobi trace (16 patched windows).
 for updates in native rebuild; do
   "$replayer" replay "$work/jacobi.trace" --iterations 50 --compare --json --updates $updates >"$out/logs/jacobi.$updates.json" 2>>"$out/logs/jacobi.updates.err"
@@ -165,17 +175,37 @@ PY
 python3 scripts/regress.py --manifest "$work/cuda-manifest.json" --target-dir "$bin" --out "$out/regress-cuda" >"$out/logs/regress.log" 2>&1
 echo; cat "$out/regress-cuda/report.md" 2>/dev/null || tail -5 "$out/logs/regress.log"
 
-# The shim's cost on the launch-bound program (1000 launches per iteration): its own time per iteration
-# natively, with the shim idle (capture range over before the timed loop) and recording.
+# The shim's cost on the launch-bound program (1000 launches per iteration): its own best time per iteration
+# natively, with the shim idle (capture range over before the timed loop) and recording. The three runs
+# alternate for 7 rounds and the medians are compared, so drift of the machine falls on all three alike.
 if [ -x "$work/launch_bound" ]; then
-  native=$("$work/launch_bound" 2>>"$out/logs/overhead.err" | sed -n 's/^time: us_per_iteration //p')
-  idle=$(REPRISE_CAPTURE=0 REPRISE_OUTPUT="$work/idle.trace" LD_PRELOAD="$shim" "$work/launch_bound" 2>>"$out/logs/overhead.err" | sed -n 's/^time: us_per_iteration //p')
-  recording=$(REPRISE_OUTPUT="$work/rec.trace" LD_PRELOAD="$shim" "$work/launch_bound" 2>>"$out/logs/overhead.err" | sed -n 's/^time: us_per_iteration //p')
+  timed() { "$@" "$work/launch_bound" 2>>"$out/logs/overhead.err" | sed -n 's/^time: us_per_iteration //p'; }
+  for round in 1 2 3 4 5 6 7; do
+    echo "native $(timed env)"
+    echo "idle $(timed env REPRISE_CAPTURE=0 REPRISE_OUTPUT="$work/idle.trace" LD_PRELOAD="$shim")"
+    echo "recording $(timed env REPRISE_OUTPUT="$work/rec.trace" LD_PRELOAD="$shim")"
+  done >"$out/logs/overhead.runs"
   echo
   # With 1000 launches per iteration, µs per iteration over native is ns per call.
-  per_call() { awk -v with="$1" -v without="$native" 'BEGIN { if (with == "" || without == "") print "-"; else printf "%.0f", with - without }'; }
-  echo "launch_bound, 1000 launches per iteration, µs per iteration: native $native, shim idle $idle, shim recording $recording;" \
-    "shim cost per call: idle $(per_call "$idle") ns, recording $(per_call "$recording") ns" | tee -a "$table"
+  python3 - "$out/logs/overhead.runs" <<'PY' | tee -a "$table"
+import statistics, sys
+runs = {}
+for line in open(sys.argv[1]):
+    words = line.split()
+    if len(words) == 2:
+        runs.setdefault(words[0], []).append(float(words[1]))
+if sorted(runs) != ["idle", "native", "recording"]:
+    print("launch_bound overhead: some runs printed no time (see logs/overhead.err)")
+    sys.exit()
+median = {name: statistics.median(times) for name, times in runs.items()}
+best = {name: min(times) for name, times in runs.items()}
+worst = {name: max(times) for name, times in runs.items()}
+cost = lambda of, mode: "%.0f" % (of[mode] - of["native"])
+print("launch_bound, 1000 launches per iteration, µs per iteration over %d alternating runs (median, best-worst): " % len(runs["native"])
+      + ", ".join("%s %.1f (%.0f-%.0f)" % (name, median[name], best[name], worst[name]) for name in ("native", "idle", "recording"))
+      + "; shim cost per call, ns (by medians / by best runs): idle %s / %s, recording %s / %s"
+      % (cost(median, "idle"), cost(best, "idle"), cost(median, "recording"), cost(best, "recording")))
+PY
 fi
 echo "gpu-check: $failures failing row(s); logs in $out/logs"
 [ $failures -eq 0 ]

@@ -1,6 +1,7 @@
 //! The one trait every API backend implements. The planner and the command line only
 //! talk to this trait, never to an API.
 
+use std::collections::BTreeSet;
 use trace_format::{BlobStore, Command, MemId, NodeId, Patch, Trace};
 
 /// What a backend can fail with; `Unavailable` maps to exit code 3.
@@ -39,6 +40,24 @@ pub struct PartitionNodes<'t> {
     pub edges: Vec<(usize, usize)>,
     /// Every node depends on its predecessor: the backend may build an in-order buffer.
     pub straight_line: bool,
+}
+
+impl PartitionNodes<'_> {
+    /// Memory the partition allocates and frees itself (stream-ordered allocation): it exists
+    /// only between those two nodes, so a backend may give it an address for each run.
+    pub fn allocated_and_freed(&self) -> BTreeSet<MemId> {
+        let mems = |alloc: bool| -> BTreeSet<MemId> {
+            self.nodes
+                .iter()
+                .filter_map(|(_, node)| match node.command {
+                    Command::MemAlloc { mem } if alloc => Some(mem),
+                    Command::MemFree { mem } if !alloc => Some(mem),
+                    _ => None,
+                })
+                .collect()
+        };
+        mems(true).intersection(&mems(false)).copied().collect()
+    }
 }
 
 /// Options chosen on the command line that a backend honours.
@@ -102,5 +121,25 @@ pub trait Backend {
     /// Device times of each node of the last run, when `BackendOptions::profile` was set.
     fn timings(&mut self) -> BackendResult<Vec<NodeTiming>> {
         Ok(Vec::new())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PartitionNodes;
+    use trace_format::{Command, MemId, Node, NodeId, SegmentId};
+
+    #[test]
+    fn a_partition_s_own_memory_is_what_it_both_allocates_and_frees() {
+        let node = |command| Node { queue: None, segment: SegmentId(0), command, call: String::new() };
+        // Memory 1 was allocated in an earlier partition, memory 2 lives on after this one.
+        let nodes = [
+            node(Command::MemAlloc { mem: MemId(0) }),
+            node(Command::MemFree { mem: MemId(1) }),
+            node(Command::MemAlloc { mem: MemId(2) }),
+            node(Command::MemFree { mem: MemId(0) }),
+        ];
+        let part = PartitionNodes { nodes: nodes.iter().enumerate().map(|(i, n)| (NodeId(i as u32), n)).collect(), edges: Vec::new(), straight_line: true };
+        assert_eq!(part.allocated_and_freed().into_iter().collect::<Vec<_>>(), [MemId(0)]);
     }
 }

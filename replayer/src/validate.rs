@@ -260,10 +260,25 @@ impl Checker<'_> {
 
     fn segments(&mut self) {
         let trace = self.trace;
+        // Memory allocated in a segment has no contents before it, freed memory none after it.
+        let mut allocated = vec![Vec::new(); trace.segments.len()];
+        let mut freed = vec![Vec::new(); trace.segments.len()];
+        for node in &trace.nodes {
+            match (node.command.clone(), allocated.get_mut(node.segment.index()), freed.get_mut(node.segment.index())) {
+                (Command::MemAlloc { mem }, Some(mems), _) | (Command::MemFree { mem }, _, Some(mems)) => mems.push(mem),
+                _ => {}
+            }
+        }
         for (id, segment) in trace.segments.iter().enumerate() {
-            for (what, states) in [("initial", &segment.initial), ("expected", &segment.expected)] {
+            for (what, states, gone, why) in [
+                ("initial", &segment.initial, &allocated[id], "allocated in this segment: it has no contents before"),
+                ("expected", &segment.expected, &freed[id], "freed in this segment: it has no contents after"),
+            ] {
                 for state in states {
                     let subject = format!("segment {id} {what} state of memory {}", state.mem);
+                    if gone.contains(&state.mem) {
+                        self.report(&subject, format!("the memory is {why}"));
+                    }
                     let mem_ok = self.resolves(&subject, "memory", state.mem.index(), trace.memories.len());
                     if self.blob_present(&subject, "contents", state.blob) && mem_ok {
                         let size = trace.memories[state.mem.index()].size;
@@ -454,5 +469,24 @@ mod tests {
         let mut b = valid();
         b.trace.header = None;
         assert_eq!(problems(&b), vec!["trace: it has no header, so its API is unknown"]);
+    }
+
+    #[test]
+    fn memory_has_no_contents_before_its_allocation_or_after_its_free() {
+        let mut b = valid();
+        let segment = SegmentId(0);
+        let scratch = b.memory(64);
+        b.node(segment, Command::MemAlloc { mem: scratch });
+        b.node(segment, Command::MemFree { mem: scratch });
+        assert!(problems(&b).is_empty(), "{:?}", problems(&b));
+        b.initial(segment, scratch, vec![0; 64]);
+        b.expected(segment, scratch, vec![0; 64]);
+        assert_eq!(
+            problems(&b),
+            vec![
+                "segment 0 initial state of memory 1: the memory is allocated in this segment: it has no contents before",
+                "segment 0 expected state of memory 1: the memory is freed in this segment: it has no contents after",
+            ]
+        );
     }
 }

@@ -5,8 +5,33 @@ use super::driver::check;
 use super::objects::{host_span, Objects};
 use crate::backend::{BackendError, BackendResult};
 use cudarc::driver::sys::{self, CUdeviceptr, CUmemorytype, CUDA_MEMCPY3D, CUDA_MEMSET_NODE_PARAMS};
+use std::collections::HashMap;
 use std::ffi::c_void;
 use trace_format::{Arg, Copy, Extent, Fill, KernelLaunch, Launch, MemId, Param, Place};
+
+/// Where each memory object lies for the commands being built: where the replay placed it,
+/// unless the partition allocates it itself (a graph's allocation node, an eager
+/// `cuMemAllocAsync`), which gives it an address of its own.
+#[derive(Clone, Copy)]
+pub struct Addresses<'a> {
+    placed: &'a [CUdeviceptr],
+    allocated: &'a HashMap<MemId, CUdeviceptr>,
+}
+
+impl<'a> Addresses<'a> {
+    pub fn new(placed: &'a [CUdeviceptr], allocated: &'a HashMap<MemId, CUdeviceptr>) -> Addresses<'a> {
+        Addresses { placed, allocated }
+    }
+
+    /// The address the partition's own allocation gave `mem`, if it allocates it.
+    pub fn allocated(&self, mem: MemId) -> Option<CUdeviceptr> {
+        self.allocated.get(&mem).copied()
+    }
+
+    fn of(&self, mem: MemId) -> Option<CUdeviceptr> {
+        self.allocated(mem).or_else(|| self.placed.get(mem.index()).copied())
+    }
+}
 
 /// The dynamic shared memory a function may use before it opts in to more.
 const DEFAULT_DYNAMIC_SHARED_BYTES: u32 = 48 * 1024;
@@ -21,12 +46,12 @@ pub struct KernelCall {
 }
 
 impl KernelCall {
-    pub fn new(objects: &Objects, launch: &KernelLaunch) -> BackendResult<KernelCall> {
+    pub fn new(objects: &Objects, addresses: Addresses<'_>, launch: &KernelLaunch) -> BackendResult<KernelCall> {
         let (function, params) = objects
             .functions
             .get(launch.kernel.index())
             .ok_or_else(|| BackendError::Unsupported(format!("kernel {} is not in the trace", launch.kernel)))?;
-        let mut values = pack_args(params, &launch.args, &objects.memories.addresses).map_err(|error| match error {
+        let mut values = pack_args(params, &launch.args, addresses).map_err(|error| match error {
             BackendError::Unsupported(detail) => BackendError::Unsupported(format!("kernel {}: {detail}", launch.kernel)),
             other => other,
         })?;
@@ -67,7 +92,7 @@ impl KernelCall {
 
 /// The bytes of each parameter of a launch: values as recorded (zero-padded to the parameter's
 /// size), memory relocated to `addresses` (each memory object's replay address) plus its offset.
-pub fn pack_args(params: &[Param], args: &[Arg], addresses: &[CUdeviceptr]) -> BackendResult<Vec<Vec<u8>>> {
+pub fn pack_args(params: &[Param], args: &[Arg], addresses: Addresses<'_>) -> BackendResult<Vec<Vec<u8>>> {
     if args.len() != params.len() {
         return Err(BackendError::Unsupported(format!("it takes {} parameters, the launch gives {}", params.len(), args.len())));
     }
@@ -102,9 +127,9 @@ pub fn pack_args(params: &[Param], args: &[Arg], addresses: &[CUdeviceptr]) -> B
 }
 
 /// Where `offset` bytes into memory `mem` lies on this device.
-fn relocated(addresses: &[CUdeviceptr], index: usize, mem: MemId, offset: u64) -> BackendResult<CUdeviceptr> {
+fn relocated(addresses: Addresses<'_>, index: usize, mem: MemId, offset: u64) -> BackendResult<CUdeviceptr> {
     let base = addresses
-        .get(mem.index())
+        .of(mem)
         .ok_or_else(|| BackendError::Unsupported(format!("argument {index} names memory {mem}, which is not in the trace")))?;
     Ok(base.wrapping_add(offset))
 }
@@ -137,10 +162,10 @@ struct Side {
     available: u64,
 }
 
-fn side(objects: &Objects, place: &Place, source: bool) -> BackendResult<Side> {
+fn side(objects: &Objects, addresses: Addresses<'_>, place: &Place, source: bool) -> BackendResult<Side> {
     match place {
         Place::Memory { mem, offset } => {
-            let (Some(&base), Some(&size)) = (objects.memories.addresses.get(mem.index()), objects.memories.sizes.get(mem.index())) else {
+            let (Some(base), Some(&size)) = (addresses.of(*mem), objects.memories.sizes.get(mem.index())) else {
                 return Err(BackendError::Unsupported(format!("a copy names memory {mem}, which is not in the trace")));
             };
             // Unified addressing: the driver finds out whether it is device, host or managed memory.
@@ -160,9 +185,9 @@ fn side(objects: &Objects, place: &Place, source: bool) -> BackendResult<Side> {
 }
 
 /// A copy as one 3D copy description (linear copies are one row).
-pub fn copy_params(objects: &Objects, copy: &Copy) -> BackendResult<CUDA_MEMCPY3D> {
-    let src = side(objects, &copy.src, true)?;
-    let dst = side(objects, &copy.dst, false)?;
+pub fn copy_params(objects: &Objects, addresses: Addresses<'_>, copy: &Copy) -> BackendResult<CUDA_MEMCPY3D> {
+    let src = side(objects, addresses, &copy.src, true)?;
+    let dst = side(objects, addresses, &copy.dst, false)?;
     for (which, side) in [("source", &src), ("destination", &dst)] {
         let span = host_span(&copy.extent, which == "source");
         if span > side.available {
@@ -254,14 +279,14 @@ fn rows_per_slice(slice_pitch: u64, row_pitch: usize, height: usize) -> usize {
 }
 
 /// A fill as a memset: 1, 2 or 4-byte elements, linear or 2D.
-pub fn memset_params(objects: &Objects, fill: &Fill) -> BackendResult<CUDA_MEMSET_NODE_PARAMS> {
+pub fn memset_params(objects: &Objects, addresses: Addresses<'_>, fill: &Fill) -> BackendResult<CUDA_MEMSET_NODE_PARAMS> {
     let element = fill.pattern.len();
     if !matches!(element, 1 | 2 | 4) {
         return Err(BackendError::Unsupported(format!("a CUDA memset has a 1, 2 or 4-byte pattern, not {element} bytes")));
     }
     let mut value = [0u8; 4];
     value[..element].copy_from_slice(&fill.pattern);
-    let (Some(&base), Some(&size)) = (objects.memories.addresses.get(fill.mem.index()), objects.memories.sizes.get(fill.mem.index())) else {
+    let (Some(base), Some(&size)) = (addresses.of(fill.mem), objects.memories.sizes.get(fill.mem.index())) else {
         return Err(BackendError::Unsupported(format!("a fill names memory {}, which is not in the trace", fill.mem)));
     };
     let (pitch, width, height) = match fill.rows {

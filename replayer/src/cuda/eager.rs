@@ -1,13 +1,14 @@
 //! Eager replay: each command re-issued on its recorded queue's stream, with an event after each
 //! command and a stream wait for each edge that crosses streams.
 
-use super::commands::{copy_params, memset_params, KernelCall};
+use super::commands::{copy_params, memset_params, Addresses, KernelCall};
 use super::driver::check;
 use super::graph::{recorded_host_code, INLINED};
 use super::objects::Objects;
 use crate::backend::{BackendError, BackendResult, PartitionNodes};
-use cudarc::driver::sys::{self, CUevent, CUstream};
-use trace_format::Command;
+use cudarc::driver::sys::{self, CUdeviceptr, CUevent, CUstream};
+use std::collections::{BTreeSet, HashMap};
+use trace_format::{Command, MemId};
 
 /// Events reused from run to run: re-recording an event does not disturb waits already issued.
 pub struct EventPool {
@@ -59,8 +60,17 @@ pub struct Eager<'a> {
     pub timed: Option<&'a mut Vec<(trace_format::NodeId, usize, CUevent, CUevent)>>,
 }
 
+/// Memory the partition allocates and frees itself: allocated and freed in stream order in
+/// every run, as the program did, at whatever address the pool gives it each time.
+struct OwnMemory {
+    mems: BTreeSet<MemId>,
+    allocated: HashMap<MemId, CUdeviceptr>,
+}
+
 impl Eager<'_> {
     pub fn run(&mut self, part: &PartitionNodes<'_>) -> BackendResult<()> {
+        let mems = if self.objects.memories.at_recorded_addresses { BTreeSet::new() } else { part.allocated_and_freed() };
+        let mut own = OwnMemory { mems, allocated: HashMap::new() };
         let streams: Vec<CUstream> = part
             .nodes
             .iter()
@@ -98,7 +108,7 @@ impl Eager<'_> {
                 }
                 let timed = self.timed.is_some();
                 let began = if timed { Some(self.record(stream)?) } else { None };
-                self.issue(&node.command, stream)?;
+                self.issue(&node.command, stream, &mut own)?;
                 if timed || signals[index] {
                     done[index] = Some(self.record(stream)?);
                 }
@@ -126,10 +136,11 @@ impl Eager<'_> {
 
     /// # Safety
     /// `stream` is a stream of this backend's context.
-    unsafe fn issue(&mut self, command: &Command, stream: CUstream) -> BackendResult<()> {
+    unsafe fn issue(&mut self, command: &Command, stream: CUstream, own: &mut OwnMemory) -> BackendResult<()> {
+        let addresses = Addresses::new(&self.objects.memories.addresses, &own.allocated);
         match command {
             Command::Kernel(launch) => {
-                let mut call = KernelCall::new(self.objects, launch)?;
+                let mut call = KernelCall::new(self.objects, addresses, launch)?;
                 let params = call.node_params();
                 let config = sys::CUlaunchConfig {
                     gridDimX: params.gridDimX,
@@ -145,9 +156,9 @@ impl Eager<'_> {
                 };
                 check(sys::cuLaunchKernelEx(&config, params.func, params.kernelParams, std::ptr::null_mut()), "cuLaunchKernelEx")
             }
-            Command::Copy(copy) => check(sys::cuMemcpy3DAsync_v2(&copy_params(self.objects, copy)?, stream), "cuMemcpy3DAsync"),
+            Command::Copy(copy) => check(sys::cuMemcpy3DAsync_v2(&copy_params(self.objects, addresses, copy)?, stream), "cuMemcpy3DAsync"),
             Command::Fill(fill) => {
-                let p = memset_params(self.objects, fill)?;
+                let p = memset_params(self.objects, addresses, fill)?;
                 let result = match p.elementSize {
                     1 => sys::cuMemsetD2D8Async(p.dst, p.pitch, p.value as u8, p.width, p.height, stream),
                     2 => sys::cuMemsetD2D16Async(p.dst, p.pitch, p.value as u16, p.width, p.height, stream),
@@ -157,8 +168,19 @@ impl Eager<'_> {
             }
             Command::Subgraph(_) => Err(BackendError::Unsupported(INLINED.into())),
             Command::HostTask(_) => check(sys::cuLaunchHostFunc(stream, Some(recorded_host_code), std::ptr::null_mut()), "cuLaunchHostFunc"),
-            // Ordering only: memory lives for the whole replay.
-            Command::Barrier | Command::MemAlloc { .. } | Command::MemFree { .. } => Ok(()),
+            Command::MemAlloc { mem } if own.mems.contains(mem) => {
+                let size = self.objects.memories.sizes.get(mem.index()).copied().unwrap_or(0).max(1);
+                let mut address = 0;
+                check(sys::cuMemAllocAsync(&mut address, size as usize, stream), "cuMemAllocAsync")?;
+                own.allocated.insert(*mem, address);
+                Ok(())
+            }
+            Command::MemFree { mem } => match own.allocated.remove(mem) {
+                Some(address) => check(sys::cuMemFreeAsync(address, stream), "cuMemFreeAsync"),
+                None => Ok(()),
+            },
+            // Ordering only: other memory lives for the whole replay.
+            Command::Barrier | Command::MemAlloc { .. } => Ok(()),
         }
     }
 }

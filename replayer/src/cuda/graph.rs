@@ -1,13 +1,13 @@
 //! One CUDA graph per partition: built once, instantiated once, launched many times, and
 //! patched in place with `cuGraphExecKernelNodeSetParams`.
 
-use super::commands::{copy_params, memset_params, KernelCall};
+use super::commands::{copy_params, memset_params, Addresses, KernelCall};
 use super::driver::check;
 use super::objects::Objects;
 use crate::backend::{BackendError, BackendResult, PartitionNodes};
-use cudarc::driver::sys::{self, CUcontext, CUgraph, CUgraphExec, CUgraphNode};
+use cudarc::driver::sys::{self, CUcontext, CUdevice, CUdeviceptr, CUgraph, CUgraphExec, CUgraphNode};
 use std::collections::{BTreeSet, HashMap};
-use trace_format::{Command, KernelLaunch, Node, NodeId, Patch};
+use trace_format::{Command, KernelLaunch, MemId, Node, NodeId, Patch};
 
 /// Stands for the program's host code, which the trace does not hold: the host node keeps the
 /// order and the round trip to the host that the program's own host function had.
@@ -25,6 +25,9 @@ pub struct BuiltGraph {
     patched: BTreeSet<NodeId>,
     /// The partition's first node, which reports the whole graph's time.
     pub first: Option<(NodeId, usize)>,
+    /// Memory the partition allocates and frees itself, at the address its allocation node has
+    /// in every launch.
+    allocated: HashMap<MemId, CUdeviceptr>,
 }
 
 /// Builds a graph from the nodes of a partition and instantiates it.
@@ -36,9 +39,11 @@ pub fn build(objects: &Objects, context: CUcontext, part: &PartitionNodes<'_>) -
         kernel_nodes: HashMap::new(),
         patched: BTreeSet::new(),
         first: part.nodes.first().map(|(id, node)| (*id, node.queue.map_or(0, |q| q.index()))),
+        allocated: HashMap::new(),
     };
     let nodes: Vec<&Node> = part.nodes.iter().map(|(_, node)| *node).collect();
-    let handles = add_nodes(objects, context, graph, &nodes, &part.edges)?;
+    let own_memory = if objects.memories.at_recorded_addresses { BTreeSet::new() } else { part.allocated_and_freed() };
+    let handles = add_nodes(objects, context, graph, &nodes, &part.edges, &own_memory, &mut built.allocated)?;
     for ((id, node), handle) in part.nodes.iter().zip(&handles) {
         if let Command::Kernel(_) = node.command {
             built.kernel_nodes.insert(*id, *handle);
@@ -83,11 +88,34 @@ fn instantiate(graph: CUgraph) -> BackendResult<CUgraphExec> {
     Ok(exec)
 }
 
-/// Adds `nodes` to `graph`, then the edges between them (indices into `nodes`).
-fn add_nodes(objects: &Objects, context: CUcontext, graph: CUgraph, nodes: &[&Node], edges: &[(usize, usize)]) -> BackendResult<Vec<CUgraphNode>> {
-    let mut handles = Vec::with_capacity(nodes.len());
-    for node in nodes {
-        handles.push(add_node(objects, context, graph, &node.command)?);
+/// Adds `nodes` to `graph`, then the edges between them (indices into `nodes`). Memory in
+/// `own_memory` gets allocation and free nodes, its addresses written to `allocated`; the
+/// allocation nodes come first, as the other nodes' parameters need their addresses.
+fn add_nodes(
+    objects: &Objects,
+    context: CUcontext,
+    graph: CUgraph,
+    nodes: &[&Node],
+    edges: &[(usize, usize)],
+    own_memory: &BTreeSet<MemId>,
+    allocated: &mut HashMap<MemId, CUdeviceptr>,
+) -> BackendResult<Vec<CUgraphNode>> {
+    let mut handles = vec![std::ptr::null_mut(); nodes.len()];
+    for (node, handle) in nodes.iter().zip(&mut handles) {
+        if let Command::MemAlloc { mem } = node.command {
+            if own_memory.contains(&mem) {
+                let size = objects.memories.sizes.get(mem.index()).copied().unwrap_or(0);
+                let address;
+                (*handle, address) = add_allocation(graph, objects.device, size)?;
+                allocated.insert(mem, address);
+            }
+        }
+    }
+    let addresses = Addresses::new(&objects.memories.addresses, allocated);
+    for (node, handle) in nodes.iter().zip(&mut handles) {
+        if handle.is_null() {
+            *handle = add_node(objects, addresses, context, graph, &node.command)?;
+        }
     }
     let mut from = Vec::with_capacity(edges.len());
     let mut to = Vec::with_capacity(edges.len());
@@ -105,14 +133,28 @@ fn add_nodes(objects: &Objects, context: CUcontext, graph: CUgraph, nodes: &[&No
     Ok(handles)
 }
 
-fn add_node(objects: &Objects, context: CUcontext, graph: CUgraph, command: &Command) -> BackendResult<CUgraphNode> {
+/// An allocation node of `size` bytes on `device`; its address stays the same in every launch.
+fn add_allocation(graph: CUgraph, device: CUdevice, size: u64) -> BackendResult<(CUgraphNode, CUdeviceptr)> {
+    // SAFETY: plain C structs for which all zeroes is valid (every enum has a zero value).
+    let mut params: sys::CUDA_MEM_ALLOC_NODE_PARAMS = unsafe { std::mem::zeroed() };
+    params.poolProps.allocType = sys::CUmemAllocationType::CU_MEM_ALLOCATION_TYPE_PINNED;
+    params.poolProps.location.type_ = sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE;
+    params.poolProps.location.id = device;
+    params.bytesize = size.max(1) as usize;
+    let mut node = std::ptr::null_mut();
+    // SAFETY: a graph of this backend, valid out-pointers.
+    check(unsafe { sys::cuGraphAddMemAllocNode(&mut node, graph, std::ptr::null(), 0, &mut params) }, "cuGraphAddMemAllocNode")?;
+    Ok((node, params.dptr))
+}
+
+fn add_node(objects: &Objects, addresses: Addresses<'_>, context: CUcontext, graph: CUgraph, command: &Command) -> BackendResult<CUgraphNode> {
     let mut node = std::ptr::null_mut();
     let none = std::ptr::null();
     // SAFETY: parameter blocks live across each call; the driver copies them.
     unsafe {
         match command {
             Command::Kernel(launch) => {
-                let mut call = KernelCall::new(objects, launch)?;
+                let mut call = KernelCall::new(objects, addresses, launch)?;
                 let params = call.node_params();
                 check(sys::cuGraphAddKernelNode_v2(&mut node, graph, none, 0, &params), "cuGraphAddKernelNode")?;
                 for attribute in &call.attributes {
@@ -120,11 +162,11 @@ fn add_node(objects: &Objects, context: CUcontext, graph: CUgraph, command: &Com
                 }
             }
             Command::Copy(copy) => {
-                let params = copy_params(objects, copy)?;
+                let params = copy_params(objects, addresses, copy)?;
                 check(sys::cuGraphAddMemcpyNode(&mut node, graph, none, 0, &params, context), "cuGraphAddMemcpyNode")?;
             }
             Command::Fill(fill) => {
-                let params = memset_params(objects, fill)?;
+                let params = memset_params(objects, addresses, fill)?;
                 check(sys::cuGraphAddMemsetNode(&mut node, graph, none, 0, &params, context), "cuGraphAddMemsetNode")?;
             }
             Command::Subgraph(_) => return Err(BackendError::Unsupported(INLINED.into())),
@@ -132,8 +174,13 @@ fn add_node(objects: &Objects, context: CUcontext, graph: CUgraph, command: &Com
                 let params = sys::CUDA_HOST_NODE_PARAMS { fn_: Some(recorded_host_code), userData: std::ptr::null_mut() };
                 check(sys::cuGraphAddHostNode(&mut node, graph, none, 0, &params), "cuGraphAddHostNode")?;
             }
-            // Memory lives for the whole replay, so the program's own allocations only order.
-            Command::Barrier | Command::MemAlloc { .. } | Command::MemFree { .. } => {
+            // Memory allocated or freed in another partition lives for the whole replay, so
+            // the program's allocation and free only order there.
+            Command::MemFree { mem } => match addresses.allocated(*mem) {
+                Some(address) => check(sys::cuGraphAddMemFreeNode(&mut node, graph, none, 0, address), "cuGraphAddMemFreeNode")?,
+                None => check(sys::cuGraphAddEmptyNode(&mut node, graph, none, 0), "cuGraphAddEmptyNode")?,
+            },
+            Command::Barrier | Command::MemAlloc { .. } => {
                 check(sys::cuGraphAddEmptyNode(&mut node, graph, none, 0), "cuGraphAddEmptyNode")?;
             }
         }
@@ -170,7 +217,8 @@ impl BuiltGraph {
                 entry.insert(base_launch(part, node)?.clone());
             }
         }
-        if launches.len() > 1 && launches.len() * 2 > self.kernel_nodes.len() {
+        // A whole-graph update would add allocation nodes of its own, at other addresses.
+        if launches.len() > 1 && launches.len() * 2 > self.kernel_nodes.len() && self.allocated.is_empty() {
             self.update_whole(objects, context, part, &launches)?;
         } else {
             self.update_nodes(objects, &launches)?;
@@ -187,7 +235,7 @@ impl BuiltGraph {
     fn update_nodes(&mut self, objects: &Objects, launches: &HashMap<NodeId, KernelLaunch>) -> BackendResult<()> {
         for (node, launch) in launches {
             let handle = *self.kernel_nodes.get(node).ok_or_else(|| BackendError::Unsupported(format!("node {node} is not a kernel of this graph")))?;
-            let mut call = KernelCall::new(objects, launch)?;
+            let mut call = KernelCall::new(objects, Addresses::new(&objects.memories.addresses, &self.allocated), launch)?;
             let params = call.node_params();
             // SAFETY: a node of this graph's instantiation; params live across the call.
             check(unsafe { sys::cuGraphExecKernelNodeSetParams_v2(self.exec, handle, &params) }, "cuGraphExecKernelNodeSetParams")?;
@@ -208,7 +256,7 @@ impl BuiltGraph {
             .collect();
         let nodes: Vec<&Node> = patched.iter().collect();
         let graph = new_graph()?;
-        let updated = add_nodes(objects, context, graph, &nodes, &part.edges).and_then(|_| {
+        let updated = add_nodes(objects, context, graph, &nodes, &part.edges, &BTreeSet::new(), &mut HashMap::new()).and_then(|_| {
             // SAFETY: a plain C struct for which all zeroes is valid; graphs of this backend.
             let mut info: sys::CUgraphExecUpdateResultInfo = unsafe { std::mem::zeroed() };
             check(unsafe { sys::cuGraphExecUpdate_v2(self.exec, graph, &mut info) }, "cuGraphExecUpdate").map_err(|error| match error {

@@ -19,13 +19,16 @@ enum Owned {
 pub struct Memories {
     pub addresses: Vec<CUdeviceptr>,
     pub sizes: Vec<u64>,
+    /// Placed at the recorded addresses (`--exact-addresses`): no memory may move, not even
+    /// what a partition allocates itself.
+    pub at_recorded_addresses: bool,
     owned: Vec<Owned>,
 }
 
 impl Memories {
     /// No memory yet.
     pub fn none() -> Memories {
-        Memories { addresses: Vec::new(), sizes: Vec::new(), owned: Vec::new() }
+        Memories { addresses: Vec::new(), sizes: Vec::new(), at_recorded_addresses: false, owned: Vec::new() }
     }
 
     /// Places every memory object; a program's variable (`MemKind::Global`) is where `variable`
@@ -37,6 +40,7 @@ impl Memories {
         variable: impl Fn(ProgramId, &str) -> BackendResult<(CUdeviceptr, u64)>,
     ) -> BackendResult<Memories> {
         let mut placed = Memories::none();
+        placed.at_recorded_addresses = exact;
         if exact {
             placed.map_recorded_ranges(memories, device)?;
         }

@@ -225,7 +225,7 @@ impl Drop for CudaBackend {
         unsafe {
             sys::cuCtxSynchronize();
             self.graphs.clear();
-                self.events = EventPool::new(false);
+            self.events = EventPool::new(false);
             self.objects = None;
             sys::cuStreamDestroy_v2(self.main);
             sys::cuDevicePrimaryCtxRelease_v2(self.device.device);

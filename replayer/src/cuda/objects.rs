@@ -10,6 +10,7 @@ use std::ffi::CString;
 use trace_format::{BlobId, BlobStore, Command, Extent, ImageKind, MemKind, Node, Param, Place, Program, ProgramId, Trace};
 
 pub struct Objects {
+    pub device: CUdevice,
     /// By `ProgramId` index; `None` for programs no recorded kernel comes from.
     modules: Vec<Option<CUmodule>>,
     /// By `KernelId` index: the function and its parameter layout.
@@ -33,6 +34,7 @@ impl Objects {
         });
         let used: BTreeSet<usize> = trace.kernels.iter().map(|kernel| kernel.program.index()).chain(variables).collect();
         let mut objects = Objects {
+            device,
             modules: Vec::new(),
             functions: Vec::new(),
             streams: Vec::new(),

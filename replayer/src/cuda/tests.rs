@@ -4,6 +4,7 @@
 use super::memory::{granule_ranges, Memories};
 use super::objects::host_span;
 use crate::backend::{BackendError, BackendOptions};
+use std::collections::HashMap;
 use trace_format::{Api, EmbeddedPointer, Extent, MemKind, Memory};
 
 fn driver_loadable() -> bool {
@@ -74,7 +75,7 @@ fn exact_addresses_map_each_granule_once_and_leave_host_memory_to_its_allocator(
 
 #[test]
 fn kernel_arguments_are_packed_with_memory_relocated_to_the_replay_addresses() {
-    use super::commands::pack_args;
+    use super::commands::{pack_args, Addresses};
     use trace_format::{Arg, MemId, Param, ParamKind};
     let params = [
         Param { offset: 0, size: 8, kind: ParamKind::Memory },
@@ -90,7 +91,7 @@ fn kernel_arguments_are_packed_with_memory_relocated_to_the_replay_addresses() {
         Arg::Value(2.5f32.to_le_bytes().to_vec()),
         Arg::Value(vec![7, 0, 0]),
     ];
-    let values = pack_args(&params, &args, &addresses).expect("packs");
+    let values = pack_args(&params, &args, Addresses::new(&addresses, &HashMap::new())).expect("packs");
     assert_eq!(values[0], 0x7000_0040u64.to_le_bytes());
     assert_eq!(values[1], [0; 8]);
     assert_eq!(values[2], 2.5f32.to_le_bytes());
@@ -99,11 +100,23 @@ fn kernel_arguments_are_packed_with_memory_relocated_to_the_replay_addresses() {
 }
 
 #[test]
+fn memory_a_partition_allocates_itself_is_reached_at_the_address_its_allocation_gave() {
+    use super::commands::{pack_args, Addresses};
+    use trace_format::{Arg, MemId, Param, ParamKind};
+    let params = [Param { offset: 0, size: 8, kind: ParamKind::Memory }, Param { offset: 8, size: 8, kind: ParamKind::Memory }];
+    let args = [Arg::Memory { mem: MemId(0), offset: 8 }, Arg::Memory { mem: MemId(1), offset: 16 }];
+    // Memory 1 is the partition's own: its graph allocation node put it at 0x9000_0000.
+    let allocated = HashMap::from([(MemId(1), 0x9000_0000)]);
+    let values = pack_args(&params, &args, Addresses::new(&[0x5000_0000, 0x7000_0000], &allocated)).expect("packs");
+    assert_eq!(values, [0x5000_0008u64.to_le_bytes(), 0x9000_0010u64.to_le_bytes()]);
+}
+
+#[test]
 fn kernel_arguments_that_do_not_fit_their_parameters_are_refused() {
-    use super::commands::pack_args;
+    use super::commands::{pack_args, Addresses};
     use trace_format::{Arg, MemId, Param, ParamKind};
     let param = [Param { offset: 0, size: 4, kind: ParamKind::Value }];
-    let refused = |args: &[Arg]| matches!(pack_args(&param, args, &[0x1000]), Err(BackendError::Unsupported(_)));
+    let refused = |args: &[Arg]| matches!(pack_args(&param, args, Addresses::new(&[0x1000], &HashMap::new())), Err(BackendError::Unsupported(_)));
     assert!(refused(&[Arg::Value(vec![0; 8])]), "8 bytes into a 4-byte parameter");
     assert!(refused(&[Arg::Memory { mem: MemId(3), offset: 0 }]), "memory the trace does not have");
     assert!(refused(&[Arg::Local(64)]), "OpenCL local memory");
@@ -114,13 +127,13 @@ fn kernel_arguments_that_do_not_fit_their_parameters_are_refused() {
 
 #[test]
 fn addresses_inside_a_structure_are_relocated_and_its_other_bytes_kept() {
-    use super::commands::pack_args;
+    use super::commands::{pack_args, Addresses};
     use trace_format::{Arg, MemId, Param, ParamKind};
     let params = [Param { offset: 0, size: 24, kind: ParamKind::Value }];
     let mut bytes = vec![0xAA; 24];
     bytes[8..16].copy_from_slice(&0x7f00_0000_1040u64.to_le_bytes());
     let pointers = vec![EmbeddedPointer { at: 8, mem: MemId(1), offset: 0x40 }, EmbeddedPointer { at: 16, mem: MemId(0), offset: 0 }];
-    let values = pack_args(&params, &[Arg::ValueWithPointers { bytes, pointers }], &[0x5000_0000, 0x7000_0000]).expect("packs");
+    let values = pack_args(&params, &[Arg::ValueWithPointers { bytes, pointers }], Addresses::new(&[0x5000_0000, 0x7000_0000], &HashMap::new())).expect("packs");
     let expected = [[0xAA; 8], 0x7000_0040u64.to_le_bytes(), 0x5000_0000u64.to_le_bytes()].concat();
     assert_eq!(values, vec![expected]);
 }

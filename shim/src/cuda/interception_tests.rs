@@ -184,7 +184,7 @@ fn contexts_host_memory_variables_mappings_and_queries_are_recorded() {
     };
     let (native, recorded) = (run(false), run(true));
     assert!(native.status.success(), "{}", String::from_utf8_lossy(&native.stdout));
-    assert_eq!(String::from_utf8_lossy(&native.stdout), "host 10 12 13 14 variable 1 1 same mapped 1 1 1 polls 1 peer 5 6 9 10 17 18 21 22\n");
+    assert_eq!(String::from_utf8_lossy(&native.stdout), "host 10 12 13 14 variable 1 1 same mapped 1 1 1 polls 1 peer 5 6 9 10 17 18 21 22 ordered 8 9\n");
     assert_eq!(String::from_utf8_lossy(&recorded.stdout), String::from_utf8_lossy(&native.stdout));
 
     let file = trace_format::read_trace(&trace).unwrap();
@@ -195,11 +195,13 @@ fn contexts_host_memory_variables_mappings_and_queries_are_recorded() {
     // The destroyed context's window ends before it goes; a stream query that found work still
     // running ends nothing, the ones that found it done do.
     let ends: Vec<&str> = trace.segments.iter().map(|segment| segment.ended_by.as_str()).collect();
-    assert_eq!(ends, ["cuCtxDestroy_v2", "cuStreamQuery", "cuEventQuery"]);
+    // Stream-ordered frees end nothing: the last window ends at the synchronization.
+    assert_eq!(ends, ["cuCtxDestroy_v2", "cuStreamQuery", "cuEventQuery", "cuCtxSynchronize"]);
     let kinds: Vec<(&MemKind, u64, u64)> = trace.memories.iter().map(|memory| (&memory.kind, memory.size, memory.flags)).collect();
     let counter = MemKind::Global { program: trace_format::ProgramId(0), name: "counter".into() };
     let buffer = |size| (&MemKind::Buffer, size, 0);
-    assert_eq!(kinds, [buffer(16), (&MemKind::Host, 16, 2), (&counter, 16, 0), buffer(64), buffer(32), buffer(32)]);
+    // Each round's scratch memory is an object of its own (6 and 7), wherever it was allocated.
+    assert_eq!(kinds, [buffer(16), (&MemKind::Host, 16, 2), (&counter, 16, 0), buffer(64), buffer(32), buffer(32), buffer(16), buffer(16)]);
     let copies: Vec<&trace_format::Copy> = trace
         .nodes
         .iter()
@@ -223,7 +225,7 @@ fn contexts_host_memory_variables_mappings_and_queries_are_recorded() {
         dst_slice_pitch: 16,
     };
     assert_eq!((&copies[1].dst, &copies[1].extent), (&device(4), &extent));
-    assert_eq!(copies.len(), 3);
+    assert_eq!(copies.len(), 5);
     assert_eq!((&copies[2].src, &copies[2].dst, &copies[2].extent), (&device(4), &device(5), &trace_format::Extent::Linear { bytes: 32 }));
     let args: Vec<&Arg> = trace
         .nodes
@@ -236,7 +238,7 @@ fn contexts_host_memory_variables_mappings_and_queries_are_recorded() {
     let memory = |mem, offset| Arg::Memory { mem: trace_format::MemId(mem), offset };
     // The destroyed context's memory is forgotten: its address is a plain value.
     assert!(matches!(args[1], Arg::Value(_)), "{:?}", args[1]);
-    assert_eq!(args.len(), 6);
+    assert_eq!(args.len(), 8);
     assert_eq!([args[0], args[2], args[3], args[4], args[5]], [&memory(0, 0), &memory(1, 4), &memory(2, 0), &memory(3, 8), &memory(3, 0)]);
     // What each window left, read before the context was destroyed or the queries answered.
     let expected = |segment: usize, mem: u32| {
@@ -253,5 +255,19 @@ fn contexts_host_memory_variables_mappings_and_queries_are_recorded() {
     // the variable, and its contents are still kept.
     assert!(trace.segments[2].initial.iter().any(|state| state.mem.0 == 2));
     assert_eq!(expected(2, 2), [1, 1, 0, 0]);
+    // The scratch memory comes and goes in stream order inside the last window: no contents
+    // before its allocation or after its free; what it left in the box is kept.
+    let last: Vec<Work> = trace.nodes.iter().filter(|node| node.segment.0 == 3).map(|node| node.command.clone()).collect();
+    let round = |mem| {
+        let mem = trace_format::MemId(mem);
+        [Work::MemAlloc { mem }, Work::Fill(trace_format::Fill { mem, offset: 0, bytes: 16, pattern: (7 + mem.0 - 6).to_ne_bytes().to_vec(), rows: None })]
+    };
+    assert_eq!(last[..2], round(6));
+    assert!(matches!(last[2], Work::Kernel(_)) && matches!(last[3], Work::Copy(_)), "{last:?}");
+    assert_eq!((&last[4], &last[5..7]), (&Work::MemFree { mem: trace_format::MemId(6) }, &round(7)[..]));
+    assert_eq!(last[9], Work::MemFree { mem: trace_format::MemId(7) });
+    let segment = &trace.segments[3];
+    assert!(segment.initial.iter().chain(&segment.expected).all(|state| state.mem.0 < 6), "{segment:?}");
+    assert_eq!(expected(3, 4), [8, 8, 8, 8, 9, 9, 9, 9]);
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -1,6 +1,7 @@
 //! Device allocations, tracked by address range so that pointers into them relocate.
 
 use super::access::DeviceAccess;
+use super::commands::{enqueue, Enqueued, UNTRACKED_MEMORY};
 use super::state::{with_recorder, with_state, State};
 use super::streams::stream_key;
 use super::sync::{quiet, settled};
@@ -8,7 +9,7 @@ use super::{device, succeeded, CUdeviceptr, CUresult, CUstream, Recorded};
 use crate::entry::Forward;
 use crate::recorder::{Key, MemDesc, MemShape, Recorder};
 use std::ffi::{c_uint, c_void};
-use trace_format::MemKind;
+use trace_format::{Command, MemKind};
 
 /// The description of a device allocation of `size` bytes at `address`.
 pub fn allocation(address: CUdeviceptr, size: u64, device: Option<Key>) -> MemDesc {
@@ -52,22 +53,30 @@ pub unsafe fn alloc(forward: &mut Forward<'_, CUresult>, _call: &str, pointer: *
     Ok(())
 }
 
+/// Stream-ordered allocation: the memory comes into being at this point of its stream, a
+/// `MemAlloc` node there (so it has no initial contents in the window).
 pub unsafe fn alloc_async(
     forward: &mut Forward<'_, CUresult>,
-    call: &str,
+    call: &'static str,
     pointer: *mut CUdeviceptr,
     size: usize,
     stream: CUstream,
 ) -> Recorded {
-    if succeeded(forward) {
-        allocated(pointer, size, Some(stream_key(stream, call)))?;
+    if !succeeded(forward) {
+        return Ok(());
     }
-    Ok(())
+    allocated(pointer, size, Some(stream_key(stream, call)))?;
+    // SAFETY: the call succeeded, so it wrote the pointer.
+    let address = unsafe { *pointer };
+    enqueue(forward, Enqueued::new(call, stream), |_| Vec::new(), |recorder| {
+        let mem = recorder.allocated_in_order(address).ok_or(UNTRACKED_MEMORY)?;
+        Ok(Command::MemAlloc { mem })
+    })
 }
 
 pub unsafe fn alloc_from_pool_async(
     forward: &mut Forward<'_, CUresult>,
-    call: &str,
+    call: &'static str,
     pointer: *mut CUdeviceptr,
     size: usize,
     _pool: *mut c_void,
@@ -118,6 +127,11 @@ pub fn releasing(address: CUdeviceptr, call: &str) -> Recorded {
 /// Forgets freed memory (a window using it ends first, see `Recorder::memory_released`).
 pub fn forget(state: &mut State, recorder: &mut Recorder, address: CUdeviceptr, call: &str) {
     recorder.memory_released(address, call, &DeviceAccess::new(state));
+    forget_bookkeeping(state, address);
+}
+
+/// What the CUDA module keeps about memory at `address`, which the program freed.
+fn forget_bookkeeping(state: &mut State, address: CUdeviceptr) {
     state.ordered_allocations.remove(&address);
     state.memory_contexts.remove(&address);
     state.mappings.remove(&address);
@@ -134,9 +148,24 @@ pub unsafe fn free(forward: &mut Forward<'_, CUresult>, call: &str, pointer: CUd
     Ok(())
 }
 
-pub unsafe fn free_async(forward: &mut Forward<'_, CUresult>, call: &str, pointer: CUdeviceptr, _stream: CUstream) -> Recorded {
-    releasing(pointer, call)?;
-    forward.call();
+/// Stream-ordered free: the memory is gone once its stream gets here, a `MemFree` node there.
+/// The window goes on: nobody can read the memory's final contents, so none are expected.
+/// While the program captures a stream the free may be part of its graph: as `cuMemFree`.
+pub unsafe fn free_async(forward: &mut Forward<'_, CUresult>, call: &'static str, pointer: CUdeviceptr, stream: CUstream) -> Recorded {
+    let (tracked, quiet) = with_recorder(|state, recorder| (recorder.is_memory(pointer), quiet(state)))?;
+    if !tracked || quiet {
+        return unsafe { free(forward, call, pointer) };
+    }
+    enqueue(forward, Enqueued::new(call, stream), |_| Vec::new(), |recorder| {
+        let mem = recorder.mem_id(pointer).ok_or(UNTRACKED_MEMORY)?;
+        Ok(Command::MemFree { mem })
+    })?;
+    if succeeded(forward) {
+        with_recorder(|state, recorder| {
+            recorder.freed_in_order(pointer);
+            forget_bookkeeping(state, pointer);
+        })?;
+    }
     Ok(())
 }
 

@@ -42,6 +42,28 @@ impl Recorder {
         self.memory.release(key);
     }
 
+    /// Stream-ordered allocation, from a command's `build`: memory `key` (just created) comes
+    /// into being at this point of its queue, so the window keeps no initial contents of it.
+    pub fn allocated_in_order(&mut self, key: Key) -> Option<MemId> {
+        let root = self.memory.get(key)?.root;
+        if let Some(window) = self.window.as_mut() {
+            window.used.insert(root);
+        }
+        self.mem_id(key)
+    }
+
+    /// Stream-ordered free, after its command was submitted: memory `key` is gone once its
+    /// queue gets there, so the window expects no final contents of it and the window goes on;
+    /// its address may be allocated again.
+    pub fn freed_in_order(&mut self, key: Key) {
+        let Some(root) = self.memory.get(key).map(|entry| entry.root) else { return };
+        if let Some(window) = self.window.as_mut() {
+            window.written.retain(|_, (written, _)| *written != root);
+            window.used.remove(&root);
+        }
+        self.memory.release(key);
+    }
+
     /// Pointers from `address` on name memory `key` too (see `MemoryTable::alias`).
     pub fn memory_alias(&mut self, key: Key, address: u64) {
         self.memory.alias(key, address);

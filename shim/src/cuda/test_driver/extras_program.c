@@ -3,7 +3,7 @@
 // memory reached through its device pointer; a module variable (asked for twice); a range mapped
 // with the virtual memory calls; a 3D copy of a box out of a host volume; peer copies within a
 // device and to a context of another device; stream and event queries polled until the work is
-// done.
+// done; stream-ordered scratch memory allocated, used and freed twice in one window.
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdint.h>
@@ -40,6 +40,11 @@ int main(void) {
     F(cuStreamQuery, void *);
     F(cuEventRecord, void *, void *);
     F(cuEventQuery, void *);
+    F(cuMemAllocAsync, CUdeviceptr *, size_t, void *);
+    F(cuMemFreeAsync, CUdeviceptr, void *);
+    F(cuMemsetD32Async, CUdeviceptr, unsigned, size_t, void *);
+    F(cuMemcpyDtoDAsync_v2, CUdeviceptr, CUdeviceptr, size_t, void *);
+    F(cuCtxSynchronize, void);
     launch_kernel = dlsym(cuda, "cuLaunchKernel");
     void *module, *function;
     cuModuleLoadData(&module, ".version 9.0\n.target sm_90\n.visible .global .align 4 .b8 counter[16];\n.visible .entry add1() { ret; }\n");
@@ -101,11 +106,22 @@ int main(void) {
     void *event = (void *)0xe0;
     cuEventRecord(event, 0);
     while (cuEventQuery(event) == 600) polls++;
+    // The window goes on across the frees and ends at the synchronization.
+    for (int round = 0; round < 2; round++) {
+        CUdeviceptr scratch;
+        cuMemAllocAsync(&scratch, 4 * sizeof(int), 0);
+        cuMemsetD32Async(scratch, 7 + round, 4, 0);
+        add1(function, scratch, 4);
+        cuMemcpyDtoDAsync_v2(box + round * 4 * sizeof(int), scratch, 4 * sizeof(int), 0);
+        cuMemFreeAsync(scratch, 0);
+    }
+    cuCtxSynchronize();
     int *words = (int *)mapped, *variable = (int *)counter;
     int *peer_words = (int *)peer;
-    printf("host %d %d %d %d variable %d %d %s mapped %d %d %d polls %d peer %d %d %d %d %d %d %d %d\n", host[0], host[1],
+    printf("host %d %d %d %d variable %d %d %s mapped %d %d %d polls %d peer %d %d %d %d %d %d %d %d ordered %d %d\n", host[0], host[1],
            host[2], host[3], variable[0], variable[1], again == counter ? "same" : "other", words[0], words[2], words[3], polls,
-           peer_words[0], peer_words[1], peer_words[2], peer_words[3], peer_words[4], peer_words[5], peer_words[6], peer_words[7]);
+           peer_words[0], peer_words[1], peer_words[2], peer_words[3], peer_words[4], peer_words[5], peer_words[6], peer_words[7],
+           ((int *)box)[0], ((int *)box)[4]);
     cuMemUnmap(mapped, 64);
     cuMemFreeHost(host);
     return 0;

@@ -20,6 +20,9 @@ CUresult cuDriverGetVersion(int *v) { *v = 13000; return 0; }
 CUresult cuPointerGetAttribute(void *d, int a, CUdeviceptr p) { return 1; }
 CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) { *p = (CUdeviceptr)malloc(n); return 0; }
 CUresult cuMemFree_v2(CUdeviceptr p) { free((void *)p); return 0; }
+CUresult cuMemAllocAsync(CUdeviceptr *p, size_t n, void *s) { *p = (CUdeviceptr)malloc(n); return 0; }
+CUresult cuMemFreeAsync(CUdeviceptr p, void *s) { free((void *)p); return 0; }
+CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr d, CUdeviceptr s, size_t n, void *st) { memmove((void *)d, (void *)s, n); return 0; }
 CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n) { memcpy((void *)d, s, n); return 0; }
 CUresult cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n) { memcpy(d, (void *)s, n); return 0; }
 CUresult cuMemsetD32_v2(CUdeviceptr d, unsigned v, size_t n) { for (size_t i = 0; i < n; i++) ((unsigned *)d)[i] = v; return 0; }
