@@ -4,12 +4,15 @@
 //! sizes; any other difference (another kernel, a copy or fill of another shape, other
 //! edges) puts the segment in another family. Commands that run eagerly (host tasks, what
 //! the backend cannot record) run from each member's own node, so they only need to be
-//! of the same kind.
+//! of the same kind. Memory a segment allocates and frees itself (stream-ordered scratch)
+//! has no contents before or after it, so a member's n-th such allocation stands for the
+//! base's n-th: the member's commands are compared, and patched, in the base's terms.
 
 use crate::plan::runs_eagerly;
 use crate::segments::SegmentGraph;
-use std::collections::BTreeSet;
-use trace_format::{Arg, Command, Copy, Graph, KernelId, KernelLaunch, Launch, NodeId, Patch, Place, SegmentId, Trace};
+use std::borrow::Cow;
+use std::collections::{BTreeMap, BTreeSet};
+use trace_format::{Arg, Command, Copy, Graph, KernelId, KernelLaunch, Launch, MemId, Patch, Place, SegmentId, Trace};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Family {
@@ -60,15 +63,63 @@ fn topology(graph: &SegmentGraph) -> Vec<(usize, usize)> {
 }
 
 fn same_shape(trace: &Trace, base: &SegmentGraph, other: &SegmentGraph, can_record: &dyn Fn(&Command) -> bool) -> bool {
-    base.nodes.len() == other.nodes.len()
-        && base.nodes.iter().zip(&other.nodes).all(|(a, b)| {
-            let (a, b) = (&trace.nodes[a.index()].command, &trace.nodes[b.index()].command);
-            match (runs_eagerly(a, can_record), runs_eagerly(b, can_record)) {
-                (true, true) => a.kind_name() == b.kind_name(),
-                (false, false) => patchable_into(trace, a, b),
-                _ => false,
-            }
+    if base.nodes.len() != other.nodes.len() {
+        return false;
+    }
+    let stand_ins = stand_ins(trace, base, other);
+    base.nodes.iter().zip(&other.nodes).all(|(a, b)| {
+        let (a, b) = (&trace.nodes[a.index()].command, &trace.nodes[b.index()].command);
+        match (runs_eagerly(a, can_record), runs_eagerly(b, can_record)) {
+            (true, true) => a.kind_name() == b.kind_name(),
+            (false, false) => patchable_into(trace, a, &in_base_terms(b, &stand_ins)),
+            _ => false,
+        }
+    })
+}
+
+/// Memory the segment allocates and frees itself, in allocation order.
+fn own_memory(trace: &Trace, graph: &SegmentGraph) -> Vec<MemId> {
+    let commands = || graph.nodes.iter().map(|node| &trace.nodes[node.index()].command);
+    let freed: BTreeSet<MemId> = commands()
+        .filter_map(|command| match command {
+            Command::MemFree { mem } => Some(*mem),
+            _ => None,
         })
+        .collect();
+    commands()
+        .filter_map(|command| match command {
+            Command::MemAlloc { mem } if freed.contains(mem) => Some(*mem),
+            _ => None,
+        })
+        .collect()
+}
+
+/// For each of `other`'s own memory objects, the base's that stands for it: the n-th
+/// allocation for the n-th, where both are of the same kind and size.
+fn stand_ins(trace: &Trace, base: &SegmentGraph, other: &SegmentGraph) -> BTreeMap<MemId, MemId> {
+    let alike = |a: MemId, b: MemId| {
+        let (a, b) = (&trace.memories[a.index()], &trace.memories[b.index()]);
+        a.kind == b.kind && a.size == b.size
+    };
+    own_memory(trace, other).into_iter().zip(own_memory(trace, base)).filter(|&(mine, theirs)| alike(mine, theirs)).collect()
+}
+
+/// `command` with the memory in `stand_ins` replaced by what stands for it.
+fn in_base_terms<'c>(command: &'c Command, stand_ins: &BTreeMap<MemId, MemId>) -> Cow<'c, Command> {
+    if stand_ins.is_empty() {
+        return Cow::Borrowed(command);
+    }
+    let mut command = command.clone();
+    let replace = |mem: &mut MemId| {
+        if let Some(&base) = stand_ins.get(mem) {
+            *mem = base;
+        }
+    };
+    command.for_each_memory_use(&mut |mem, _| replace(mem));
+    if let Command::MemAlloc { mem } | Command::MemFree { mem } = &mut command {
+        replace(mem);
+    }
+    Cow::Owned(command)
 }
 
 /// Whether patches can turn command `base` into command `other`.
@@ -146,8 +197,8 @@ enum Slot {
     Launch,
 }
 
-fn launch_of(trace: &Trace, node: NodeId) -> Option<&KernelLaunch> {
-    match &trace.nodes[node.index()].command {
+fn launch_of<'c>(command: &'c Cow<'_, Command>) -> Option<&'c KernelLaunch> {
+    match command.as_ref() {
         Command::Kernel(launch) => Some(launch),
         _ => None,
     }
@@ -156,10 +207,18 @@ fn launch_of(trace: &Trace, node: NodeId) -> Option<&KernelLaunch> {
 /// The patch lists of a family's members (`graphs[0]` is the base).
 fn member_patches(trace: &Trace, graphs: &[&SegmentGraph]) -> Vec<Vec<Patch>> {
     let base = graphs[0];
+    // Each member's commands in the base's terms.
+    let commands: Vec<Vec<Cow<'_, Command>>> = graphs
+        .iter()
+        .map(|graph| {
+            let stand_ins = stand_ins(trace, base, graph);
+            graph.nodes.iter().map(|node| in_base_terms(&trace.nodes[node.index()].command, &stand_ins)).collect()
+        })
+        .collect();
     let mut varying: BTreeSet<(usize, Slot)> = BTreeSet::new();
-    for graph in &graphs[1..] {
-        for (local, (a, b)) in base.nodes.iter().zip(&graph.nodes).enumerate() {
-            let (Some(a), Some(b)) = (launch_of(trace, *a), launch_of(trace, *b)) else { continue };
+    for member in &commands[1..] {
+        for (local, (a, b)) in commands[0].iter().zip(member).enumerate() {
+            let (Some(a), Some(b)) = (launch_of(a), launch_of(b)) else { continue };
             for (index, (x, y)) in a.args.iter().zip(&b.args).enumerate() {
                 if x != y {
                     varying.insert((local, Slot::Arg(index as u32)));
@@ -170,13 +229,13 @@ fn member_patches(trace: &Trace, graphs: &[&SegmentGraph]) -> Vec<Vec<Patch>> {
             }
         }
     }
-    graphs
+    commands
         .iter()
-        .map(|graph| {
+        .map(|member| {
             varying
                 .iter()
                 .filter_map(|&(local, slot)| {
-                    let launch = launch_of(trace, graph.nodes[local])?;
+                    let launch = launch_of(&member[local])?;
                     let node = base.nodes[local];
                     Some(match slot {
                         Slot::Arg(index) => Patch::Arg { node, index, value: launch.args[index as usize].clone() },
@@ -193,7 +252,7 @@ mod tests {
     use super::*;
     use crate::segments::segment_graphs;
     use crate::test_traces::{mem, value, TraceBuilder};
-    use trace_format::{Extent, MemId};
+    use trace_format::{Extent, MemId, NodeId};
 
     fn families_of(builder: &TraceBuilder) -> Vec<Family> {
         find_families(&builder.trace, &segment_graphs(&builder.trace), &|_| true)
@@ -237,6 +296,25 @@ mod tests {
         );
         assert_eq!(families[0].patches[0][2], Patch::Arg { node: NodeId(0), index: 2, value: value(10) });
         assert_eq!(families[0].patches.len(), 3);
+    }
+
+    #[test]
+    fn each_segment_s_own_scratch_memory_stands_for_the_base_s() {
+        let mut b = TraceBuilder::new();
+        let k = b.kernel("k", &[None, None, Some(4)]);
+        let acc = b.memory(64);
+        for (round, size) in [(0, 64), (1, 64), (2, 128)] {
+            let segment = b.segment();
+            let scratch = b.memory(size);
+            b.node(segment, Command::MemAlloc { mem: scratch });
+            b.launch(segment, k, vec![mem(scratch), mem(acc), value(round)], 16);
+            b.node(segment, Command::MemFree { mem: scratch });
+        }
+        let families = families_of(&b);
+        // Scratch of another size is not a stand-in: the third segment is a family of its own.
+        assert_eq!(members(&families), vec![vec![0, 1], vec![2]]);
+        // The second segment's scratch (memory 2) is reached as the base's (memory 1): only the scalar varies.
+        assert_eq!(families[0].patches[1], vec![Patch::Arg { node: NodeId(1), index: 2, value: value(1) }]);
     }
 
     #[test]

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 use std::str::FromStr;
-use trace_format::{Arg, Command, Launch, MemId, NodeId, Place, Trace};
+use trace_format::{Arg, Command, Launch, MemId, NodeId, Trace};
 
 /// Which launches a patch applies to: one node, or every launch of a kernel.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -284,42 +284,19 @@ fn rebind(command: &mut Command, rebindings: &BTreeMap<MemId, Rebinding>) {
     if rebindings.is_empty() {
         return;
     }
-    let moved = |mem: &mut MemId, offset: &mut u64| {
+    command.for_each_memory_use(&mut |mem, offset| {
         if let Some(to) = rebindings.get(mem) {
             *mem = to.mem;
             *offset += to.shift;
         }
-    };
-    match command {
-        Command::Kernel(launch) => {
-            for arg in &mut launch.args {
-                if let Arg::Memory { mem, offset } = arg {
-                    moved(mem, offset);
-                }
-            }
-        }
-        Command::Copy(copy) => {
-            for place in [&mut copy.src, &mut copy.dst] {
-                if let Place::Memory { mem, offset } = place {
-                    moved(mem, offset);
-                }
-            }
-        }
-        Command::Fill(fill) => moved(&mut fill.mem, &mut fill.offset),
-        Command::Subgraph(graph) => {
-            for node in &mut graph.nodes {
-                rebind(&mut node.command, rebindings);
-            }
-        }
-        Command::Barrier | Command::HostTask(_) | Command::MemAlloc { .. } | Command::MemFree { .. } => {}
-    }
+    });
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::test_traces::{mem, value, TraceBuilder};
-    use trace_format::{Copy, Extent};
+    use trace_format::{Copy, Extent, Place};
 
     /// `scale(in, out, factor)` twice on buffers 0 -> 1 -> 2 (64, 64, 128 bytes), then a read of buffer 1.
     fn two_scales() -> TraceBuilder {

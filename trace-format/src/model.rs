@@ -312,6 +312,32 @@ pub enum Command {
 }
 
 impl Command {
+    /// Calls `f` with each place in memory the command reads or writes (the memory and the
+    /// offset into it), inside sub-graphs too. Allocations and frees are no uses.
+    pub fn for_each_memory_use(&mut self, f: &mut dyn FnMut(&mut MemId, &mut u64)) {
+        match self {
+            Command::Kernel(launch) => {
+                for arg in &mut launch.args {
+                    match arg {
+                        Arg::Memory { mem, offset } => f(mem, offset),
+                        Arg::ValueWithPointers { pointers, .. } => pointers.iter_mut().for_each(|pointer| f(&mut pointer.mem, &mut pointer.offset)),
+                        Arg::Value(_) | Arg::NullMemory | Arg::Local(_) => {}
+                    }
+                }
+            }
+            Command::Copy(copy) => {
+                for place in [&mut copy.src, &mut copy.dst] {
+                    if let Place::Memory { mem, offset } = place {
+                        f(mem, offset);
+                    }
+                }
+            }
+            Command::Fill(fill) => f(&mut fill.mem, &mut fill.offset),
+            Command::Subgraph(graph) => graph.nodes.iter_mut().for_each(|node| node.command.for_each_memory_use(f)),
+            Command::Barrier | Command::HostTask(_) | Command::MemAlloc { .. } | Command::MemFree { .. } => {}
+        }
+    }
+
     pub fn kind_name(&self) -> &'static str {
         match self {
             Command::Kernel(_) => "kernel",
