@@ -197,8 +197,8 @@ enum Slot {
     Launch,
 }
 
-fn launch_of<'c>(command: &'c Cow<'_, Command>) -> Option<&'c KernelLaunch> {
-    match command.as_ref() {
+fn launch_of(command: &Command) -> Option<&KernelLaunch> {
+    match command {
         Command::Kernel(launch) => Some(launch),
         _ => None,
     }
