@@ -5,21 +5,11 @@
 // pointer, a 3D copy, a peer copy within one device, a range mapped with the virtual memory calls,
 // and stream and event queries polled until the work is done.
 #include "check.h"
-#include <cuda.h>
+#include "check_driver.h"
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
-#define DRIVER(call)                                                                  \
-    do {                                                                              \
-        CUresult status_ = (call);                                                    \
-        if (status_ != CUDA_SUCCESS) {                                                \
-            const char *name_ = "?";                                                  \
-            cuGetErrorName(status_, &name_);                                          \
-            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, name_);                 \
-            exit(1);                                                                  \
-        }                                                                             \
-    } while (0)
 
 const int N = 256;
 __device__ int counter[N];
@@ -44,7 +34,7 @@ static int poll_stream(cudaStream_t stream) {
     int polls = 0;
     CUresult status;
     while ((status = cuStreamQuery((CUstream)stream)) == CUDA_ERROR_NOT_READY) polls++;
-    DRIVER(status);
+    CHECK_DRIVER(status);
     return polls;
 }
 
@@ -52,32 +42,32 @@ int main() {
     CHECK(cudaFree(0));  // the primary context, current from here on
     CUdevice device;
     CUcontext primary;
-    DRIVER(cuCtxGetDevice(&device));
-    DRIVER(cuCtxGetCurrent(&primary));
+    CHECK_DRIVER(cuCtxGetDevice(&device));
+    CHECK_DRIVER(cuCtxGetCurrent(&primary));
     long checksum = 0;
 
     // A created context, pushed for its work and popped; destroying it frees its memory.
     {
         CUcontext created, popped;
-        DRIVER(cuCtxCreate(&created, nullptr, 0, device));
-        DRIVER(cuCtxPopCurrent(&popped));  // cuCtxCreate made it current
+        CHECK_DRIVER(cuCtxCreate(&created, nullptr, 0, device));
+        CHECK_DRIVER(cuCtxPopCurrent(&popped));  // cuCtxCreate made it current
         EXPECT(popped == created, "cuCtxPopCurrent gave another context");
-        DRIVER(cuCtxPushCurrent(created));
+        CHECK_DRIVER(cuCtxPushCurrent(created));
         CUdeviceptr data;
         int host[N];
         for (int i = 0; i < N; i++) host[i] = i;
-        DRIVER(cuMemAlloc(&data, sizeof host));
-        DRIVER(cuMemcpyHtoD(data, host, sizeof host));
+        CHECK_DRIVER(cuMemAlloc(&data, sizeof host));
+        CHECK_DRIVER(cuMemcpyHtoD(data, host, sizeof host));
         add_on((int *)data, N, 3);
-        DRIVER(cuCtxSynchronize());
-        DRIVER(cuMemcpyDtoH(host, data, sizeof host));
+        CHECK_DRIVER(cuCtxSynchronize());
+        CHECK_DRIVER(cuMemcpyDtoH(host, data, sizeof host));
         for (int i = 0; i < N; i++) EXPECT(host[i] == i + 3, "created context: host[%d] = %d", i, host[i]);
-        DRIVER(cuCtxPopCurrent(&popped));
+        CHECK_DRIVER(cuCtxPopCurrent(&popped));
         EXPECT(popped == created, "cuCtxPopCurrent gave another context");
         CUcontext current;
-        DRIVER(cuCtxGetCurrent(&current));
+        CHECK_DRIVER(cuCtxGetCurrent(&current));
         EXPECT(current == primary, "the primary context is not current again");
-        DRIVER(cuCtxDestroy(created));
+        CHECK_DRIVER(cuCtxDestroy(created));
         checksum += host[N - 1];
     }
 
@@ -106,14 +96,14 @@ int main() {
         int *host = (int *)aligned_alloc(4096, 4096);
         EXPECT(host, "aligned_alloc");
         for (int i = 0; i < N; i++) host[i] = 2 * i;
-        DRIVER(cuMemHostRegister(host, 4096, CU_MEMHOSTREGISTER_DEVICEMAP));
+        CHECK_DRIVER(cuMemHostRegister(host, 4096, CU_MEMHOSTREGISTER_DEVICEMAP));
         CUdeviceptr device_view;
-        DRIVER(cuMemHostGetDevicePointer(&device_view, host, 0));
+        CHECK_DRIVER(cuMemHostGetDevicePointer(&device_view, host, 0));
         add_on((int *)device_view, N, 5);
         CHECK(cudaDeviceSynchronize());
         for (int i = 0; i < N; i++) EXPECT(host[i] == 2 * i + 5, "registered host[%d] = %d", i, host[i]);
         checksum += host[N - 1];
-        DRIVER(cuMemHostUnregister(host));
+        CHECK_DRIVER(cuMemHostUnregister(host));
         free(host);
     }
 
@@ -125,9 +115,9 @@ int main() {
             for (size_t y = 0; y < height; y++)
                 for (size_t x = 0; x < width; x++) volume[z][y][x] = (int)(z * 100 + y * 10 + x);
         CUdeviceptr src, dst;
-        DRIVER(cuMemAlloc(&src, sizeof volume));
-        DRIVER(cuMemAlloc(&dst, box_w * box_h * box_d * sizeof(int)));
-        DRIVER(cuMemcpyHtoD(src, volume, sizeof volume));
+        CHECK_DRIVER(cuMemAlloc(&src, sizeof volume));
+        CHECK_DRIVER(cuMemAlloc(&dst, box_w * box_h * box_d * sizeof(int)));
+        CHECK_DRIVER(cuMemcpyHtoD(src, volume, sizeof volume));
         CUDA_MEMCPY3D copy;
         memset(&copy, 0, sizeof copy);
         copy.srcXInBytes = 1 * sizeof(int);
@@ -144,10 +134,10 @@ int main() {
         copy.WidthInBytes = box_w * sizeof(int);
         copy.Height = box_h;
         copy.Depth = box_d;
-        DRIVER(cuMemcpy3D(&copy));
+        CHECK_DRIVER(cuMemcpy3D(&copy));
         add_on((int *)dst, (int)(box_w * box_h * box_d), 1);
         int box[box_d][box_h][box_w];
-        DRIVER(cuMemcpyDtoH(box, dst, sizeof box));
+        CHECK_DRIVER(cuMemcpyDtoH(box, dst, sizeof box));
         for (size_t z = 0; z < box_d; z++)
             for (size_t y = 0; y < box_h; y++)
                 for (size_t x = 0; x < box_w; x++) {
@@ -162,12 +152,12 @@ int main() {
         int host[N];
         for (int i = 0; i < N; i++) host[i] = 5 * i;
         CUdeviceptr from, to;
-        DRIVER(cuMemAlloc(&from, sizeof host));
-        DRIVER(cuMemAlloc(&to, sizeof host));
-        DRIVER(cuMemcpyHtoD(from, host, sizeof host));
-        DRIVER(cuMemcpyPeer(to, primary, from, primary, sizeof host));
+        CHECK_DRIVER(cuMemAlloc(&from, sizeof host));
+        CHECK_DRIVER(cuMemAlloc(&to, sizeof host));
+        CHECK_DRIVER(cuMemcpyHtoD(from, host, sizeof host));
+        CHECK_DRIVER(cuMemcpyPeer(to, primary, from, primary, sizeof host));
         add_on((int *)to, N, 2);
-        DRIVER(cuMemcpyDtoH(host, to, sizeof host));
+        CHECK_DRIVER(cuMemcpyDtoH(host, to, sizeof host));
         for (int i = 0; i < N; i++) EXPECT(host[i] == 5 * i + 2, "peer copy: host[%d] = %d", i, host[i]);
         checksum += host[N - 1];
     }
@@ -181,17 +171,17 @@ int main() {
         prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
         prop.location.id = device;
         size_t granularity;
-        DRIVER(cuMemGetAllocationGranularity(&granularity, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+        CHECK_DRIVER(cuMemGetAllocationGranularity(&granularity, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
         size_t size = (N * sizeof(int) + granularity - 1) / granularity * granularity;
         CUdeviceptr range;
         CUmemGenericAllocationHandle handle;
-        DRIVER(cuMemAddressReserve(&range, size, 0, 0, 0));
-        DRIVER(cuMemCreate(&handle, size, &prop, 0));
-        DRIVER(cuMemMap(range, size, 0, handle, 0));
+        CHECK_DRIVER(cuMemAddressReserve(&range, size, 0, 0, 0));
+        CHECK_DRIVER(cuMemCreate(&handle, size, &prop, 0));
+        CHECK_DRIVER(cuMemMap(range, size, 0, handle, 0));
         CUmemAccessDesc access;
         access.location = prop.location;
         access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-        DRIVER(cuMemSetAccess(range, size, &access, 1));
+        CHECK_DRIVER(cuMemSetAccess(range, size, &access, 1));
 
         cudaStream_t stream;
         CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
@@ -201,10 +191,10 @@ int main() {
         add_on((int *)range, N / 2, 6, stream);
         cudaEvent_t done;
         CHECK(cudaEventCreate(&done));
-        DRIVER(cuEventRecord((CUevent)done, (CUstream)stream));
+        CHECK_DRIVER(cuEventRecord((CUevent)done, (CUstream)stream));
         CUresult status;
         while ((status = cuEventQuery((CUevent)done)) == CUDA_ERROR_NOT_READY) polls++;
-        DRIVER(status);
+        CHECK_DRIVER(status);
         int out[N];
         CHECK(cudaMemcpy(out, (void *)range, sizeof out, cudaMemcpyDeviceToHost));
         for (int i = 0; i < N; i++) {
@@ -214,9 +204,9 @@ int main() {
         checksum += out[0] + out[N - 1];
         CHECK(cudaEventDestroy(done));
         CHECK(cudaStreamDestroy(stream));
-        DRIVER(cuMemUnmap(range, size));
-        DRIVER(cuMemRelease(handle));
-        DRIVER(cuMemAddressFree(range, size));
+        CHECK_DRIVER(cuMemUnmap(range, size));
+        CHECK_DRIVER(cuMemRelease(handle));
+        CHECK_DRIVER(cuMemAddressFree(range, size));
     }
     // How often a query found work still running varies from run to run: not printed.
     (void)polls;

@@ -2,7 +2,7 @@
 // gpu-check-args: $IMAGES/kernels.ptx
 // A driver-API program: loads kernels.ptx (built by the check with nvcc -ptx, path in argv[1])
 // with cuModuleLoadData, launches `scale` and `add` with cuLaunchKernel, uses 16- and 32-bit memsets.
-#include <cuda.h>
+#include "check_driver.h"
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -10,16 +10,6 @@
 #include <string>
 #include <vector>
 
-#define DRV(call)                                                         \
-    do {                                                                  \
-        CUresult r_ = (call);                                             \
-        if (r_ != CUDA_SUCCESS) {                                         \
-            const char *name_ = "?";                                      \
-            cuGetErrorName(r_, &name_);                                   \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, name_); \
-            exit(1);                                                      \
-        }                                                                 \
-    } while (0)
 
 int main(int argc, char **argv) {
     if (argc < 2) {
@@ -30,36 +20,36 @@ int main(int argc, char **argv) {
     std::stringstream text;
     text << file.rdbuf();
     std::string ptx = text.str();
-    DRV(cuInit(0));
+    CHECK_DRIVER(cuInit(0));
     CUdevice device;
-    DRV(cuDeviceGet(&device, 0));
+    CHECK_DRIVER(cuDeviceGet(&device, 0));
     CUcontext context;
-    DRV(cuDevicePrimaryCtxRetain(&context, device));
-    DRV(cuCtxSetCurrent(context));
+    CHECK_DRIVER(cuDevicePrimaryCtxRetain(&context, device));
+    CHECK_DRIVER(cuCtxSetCurrent(context));
     CUmodule module;
-    DRV(cuModuleLoadData(&module, ptx.c_str()));
+    CHECK_DRIVER(cuModuleLoadData(&module, ptx.c_str()));
     CUfunction scale, add;
-    DRV(cuModuleGetFunction(&scale, module, "scale"));
-    DRV(cuModuleGetFunction(&add, module, "add"));
+    CHECK_DRIVER(cuModuleGetFunction(&scale, module, "scale"));
+    CHECK_DRIVER(cuModuleGetFunction(&add, module, "add"));
 
     unsigned n = 1 << 12;
     CUdeviceptr a, b, sum;
-    DRV(cuMemAlloc(&a, n * 4));
-    DRV(cuMemAlloc(&b, n * 4));
-    DRV(cuMemAlloc(&sum, n * 4));
+    CHECK_DRIVER(cuMemAlloc(&a, n * 4));
+    CHECK_DRIVER(cuMemAlloc(&b, n * 4));
+    CHECK_DRIVER(cuMemAlloc(&sum, n * 4));
     std::vector<float> host(n, 1.5f);
-    DRV(cuMemcpyHtoD(a, host.data(), n * 4));
-    DRV(cuMemsetD32(b, 0x40000000u, n));  // 2.0f
+    CHECK_DRIVER(cuMemcpyHtoD(a, host.data(), n * 4));
+    CHECK_DRIVER(cuMemsetD32(b, 0x40000000u, n));  // 2.0f
     CUstream stream;
-    DRV(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+    CHECK_DRIVER(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
     float factor = 4.0f;
     void *scale_args[] = {&a, &factor, &n};
-    DRV(cuLaunchKernel(scale, n / 128, 1, 1, 128, 1, 1, 0, stream, scale_args, nullptr));
+    CHECK_DRIVER(cuLaunchKernel(scale, n / 128, 1, 1, 128, 1, 1, 0, stream, scale_args, nullptr));
     void *add_args[] = {&a, &b, &sum, &n};
-    DRV(cuLaunchKernel(add, n / 128, 1, 1, 128, 1, 1, 0, stream, add_args, nullptr));
-    DRV(cuMemsetD16Async(b, 0, n * 2, stream));
-    DRV(cuMemcpyDtoHAsync(host.data(), sum, n * 4, stream));
-    DRV(cuStreamSynchronize(stream));
+    CHECK_DRIVER(cuLaunchKernel(add, n / 128, 1, 1, 128, 1, 1, 0, stream, add_args, nullptr));
+    CHECK_DRIVER(cuMemsetD16Async(b, 0, n * 2, stream));
+    CHECK_DRIVER(cuMemcpyDtoHAsync(host.data(), sum, n * 4, stream));
+    CHECK_DRIVER(cuStreamSynchronize(stream));
     for (float v : host)
         if (v != 8.0f) {
             fprintf(stderr, "sum = %f, expected 8\n", v);

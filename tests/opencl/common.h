@@ -79,6 +79,17 @@ static inline cl_program build_program(const test_env *env, const char *source, 
     return program;
 }
 
+/* An extension function of `platform`; exits with 2 (not applicable) when it lacks it. */
+#define LOOK_UP(platform, name) ((name##_fn)lookup(platform, #name))
+static inline void *lookup(cl_platform_id platform, const char *name) {
+    void *function = clGetExtensionFunctionAddressForPlatform(platform, name);
+    if (function == NULL) {
+        fprintf(stderr, "%s is missing\n", name);
+        exit(2);
+    }
+    return function;
+}
+
 static inline cl_kernel make_kernel(cl_program program, const char *name) {
     return CHECKED(clCreateKernel(program, name, ERR));
 }

@@ -10,16 +10,6 @@ static const char *source =
     "__kernel void add_one(__global float *v) { v[get_global_id(0)] += 1.0f; }\n"
     "__kernel void twice(__global float *v) { v[get_global_id(0)] *= 2.0f; }\n";
 
-#define LOOK_UP(platform, name) ((name##_fn)lookup(platform, #name))
-static void *lookup(cl_platform_id platform, const char *name) {
-    void *function = clGetExtensionFunctionAddressForPlatform(platform, name);
-    if (function == NULL) {
-        fprintf(stderr, "%s is missing\n", name);
-        exit(2);
-    }
-    return function;
-}
-
 static int has_command_buffers(cl_device_id device) {
     char extensions[8192] = {0};
     CHECK(clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS, sizeof extensions - 1, extensions, NULL));

@@ -39,16 +39,6 @@ typedef struct {
     const chained_dispatch_config *mutable_dispatch_list;
 } chained_base_config;
 
-#define LOOK_UP(platform, name) ((name##_fn)lookup(platform, #name))
-static void *lookup(cl_platform_id platform, const char *name) {
-    void *function = clGetExtensionFunctionAddressForPlatform(platform, name);
-    if (function == NULL) {
-        fprintf(stderr, "%s is missing\n", name);
-        exit(2);
-    }
-    return function;
-}
-
 /* The version of `extension` the device reports, 0 when it has none. */
 static cl_version extension_version(cl_device_id device, const char *extension) {
     cl_name_version versions[256];

@@ -7,6 +7,7 @@
 use super::api::{check, Api, Raw};
 use super::device::extension_version;
 use crate::backend::BackendResult;
+use cl_revisions::{ChainedBaseConfig, ChainedDispatchConfig, CHAINED_BASE_CONFIG, CHAINED_DISPATCH_CONFIG};
 use opencl_sys::*;
 use std::ffi::c_void;
 use std::ptr;
@@ -180,27 +181,6 @@ enum Update {
     /// 0.9.2 and later: parallel arrays of config types and configs.
     Array(Raw<clUpdateMutableCommandsKHR_fn>),
 }
-
-/// `cl_mutable_base_config_khr` of revisions before 0.9.2.
-#[repr(C)]
-struct ChainedBaseConfig {
-    kind: cl_uint,
-    next: *const c_void,
-    num_mutable_dispatch: cl_uint,
-    mutable_dispatch_list: *const ChainedDispatchConfig,
-}
-
-/// `cl_mutable_dispatch_config_khr` of revisions before 0.9.2: the later layout behind a
-/// structure type and a `next` pointer.
-#[repr(C)]
-struct ChainedDispatchConfig {
-    kind: cl_uint,
-    next: *const c_void,
-    config: cl_mutable_dispatch_config_khr,
-}
-
-const CHAINED_BASE_CONFIG: cl_uint = 0;
-const CHAINED_DISPATCH_CONFIG: cl_uint = 1;
 
 impl MutableDispatch {
     fn find(api: &Api, platform: cl_platform_id, device: cl_device_id) -> Option<MutableDispatch> {

@@ -27,46 +27,86 @@ fn cc(args: &[&str]) {
     assert!(status.success(), "cc {args:?} failed");
 }
 
-#[test]
-fn a_program_reaching_the_driver_through_get_proc_address_is_recorded_unchanged() {
-    let dir = std::env::temp_dir().join(format!("reprise-cuda-interception-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let (driver, program, trace) = (dir.join("libcuda.so.1"), dir.join("program"), dir.join("program.trace"));
-    let ptx_file = dir.join("module.ptx");
-    std::fs::write(&ptx_file, FILE_PTX).unwrap();
-    cc(&["-shared", "-fPIC", "-o", driver.to_str().unwrap(), sources().join("fake_libcuda.c").to_str().unwrap()]);
-    cc(&["-o", program.to_str().unwrap(), sources().join("program.c").to_str().unwrap(), "-ldl"]);
-    let run_with = |library_path: &Path, shim: bool| {
-        let mut command = Command::new(&program);
-        command.env("LD_LIBRARY_PATH", library_path).env("REPRISE_OUTPUT", &trace).env("PTX_FILE", &ptx_file);
+/// A program of `test_driver`, built with the test-double libcuda in a directory of its own
+/// (removed when the test passes).
+struct TestProgram {
+    dir: PathBuf,
+    program: PathBuf,
+    trace: PathBuf,
+    /// Environment every run gets.
+    env: Vec<(&'static str, PathBuf)>,
+}
+
+impl TestProgram {
+    fn build(name: &str) -> TestProgram {
+        let dir = std::env::temp_dir().join(format!("reprise-cuda-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (driver, program) = (dir.join("libcuda.so.1"), dir.join(name));
+        cc(&["-shared", "-fPIC", "-o", driver.to_str().unwrap(), sources().join("fake_libcuda.c").to_str().unwrap()]);
+        cc(&["-o", program.to_str().unwrap(), sources().join(format!("{name}.c")).to_str().unwrap(), "-ldl"]);
+        TestProgram { trace: dir.join(format!("{name}.trace")), dir, program, env: Vec::new() }
+    }
+
+    /// Runs it with the libcuda in `library_path`, under the shim or not.
+    fn run_with(&self, library_path: &Path, shim: bool) -> std::process::Output {
+        let mut command = Command::new(&self.program);
+        command.env("LD_LIBRARY_PATH", library_path).env("REPRISE_OUTPUT", &self.trace).envs(self.env.iter().map(|(k, v)| (k, v)));
         if shim {
             command.env("LD_PRELOAD", shim_library());
         }
         command.output().unwrap()
-    };
-    let run = |shim: bool| run_with(&dir, shim);
-
-    // Without libcuda the program runs as it does natively and nothing is recorded.
-    let empty = dir.join("empty");
-    std::fs::create_dir_all(&empty).unwrap();
-    let (native, recorded) = (run_with(&empty, false), run_with(&empty, true));
-    assert_eq!((recorded.status.code(), &recorded.stdout), (native.status.code(), &native.stdout));
-    if native.stdout == b"no libcuda\n" {
-        assert!(!trace.exists(), "a process without libcuda writes no trace");
-    } else if trace.exists() {
-        // This machine has a real libcuda, which the program reached.
-        std::fs::remove_file(&trace).unwrap();
     }
 
-    let native = run(false);
+    fn run(&self, shim: bool) -> std::process::Output {
+        self.run_with(&self.dir, shim)
+    }
+
+    /// Runs it natively and under the shim, which must print the same; its output and trace.
+    fn recorded(&self) -> (String, trace_format::TraceFile) {
+        let (native, recorded) = (self.run(false), self.run(true));
+        assert!(native.status.success(), "{}", String::from_utf8_lossy(&native.stdout));
+        let output = String::from_utf8_lossy(&native.stdout).into_owned();
+        assert_eq!(String::from_utf8_lossy(&recorded.stdout), output);
+        (output, trace_format::read_trace(&self.trace).unwrap())
+    }
+}
+
+impl Drop for TestProgram {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+#[test]
+fn a_program_reaching_the_driver_through_get_proc_address_is_recorded_unchanged() {
+    let mut test = TestProgram::build("program");
+    let ptx_file = test.dir.join("module.ptx");
+    std::fs::write(&ptx_file, FILE_PTX).unwrap();
+    test.env.push(("PTX_FILE", ptx_file));
+
+    // Without libcuda the program runs as it does natively and nothing is recorded.
+    let empty = test.dir.join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let (native, recorded) = (test.run_with(&empty, false), test.run_with(&empty, true));
+    assert_eq!((recorded.status.code(), &recorded.stdout), (native.status.code(), &native.stdout));
+    if native.stdout == b"no libcuda\n" {
+        assert!(!test.trace.exists(), "a process without libcuda writes no trace");
+    } else if test.trace.exists() {
+        // This machine has a real libcuda, which the program reached.
+        std::fs::remove_file(&test.trace).unwrap();
+    }
+
+    let native = test.run(false);
     assert!(native.status.success());
-    assert!(!trace.exists(), "nothing is written without the shim");
-    let recorded = run(true);
+    assert!(!test.trace.exists(), "nothing is written without the shim");
+    let recorded = test.run(true);
     assert_eq!(recorded.status.code(), native.status.code());
     assert_eq!(String::from_utf8_lossy(&recorded.stdout), String::from_utf8_lossy(&native.stdout));
     assert!(String::from_utf8_lossy(&native.stdout).contains("launch via ptsz"));
 
-    let file = trace_format::read_trace(&trace).unwrap();
+    let file = trace_format::read_trace(&test.trace).unwrap();
     let trace = &file.trace;
     assert!(trace.partial.is_empty(), "{:?}", trace.partial);
     assert_eq!(trace.devices[0].properties["compute_capability"], "9.0");
@@ -115,31 +155,13 @@ fn a_program_reaching_the_driver_through_get_proc_address_is_recorded_unchanged(
     );
     let ends: Vec<&str> = trace.segments.iter().map(|segment| segment.ended_by.as_str()).collect();
     assert_eq!(ends, ["cuMemcpyDtoH_v2", "cuMemcpyDtoH_v2"]);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// `test_driver/graph_program.c`: a graph of one kernel node, its `n` set on the executable graph
 /// before each of 3 launches, each recorded as a sub-graph with that launch's arguments.
 #[test]
 fn a_program_launching_its_own_graph_records_each_launch_as_a_subgraph() {
-    let dir = std::env::temp_dir().join(format!("reprise-cuda-graph-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let (driver, program, trace) = (dir.join("libcuda.so.1"), dir.join("graph_program"), dir.join("graph.trace"));
-    cc(&["-shared", "-fPIC", "-o", driver.to_str().unwrap(), sources().join("fake_libcuda.c").to_str().unwrap()]);
-    cc(&["-o", program.to_str().unwrap(), sources().join("graph_program.c").to_str().unwrap(), "-ldl"]);
-    let run = |shim: bool| {
-        let mut command = Command::new(&program);
-        command.env("LD_LIBRARY_PATH", &dir).env("REPRISE_OUTPUT", &trace);
-        if shim {
-            command.env("LD_PRELOAD", shim_library());
-        }
-        command.output().unwrap()
-    };
-    let (native, recorded) = (run(false), run(true));
-    assert!(native.status.success(), "{}", String::from_utf8_lossy(&native.stdout));
-    assert_eq!(String::from_utf8_lossy(&recorded.stdout), String::from_utf8_lossy(&native.stdout));
-
-    let file = trace_format::read_trace(&trace).unwrap();
+    let (_, file) = TestProgram::build("graph_program").recorded();
     assert!(file.trace.partial.is_empty(), "{:?}", file.trace.partial);
     let launched_args: Vec<Vec<Arg>> = file
         .trace
@@ -162,32 +184,14 @@ fn a_program_launching_its_own_graph_records_each_launch_as_a_subgraph() {
     assert_eq!(launched_args, expected);
     let ends: Vec<&str> = file.trace.segments.iter().map(|segment| segment.ended_by.as_str()).collect();
     assert_eq!(ends, ["cuStreamSynchronize", "cuStreamSynchronize", "cuStreamSynchronize", "cuMemcpyDtoH_v2"]);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// `test_driver/extras_program.c`: contexts, host memory, module variables, mapped ranges, 3D and
 /// peer copies and queries, each recorded with the memory it names.
 #[test]
 fn contexts_host_memory_variables_mappings_and_queries_are_recorded() {
-    let dir = std::env::temp_dir().join(format!("reprise-cuda-extras-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let (driver, program, trace) = (dir.join("libcuda.so.1"), dir.join("extras_program"), dir.join("extras.trace"));
-    cc(&["-shared", "-fPIC", "-o", driver.to_str().unwrap(), sources().join("fake_libcuda.c").to_str().unwrap()]);
-    cc(&["-o", program.to_str().unwrap(), sources().join("extras_program.c").to_str().unwrap(), "-ldl"]);
-    let run = |shim: bool| {
-        let mut command = Command::new(&program);
-        command.env("LD_LIBRARY_PATH", &dir).env("REPRISE_OUTPUT", &trace);
-        if shim {
-            command.env("LD_PRELOAD", shim_library());
-        }
-        command.output().unwrap()
-    };
-    let (native, recorded) = (run(false), run(true));
-    assert!(native.status.success(), "{}", String::from_utf8_lossy(&native.stdout));
-    assert_eq!(String::from_utf8_lossy(&native.stdout), "host 10 12 13 14 variable 1 1 same mapped 1 1 1 polls 1 peer 5 6 9 10 17 18 21 22 ordered 8 9\n");
-    assert_eq!(String::from_utf8_lossy(&recorded.stdout), String::from_utf8_lossy(&native.stdout));
-
-    let file = trace_format::read_trace(&trace).unwrap();
+    let (output, file) = TestProgram::build("extras_program").recorded();
+    assert_eq!(output, "host 10 12 13 14 variable 1 1 same mapped 1 1 1 polls 1 peer 5 6 9 10 17 18 21 22 ordered 8 9\n");
     let trace = &file.trace;
     // A peer copy to another device's context is not recorded; the one within the device is.
     let partial: Vec<(&str, &str)> = trace.partial.iter().map(|reason| (reason.call.as_str(), reason.reason.as_str())).collect();
@@ -269,5 +273,4 @@ fn contexts_host_memory_variables_mappings_and_queries_are_recorded() {
     let segment = &trace.segments[3];
     assert!(segment.initial.iter().chain(&segment.expected).all(|state| state.mem.0 < 6), "{segment:?}");
     assert_eq!(expected(3, 4), [8, 8, 8, 8, 9, 9, 9, 9]);
-    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -11,6 +11,7 @@ use super::state::{with_recorder, ArgValue, State};
 use super::{key, succeeded, Recorded};
 use crate::entry::intercept;
 use crate::recorder::{Key, Recorder};
+use cl_revisions::{ChainedBaseConfig, CHAINED_BASE_CONFIG, CHAINED_DISPATCH_CONFIG};
 use opencl_sys::*;
 use std::ffi::c_void;
 use trace_format::Launch;
@@ -22,28 +23,6 @@ const CALL: &str = "clUpdateMutableCommandsKHR";
 pub fn updates_take_config_array(platform: cl_platform_id) -> bool {
     extension_version(platform, c"cl_khr_command_buffer_mutable_dispatch").is_none_or(|version| version >= (0, 9, 2))
 }
-
-/// `cl_mutable_base_config_khr` before 0.9.2.
-#[repr(C)]
-pub struct ChainedBaseConfig {
-    kind: cl_uint,
-    next: *const c_void,
-    num_mutable_dispatch: cl_uint,
-    mutable_dispatch_list: *const ChainedDispatchConfig,
-}
-
-/// `cl_mutable_dispatch_config_khr` before 0.9.2: the later layout behind a structure type and a
-/// `next` pointer.
-#[repr(C)]
-struct ChainedDispatchConfig {
-    kind: cl_uint,
-    next: *const c_void,
-    config: cl_mutable_dispatch_config_khr,
-}
-
-/// The structure types of the chained revisions.
-const CHAINED_BASE_CONFIG: cl_uint = 0;
-const CHAINED_DISPATCH_CONFIG: cl_uint = 1;
 
 /// 0.9.2 and later.
 pub unsafe extern "C" fn update_mutable_commands(
@@ -225,6 +204,7 @@ fn apply(state: &mut State, recorder: &mut Recorder, buffer: Key, update: Dispat
 #[cfg(test)]
 mod tests {
     use super::*;
+    use cl_revisions::ChainedDispatchConfig;
     use std::ptr;
 
     /// A config that changes nothing, for tests to fill in.
