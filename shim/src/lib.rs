@@ -7,6 +7,7 @@ mod config;
 pub mod cuda;
 mod entry;
 mod failure;
+mod fast_hash;
 mod interpose;
 mod log;
 mod opencl;

@@ -9,7 +9,7 @@ use super::launches::{kernel_accesses, kernel_command, Decoded};
 use super::params;
 use super::state::Layout;
 use crate::recorder::{Access, Key, Recorder};
-use std::collections::HashMap;
+use crate::fast_hash::HashMap;
 use trace_format::{Command, Edge, EdgeKind, Graph, Launch, Node, NodeId, SegmentId};
 
 /// A kernel node's launch as the driver reports it: its parameters' bytes still undecoded.
@@ -55,7 +55,7 @@ impl ExecGraph {
     /// Builds the graph; a node the trace cannot describe becomes a barrier and the trace is
     /// marked partial, as for any call.
     pub fn build(recorder: &mut Recorder, call: &str, read: &ReadGraph) -> ExecGraph {
-        let mut exec = ExecGraph { graph: Graph { nodes: Vec::new(), edges: Vec::new() }, index: HashMap::new(), accesses: Vec::new() };
+        let mut exec = ExecGraph { graph: Graph { nodes: Vec::new(), edges: Vec::new() }, index: HashMap::default(), accesses: Vec::new() };
         for (handle, node) in &read.nodes {
             let (command, accesses) = translate(recorder, call, node).unwrap_or_else(|reason| {
                 recorder.partial(call, reason);

@@ -6,7 +6,8 @@ use super::graphs::ExecGraph;
 use super::Failure;
 use crate::recorder::{Key, Recorder};
 use crate::session;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
+use crate::fast_hash::{HashMap, HashSet};
 use std::sync::{Mutex, PoisonError};
 use trace_format::Api;
 

@@ -10,7 +10,7 @@ use opencl_sys::{
     CL_SUCCESS, CL_TRUE,
 };
 use std::cell::RefCell;
-use std::collections::HashMap;
+use crate::fast_hash::HashMap;
 use std::ffi::c_void;
 use std::ptr::{null, null_mut};
 
@@ -22,7 +22,7 @@ pub struct DeviceAccess<'a> {
 
 impl<'a> DeviceAccess<'a> {
     pub fn new(memories: &'a Memories) -> DeviceAccess<'a> {
-        DeviceAccess { memories, queues: RefCell::new(HashMap::new()) }
+        DeviceAccess { memories, queues: RefCell::new(HashMap::default()) }
     }
 
     fn queue(&self, context: cl_context) -> Option<cl_command_queue> {

@@ -15,7 +15,7 @@ use crate::entry::{intercept, Forward};
 use crate::recorder::{Access, Key, Recorder};
 use libc::size_t;
 use opencl_sys::*;
-use std::collections::HashMap;
+use crate::fast_hash::HashMap;
 use std::ffi::{c_void, CStr};
 use std::sync::{Mutex, PoisonError};
 use trace_format::{Command, Copy, Extent, Fill, Graph, Node, NodeId, Place, SegmentId};
@@ -33,7 +33,7 @@ static PLATFORMS: Mutex<Option<HashMap<Key, Key>>> = Mutex::new(None);
 /// The platform's own implementation of the extension function `name`.
 pub(super) fn platform_function(platform: Key, name: &'static str) -> Option<usize> {
     let mut addresses = ADDRESSES.lock().unwrap_or_else(PoisonError::into_inner);
-    let addresses = addresses.get_or_insert_with(HashMap::new);
+    let addresses = addresses.get_or_insert_with(HashMap::default);
     if let Some(&address) = addresses.get(&(platform, name)) {
         return Some(address);
     }
@@ -445,14 +445,14 @@ unsafe extern "C" fn clCreateCommandBufferKHR(
             in_order: properties.is_some_and(|properties| properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE == 0),
             graph: Graph { nodes: Vec::new(), edges: Vec::new() },
             accesses: Vec::new(),
-            sync_points: HashMap::new(),
-            mutable: HashMap::new(),
+            sync_points: HashMap::default(),
+            mutable: HashMap::default(),
         };
         with_state(|state| state.command_buffers.insert(key(buffer), command_buffer));
         Ok(())
     });
     if let (false, Some(platform)) = (buffer.is_null(), platform) {
-        PLATFORMS.lock().unwrap_or_else(PoisonError::into_inner).get_or_insert_with(HashMap::new).insert(key(buffer), platform);
+        PLATFORMS.lock().unwrap_or_else(PoisonError::into_inner).get_or_insert_with(HashMap::default).insert(key(buffer), platform);
     }
     buffer
 }

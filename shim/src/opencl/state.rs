@@ -6,7 +6,7 @@ use super::Failure;
 use crate::recorder::{Access, Key, Recorder};
 use crate::session;
 use opencl_sys::{cl_command_queue, cl_context, cl_device_id, cl_mem, cl_mem_flags, cl_sync_point_khr};
-use std::collections::HashMap;
+use crate::fast_hash::HashMap;
 use std::sync::{Mutex, PoisonError};
 use trace_format::{Api, Edge, EdgeKind, Graph, Launch, Node, NodeId};
 

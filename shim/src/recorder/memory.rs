@@ -1,7 +1,8 @@
 //! Memory objects the program created: by key, and by address range for pointer relocation.
 
 use super::Key;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+use crate::fast_hash::HashMap;
 use trace_format::{MemId, MemKind};
 
 /// How a memory object relates to others.

@@ -27,7 +27,7 @@ use crate::config::Capture;
 use crate::log;
 use memory::MemoryTable;
 use objects::Objects;
-use std::collections::{HashMap, HashSet};
+use crate::fast_hash::{HashMap, HashSet};
 use trace_format::{
     BlobId, Command, Edge, EdgeKind, Header, HostTaskKind, MemState, Node, NodeId, Place, Record, SegmentId,
 };
@@ -126,12 +126,12 @@ impl Recorder {
             markers_allow: capture != Capture::Markers,
             objects: Objects::default(),
             memory: MemoryTable::default(),
-            unset_user_events: HashMap::new(),
+            unset_user_events: HashMap::default(),
             window: None,
             next_ordinal: 0,
             counts: Counts::default(),
-            sent_blobs: HashSet::new(),
-            partial_reported: HashSet::new(),
+            sent_blobs: HashSet::default(),
+            partial_reported: HashSet::default(),
         }
     }
 

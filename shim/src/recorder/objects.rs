@@ -2,7 +2,7 @@
 //! first needs one; only then is its record written (a trace holds what its work uses).
 
 use super::Key;
-use std::collections::HashMap;
+use crate::fast_hash::HashMap;
 use trace_format::{Device, DeviceId, ImageKind, KernelId, Param, ProgramId, QueueId};
 
 /// How a queue takes part in implicit synchronization between queues.

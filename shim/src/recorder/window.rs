@@ -3,7 +3,8 @@
 
 use super::objects::QueueSync;
 use super::{HostRegion, Key, Order};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
+use crate::fast_hash::{HashMap, HashSet};
 use trace_format::{Command, Edge, EdgeKind, HostTaskKind, MemId, Node, NodeId, SegmentId};
 
 /// Where a queue stands in the window.
@@ -83,10 +84,10 @@ impl Window {
             nodes: Vec::new(),
             edges: Vec::new(),
             queues: BTreeMap::new(),
-            events: HashMap::new(),
-            user_event_nodes: HashMap::new(),
-            blocked_by: HashSet::new(),
-            used: HashSet::new(),
+            events: HashMap::default(),
+            user_event_nodes: HashMap::default(),
+            blocked_by: HashSet::default(),
+            used: HashSet::default(),
             written: BTreeMap::new(),
             received: Vec::new(),
         }

@@ -27,6 +27,8 @@ pub struct TraceWriter<W: Write> {
     written_blobs: HashSet<BlobId>,
     index: Index,
     scratch: Vec<u8>,
+    /// The serialized record being written.
+    record_bytes: Vec<u8>,
 }
 
 impl TraceWriter<BufWriter<File>> {
@@ -41,13 +43,19 @@ impl<W: Write> TraceWriter<W> {
         header[..8].copy_from_slice(MAGIC);
         header[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
         out.write_all(&header)?;
-        Ok(TraceWriter { out, position: HEADER_LEN as u64, written_blobs: HashSet::new(), index: Index::default(), scratch: Vec::new() })
+        Ok(TraceWriter { out, position: HEADER_LEN as u64, written_blobs: HashSet::new(), index: Index::default(), scratch: Vec::new(), record_bytes: Vec::new() })
     }
 
     pub fn record(&mut self, record: &Record) -> Result<(), FormatError> {
-        let payload = postcard::to_allocvec(record).map_err(|e| FormatError::Io(std::io::Error::other(e)))?;
+        // Serialized into one buffer kept from record to record: a fresh one per record grew
+        // and was freed each time, the writer's largest cost while a program launches.
+        let mut payload = std::mem::take(&mut self.record_bytes);
+        payload.clear();
+        let payload = postcard::to_extend(record, payload).map_err(|e| FormatError::Io(std::io::Error::other(e)))?;
         let position = self.position;
-        self.frame(FrameKind::Record, &[&payload])?;
+        let written = self.frame(FrameKind::Record, &[&payload]);
+        self.record_bytes = payload;
+        written?;
         self.index.records.push(position);
         Ok(())
     }
