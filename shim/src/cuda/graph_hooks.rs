@@ -129,7 +129,7 @@ unsafe fn kernel_node(params: &KernelNodeParams) -> KernelNode {
     let layout = with_state(|state| state.layouts.entry(key(function)).or_insert_with(|| params::layout(function)).clone());
     // SAFETY: the node's parameters as the driver holds (or the program passes) them.
     let arguments = layout.and_then(|layout| unsafe { params::arguments(&layout, params.params, params.extra) }.map(|bytes| (layout, bytes)));
-    KernelNode { function: key(function), launch, arguments }
+    KernelNode { function: key(function), launch, arguments, variables: Vec::new() }
 }
 
 fn memset_node(params: &MemsetNodeParams) -> NodeRead {
@@ -161,18 +161,22 @@ fn memcpy_node(params: &Memcpy3D) -> NodeRead {
     }
 }
 
-/// Makes sure every kernel the graph launches is known to the recorder.
-fn identify_kernels(state: &mut State, recorder: &mut Recorder, graph: &ReadGraph) {
-    for (_, node) in &graph.nodes {
+/// Makes sure every kernel the graph launches is known to the recorder, with its program's
+/// variables.
+fn identify_kernels(state: &mut State, recorder: &mut Recorder, graph: &mut ReadGraph) {
+    for (_, node) in &mut graph.nodes {
         match node {
-            NodeRead::Kernel(kernel) => {
-                modules::identify(state, recorder, kernel.function as usize as *mut c_void);
-                modules::read_image(state, recorder, kernel.function);
-            }
+            NodeRead::Kernel(kernel) => identify_kernel(state, recorder, kernel),
             NodeRead::Child(child) => identify_kernels(state, recorder, child),
             _ => {}
         }
     }
+}
+
+fn identify_kernel(state: &mut State, recorder: &mut Recorder, kernel: &mut KernelNode) {
+    modules::identify(state, recorder, kernel.function as usize as *mut c_void);
+    modules::read_image(state, recorder, kernel.function);
+    kernel.variables = modules::variables_of(state, kernel.function);
 }
 
 unsafe fn instantiated(forward: &mut Forward<'_, CUresult>, call: &'static str, exec: *mut CUgraphExec, graph: CUgraph) -> Recorded {
@@ -183,8 +187,8 @@ unsafe fn instantiated(forward: &mut Forward<'_, CUresult>, call: &'static str, 
     let exec = key(unsafe { *exec });
     let read = unsafe { read_graph(graph) };
     with_recorder(|state, recorder| match read {
-        Some(read) => {
-            identify_kernels(state, recorder, &read);
+        Some(mut read) => {
+            identify_kernels(state, recorder, &mut read);
             state.graph_execs.insert(exec, ExecGraph::build(recorder, call, &read));
         }
         None => {
@@ -213,10 +217,9 @@ pub unsafe fn exec_kernel_node_set_params(
         return Ok(());
     }
     // SAFETY: the call succeeded, so the parameters were readable.
-    let Some(kernel) = (unsafe { params.as_ref() }).map(|params| unsafe { kernel_node(params) }) else { return Ok(()) };
+    let Some(mut kernel) = (unsafe { params.as_ref() }).map(|params| unsafe { kernel_node(params) }) else { return Ok(()) };
     with_recorder(|state, recorder| {
-        modules::identify(state, recorder, kernel.function as usize as *mut c_void);
-        modules::read_image(state, recorder, kernel.function);
+        identify_kernel(state, recorder, &mut kernel);
         match state.graph_execs.get_mut(&key(exec)) {
             Some(graph) => graph.set_kernel(recorder, call, key(node), &kernel),
             None => recorder.partial(call, "a graph the shim did not see instantiated"),

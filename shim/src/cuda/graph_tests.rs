@@ -17,7 +17,7 @@ const FAKE_MEMCPY_NODE: Key = 0x9000_0060;
 
 /// A fake kernel node of `FUNCTION(int *data, int n)`.
 fn fake_kernel_node(pointer: u64, n: i32) -> KernelNode {
-    KernelNode { function: FUNCTION, launch: GRID, arguments: Some(launch_arguments(pointer, n)) }
+    KernelNode { function: FUNCTION, launch: GRID, arguments: Some(launch_arguments(pointer, n)), variables: Vec::new() }
 }
 
 /// memset Y -> kernel(X, 1) -> empty -> child graph { kernel(Y, 3) }.
@@ -120,4 +120,15 @@ fn a_linear_device_memcpy_node_is_a_copy_reading_its_source() {
     let copy = Copy { src: Place::Memory { mem: MemId(0), offset: 8 }, dst: Place::Memory { mem: MemId(1), offset: 0 }, extent: Extent::Linear { bytes: 16 } };
     assert_eq!(commands(&exec.graph), vec![Command::Copy(copy)]);
     assert_eq!(exec.accesses(), vec![Access { mem: X, write: false }, write(Y)]);
+}
+
+#[test]
+fn a_kernel_node_uses_the_variables_of_its_program_as_a_launch_does() {
+    let sink = CollectingSink::default();
+    let mut recorder = recorder(&sink);
+    // Y stands for a variable the kernel reaches by name: no parameter points at it.
+    let node = KernelNode { variables: vec![Y], ..fake_kernel_node(X, 1) };
+    let read = ReadGraph { nodes: vec![(FAKE_KERNEL_NODE, NodeRead::Kernel(node))], edges: vec![] };
+    let exec = ExecGraph::build(&mut recorder, "cuGraphInstantiateWithFlags", &read);
+    assert_eq!(exec.accesses(), vec![write(X), write(Y)]);
 }

@@ -19,6 +19,8 @@ pub struct KernelNode {
     pub launch: Launch,
     /// The kernel's parameter layout and each parameter's bytes; `None` when unreadable.
     pub arguments: Option<(Layout, Vec<Vec<u8>>)>,
+    /// Tracked variables of the kernel's program (see `Decoded::variables`), once it is known.
+    pub variables: Vec<Key>,
 }
 
 /// What the shim read of one node.
@@ -100,7 +102,7 @@ fn translate(recorder: &mut Recorder, call: &str, node: &NodeRead) -> Result<(Co
         NodeRead::Kernel(kernel) => {
             let (layout, arguments) = kernel.arguments.as_ref().ok_or("the driver did not report the kernel node's parameters")?;
             let values = params::decode(arguments, |address| recorder.locate(address));
-            let decoded = Decoded { layout: layout.clone(), values };
+            let decoded = Decoded { layout: layout.clone(), values, variables: kernel.variables.clone() };
             Ok((kernel_command(recorder, kernel.function, &decoded, kernel.launch.clone())?, kernel_accesses(&decoded)))
         }
         NodeRead::Memset { dst, pattern, count } => {

@@ -36,6 +36,8 @@ const CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION: c_uint = 4;
 pub struct Decoded {
     pub layout: Vec<(u32, u32)>,
     pub values: Vec<Value>,
+    /// Tracked variables of the kernel's program, which it may use by name with no pointer passed.
+    pub variables: Vec<Key>,
 }
 
 /// The kernel launch a recorder records for `function` (a key it knows) with these parameters.
@@ -58,10 +60,11 @@ pub fn kernel_command(recorder: &mut Recorder, function: Key, decoded: &Decoded,
     Ok(Command::Kernel(KernelLaunch { kernel, args, launch }))
 }
 
-/// Every allocation a parameter points into, read and written (what a kernel does with it is
-/// not known).
+/// Every allocation a parameter points into and every variable of the kernel's program, read
+/// and written (what a kernel does with them is not known).
 pub fn kernel_accesses(decoded: &Decoded) -> Vec<Access> {
-    decoded.values.iter().flat_map(Value::memories).map(|mem| Access { mem, write: true }).collect()
+    let parameters = decoded.values.iter().flat_map(Value::memories);
+    parameters.chain(decoded.variables.iter().copied()).map(|mem| Access { mem, write: true }).collect()
 }
 
 /// Reads the launch's parameters with the kernel's layout (asked of the driver once).
@@ -74,7 +77,7 @@ unsafe fn decode(function: *mut c_void, params: *mut *mut c_void, extra: *mut *m
         super::modules::identify(state, recorder, function);
         super::modules::read_image(state, recorder, key(function));
         let values = params::decode(&arguments, |address| recorder.locate(address));
-        Some(Decoded { layout, values })
+        Some(Decoded { layout, values, variables: super::modules::variables_of(state, key(function)) })
     })
 }
 
@@ -88,13 +91,7 @@ unsafe fn launch(
     grid: Launch,
 ) -> Recorded {
     let decoded = unsafe { decode(function, params, extra) }?;
-    // Variables of the kernel's program it may read or write by name, not through a parameter.
-    let variables = with_state(|state| super::modules::variables_of(state, key(function)));
-    let accesses = |_: &Recorder| {
-        let mut accesses = decoded.as_ref().map(kernel_accesses).unwrap_or_default();
-        accesses.extend(variables.iter().map(|&mem| Access { mem, write: true }));
-        accesses
-    };
+    let accesses = |_: &Recorder| decoded.as_ref().map(kernel_accesses).unwrap_or_default();
     let build = |recorder: &mut Recorder| match &decoded {
         Some(decoded) => kernel_command(recorder, key(function), decoded, grid),
         None => Err("the driver did not report the kernel's parameters"),

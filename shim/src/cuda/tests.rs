@@ -93,7 +93,7 @@ pub(super) fn launch_arguments(pointer: u64, n: i32) -> (Vec<(u32, u32)>, Vec<Ve
 fn decoded(recorder: &Recorder, pointer: u64, n: i32) -> Decoded {
     let (layout, arguments) = launch_arguments(pointer, n);
     let values = params::decode(&arguments, |address| recorder.locate(address));
-    Decoded { layout, values }
+    Decoded { layout, values, variables: Vec::new() }
 }
 
 pub(super) const GRID: Launch = Launch::Grid { grid: [4, 1, 1], block: [64, 1, 1], shared_bytes: 0, cluster: None, cooperative: false };
@@ -135,7 +135,8 @@ fn addresses_inside_a_structure_passed_by_value_are_relocated_too() {
     // struct { int64 n; float *x; float *y; int32 k; } as PyTorch's and cuBLAS's kernels take
     // their pointers: an unrelated word, two tracked addresses, a tail shorter than a word.
     let structure = [7u64.to_ne_bytes().as_slice(), &(Y + 8).to_ne_bytes(), &X.to_ne_bytes(), &3i32.to_ne_bytes()].concat();
-    let decoded = Decoded { layout: vec![(0, structure.len() as u32)], values: params::decode(std::slice::from_ref(&structure), |a| recorder.locate(a)) };
+    let values = params::decode(std::slice::from_ref(&structure), |a| recorder.locate(a));
+    let decoded = Decoded { layout: vec![(0, structure.len() as u32)], values, variables: Vec::new() };
     let embedded = vec![params::Embedded { at: 8, mem: Y, offset: 8 }, params::Embedded { at: 16, mem: X, offset: 0 }];
     assert_eq!(decoded.values, vec![Value::BytesWithPointers { bytes: structure.clone(), pointers: embedded }]);
     assert_eq!(kernel_accesses(&decoded), vec![write(Y), write(X)]);
