@@ -264,9 +264,13 @@ impl Checker<'_> {
         let mut allocated = vec![Vec::new(); trace.segments.len()];
         let mut freed = vec![Vec::new(); trace.segments.len()];
         for node in &trace.nodes {
-            match (node.command.clone(), allocated.get_mut(node.segment.index()), freed.get_mut(node.segment.index())) {
-                (Command::MemAlloc { mem }, Some(mems), _) | (Command::MemFree { mem }, _, Some(mems)) => mems.push(mem),
-                _ => {}
+            let mems = match node.command {
+                Command::MemAlloc { mem } => allocated.get_mut(node.segment.index()).map(|mems| (mems, mem)),
+                Command::MemFree { mem } => freed.get_mut(node.segment.index()).map(|mems| (mems, mem)),
+                _ => None,
+            };
+            if let Some((mems, mem)) = mems {
+                mems.push(mem);
             }
         }
         for (id, segment) in trace.segments.iter().enumerate() {

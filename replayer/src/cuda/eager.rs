@@ -69,8 +69,7 @@ struct OwnMemory {
 
 impl Eager<'_> {
     pub fn run(&mut self, part: &PartitionNodes<'_>) -> BackendResult<()> {
-        let mems = if self.objects.memories.at_recorded_addresses { BTreeSet::new() } else { part.allocated_and_freed() };
-        let mut own = OwnMemory { mems, allocated: HashMap::new() };
+        let mut own = OwnMemory { mems: self.objects.memories.allocated_by(part), allocated: HashMap::new() };
         let streams: Vec<CUstream> = part
             .nodes
             .iter()

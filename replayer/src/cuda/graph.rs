@@ -42,7 +42,7 @@ pub fn build(objects: &Objects, context: CUcontext, part: &PartitionNodes<'_>) -
         allocated: HashMap::new(),
     };
     let nodes: Vec<&Node> = part.nodes.iter().map(|(_, node)| *node).collect();
-    let own_memory = if objects.memories.at_recorded_addresses { BTreeSet::new() } else { part.allocated_and_freed() };
+    let own_memory = objects.memories.allocated_by(part);
     let handles = add_nodes(objects, context, graph, &nodes, &part.edges, &own_memory, &mut built.allocated)?;
     for ((id, node), handle) in part.nodes.iter().zip(&handles) {
         if let Command::Kernel(_) = node.command {

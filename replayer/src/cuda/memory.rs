@@ -2,10 +2,11 @@
 //! at the virtual addresses the program saw, for programs that keep pointers inside buffers.
 
 use super::driver::check;
-use crate::backend::{BackendError, BackendResult};
+use crate::backend::{BackendError, BackendResult, PartitionNodes};
 use cudarc::driver::sys::{self, CUdevice, CUdeviceptr, CUmemGenericAllocationHandle};
+use std::collections::BTreeSet;
 use std::ffi::c_void;
-use trace_format::{MemKind, Memory, ProgramId};
+use trace_format::{MemId, MemKind, Memory, ProgramId};
 
 /// What this backend must give back to the driver.
 enum Owned {
@@ -67,6 +68,15 @@ impl Memories {
             placed.sizes.push(memory.size);
         }
         Ok(placed)
+    }
+
+    /// The memory `part` allocates and frees itself that the replay allocates there too (none
+    /// at the recorded addresses, where nothing moves).
+    pub fn allocated_by(&self, part: &PartitionNodes<'_>) -> BTreeSet<MemId> {
+        if self.at_recorded_addresses {
+            return BTreeSet::new();
+        }
+        part.allocated_and_freed()
     }
 
     fn allocate_one(&mut self, memory: &Memory) -> BackendResult<CUdeviceptr> {

@@ -111,7 +111,7 @@ pub unsafe fn alloc_managed(forward: &mut Forward<'_, CUresult>, _call: &str, po
 }
 
 /// Before a free: a window using the allocation ends while its final contents can be read.
-pub fn releasing(address: CUdeviceptr, call: &str) -> Recorded {
+fn releasing(address: CUdeviceptr, call: &str) -> Recorded {
     settled(|state, recorder| {
         if !recorder.is_memory(address) {
             return;
