@@ -164,7 +164,7 @@ hooks! {
     cuLibraryGetGlobal(pointer: *mut CUdeviceptr, bytes: *mut usize, library: *mut c_void, name: *const c_char)
         => modules::library_global;
     cuLibraryGetManaged(pointer: *mut CUdeviceptr, bytes: *mut usize, library: *mut c_void, name: *const c_char)
-        => modules::library_global;
+        => modules::library_managed;
 
     // Contexts whose destruction frees memory.
     cuCtxDestroy_v2(context: CUcontext) => contexts::destroy;

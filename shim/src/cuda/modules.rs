@@ -180,13 +180,18 @@ pub unsafe fn kernel_function(forward: &mut Forward<'_, CUresult>, _call: &str, 
     })
 }
 
-/// A variable of `program` at the address `find` answers (asked with the shim's own
-/// out-parameters: the program may pass null for either): tracked as memory of the program, so
-/// that pointers to it relocate and its contents are kept. The program must be one the shim saw
-/// loaded; the same variable asked for again stays one memory object.
-fn variable(program: *mut c_void, name: *const c_char, find: impl FnOnce(&mut CUdeviceptr, &mut usize) -> CUresult) -> Recorded {
+/// After a successful lookup, the variable of `program` at the address `find` answers (asked
+/// with the shim's own out-parameters: the program may pass null for either): tracked as memory
+/// of the program, so that pointers to it relocate and its contents are kept. The program must
+/// be one the shim saw loaded; the same variable asked for again stays one memory object.
+fn variable(
+    forward: &mut Forward<'_, CUresult>,
+    program: *mut c_void,
+    name: *const c_char,
+    find: impl FnOnce(&mut CUdeviceptr, &mut usize) -> CUresult,
+) -> Recorded {
     let (mut address, mut size) = (0, 0);
-    if find(&mut address, &mut size) != CUDA_SUCCESS {
+    if !succeeded(forward) || find(&mut address, &mut size) != CUDA_SUCCESS {
         return Ok(());
     }
     // SAFETY: the driver found the variable by this name, so it is a C string.
@@ -215,37 +220,33 @@ pub unsafe fn module_global(
     module: *mut c_void,
     name: *const c_char,
 ) -> Recorded {
-    if !succeeded(forward) {
-        return Ok(());
-    }
     // SAFETY: the module and name the driver just accepted; out-parameters of the right types.
-    variable(module, name, |address, size| unsafe { real::cuModuleGetGlobal_v2(address, size, module, name) })
+    variable(forward, module, name, |address, size| unsafe { real::cuModuleGetGlobal_v2(address, size, module, name) })
 }
 
-/// `cuLibraryGetGlobal` and `cuLibraryGetManaged` (a `__managed__` variable, which replay finds
-/// by name the same way).
 pub unsafe fn library_global(
     forward: &mut Forward<'_, CUresult>,
-    call: &str,
+    _call: &str,
     _pointer: *mut CUdeviceptr,
     _bytes: *mut usize,
     library: *mut c_void,
     name: *const c_char,
 ) -> Recorded {
-    if !succeeded(forward) {
-        return Ok(());
-    }
-    let find = |address: &mut CUdeviceptr, size: &mut usize| {
-        // SAFETY: the library and name the driver just accepted; out-parameters of the right types.
-        unsafe {
-            if call == "cuLibraryGetManaged" {
-                real::cuLibraryGetManaged(address, size, library, name)
-            } else {
-                real::cuLibraryGetGlobal(address, size, library, name)
-            }
-        }
-    };
-    variable(library, name, find)
+    // SAFETY: the library and name the driver just accepted; out-parameters of the right types.
+    variable(forward, library, name, |address, size| unsafe { real::cuLibraryGetGlobal(address, size, library, name) })
+}
+
+/// A `__managed__` variable, which replay finds by name as any other.
+pub unsafe fn library_managed(
+    forward: &mut Forward<'_, CUresult>,
+    _call: &str,
+    _pointer: *mut CUdeviceptr,
+    _bytes: *mut usize,
+    library: *mut c_void,
+    name: *const c_char,
+) -> Recorded {
+    // SAFETY: as for `library_global`.
+    variable(forward, library, name, |address, size| unsafe { real::cuLibraryGetManaged(address, size, library, name) })
 }
 
 /// The name and program of a launched handle the shim did not see taken from its program
