@@ -25,8 +25,10 @@ done | python3 -c '
 import statistics, sys
 runs = {}
 for line in sys.stdin:
-    name, value = line.split()
-    runs.setdefault(name, []).append(float(value))
+    words = line.split()
+    if len(words) != 2:
+        sys.exit("bench-cuda-shim: a %s run printed no time" % words[0])
+    runs.setdefault(words[0], []).append(float(words[1]))
 median = {name: statistics.median(values) for name, values in runs.items()}
 print("ns per launch (median of %d alternating runs): native %.1f, shim idle %.1f (+%.1f), shim recording %.1f (+%.1f)" % (
     len(runs["native"]), median["native"], median["idle"], median["idle"] - median["native"],
