@@ -180,18 +180,17 @@ pub unsafe fn kernel_function(forward: &mut Forward<'_, CUresult>, _call: &str, 
     })
 }
 
-/// After a successful lookup, the variable of `program` at the address `find` answers (asked
-/// with the shim's own out-parameters: the program may pass null for either): tracked as memory
-/// of the program, so that pointers to it relocate and its contents are kept. The program must
-/// be one the shim saw loaded; the same variable asked for again stays one memory object.
-fn variable(
-    forward: &mut Forward<'_, CUresult>,
-    program: *mut c_void,
-    name: *const c_char,
-    find: impl FnOnce(&mut CUdeviceptr, &mut usize) -> CUresult,
-) -> Recorded {
+/// How the driver finds a variable: `cuModuleGetGlobal`, `cuLibraryGetGlobal`, `cuLibraryGetManaged`.
+type Lookup = unsafe fn(*mut CUdeviceptr, *mut usize, *mut c_void, *const c_char) -> CUresult;
+
+/// After a successful lookup, the variable `name` of `program` (asked again with the shim's own
+/// out-parameters: the program may pass null for either) is tracked as memory of the program,
+/// so that pointers to it relocate and its contents are kept. The program must be one the shim
+/// saw loaded; the same variable asked for again stays one memory object.
+fn variable(forward: &mut Forward<'_, CUresult>, program: *mut c_void, name: *const c_char, lookup: Lookup) -> Recorded {
     let (mut address, mut size) = (0, 0);
-    if !succeeded(forward) || find(&mut address, &mut size) != CUDA_SUCCESS {
+    // SAFETY: the program and name the driver just accepted; out-parameters of the right types.
+    if !succeeded(forward) || unsafe { lookup(&mut address, &mut size, program, name) } != CUDA_SUCCESS {
         return Ok(());
     }
     // SAFETY: the driver found the variable by this name, so it is a C string.
@@ -212,41 +211,17 @@ fn variable(
     Ok(())
 }
 
-pub unsafe fn module_global(
-    forward: &mut Forward<'_, CUresult>,
-    _call: &str,
-    _pointer: *mut CUdeviceptr,
-    _bytes: *mut usize,
-    module: *mut c_void,
-    name: *const c_char,
-) -> Recorded {
-    // SAFETY: the module and name the driver just accepted; out-parameters of the right types.
-    variable(forward, module, name, |address, size| unsafe { real::cuModuleGetGlobal_v2(address, size, module, name) })
+pub unsafe fn module_global(forward: &mut Forward<'_, CUresult>, _call: &str, _: *mut CUdeviceptr, _: *mut usize, module: *mut c_void, name: *const c_char) -> Recorded {
+    variable(forward, module, name, real::cuModuleGetGlobal_v2)
 }
 
-pub unsafe fn library_global(
-    forward: &mut Forward<'_, CUresult>,
-    _call: &str,
-    _pointer: *mut CUdeviceptr,
-    _bytes: *mut usize,
-    library: *mut c_void,
-    name: *const c_char,
-) -> Recorded {
-    // SAFETY: the library and name the driver just accepted; out-parameters of the right types.
-    variable(forward, library, name, |address, size| unsafe { real::cuLibraryGetGlobal(address, size, library, name) })
+pub unsafe fn library_global(forward: &mut Forward<'_, CUresult>, _call: &str, _: *mut CUdeviceptr, _: *mut usize, library: *mut c_void, name: *const c_char) -> Recorded {
+    variable(forward, library, name, real::cuLibraryGetGlobal)
 }
 
 /// A `__managed__` variable, which replay finds by name as any other.
-pub unsafe fn library_managed(
-    forward: &mut Forward<'_, CUresult>,
-    _call: &str,
-    _pointer: *mut CUdeviceptr,
-    _bytes: *mut usize,
-    library: *mut c_void,
-    name: *const c_char,
-) -> Recorded {
-    // SAFETY: as for `library_global`.
-    variable(forward, library, name, |address, size| unsafe { real::cuLibraryGetManaged(address, size, library, name) })
+pub unsafe fn library_managed(forward: &mut Forward<'_, CUresult>, _call: &str, _: *mut CUdeviceptr, _: *mut usize, library: *mut c_void, name: *const c_char) -> Recorded {
+    variable(forward, library, name, real::cuLibraryGetManaged)
 }
 
 /// The name and program of a launched handle the shim did not see taken from its program
