@@ -15,7 +15,7 @@ use crate::families::{find_families, Family};
 use crate::memory_diff::{byte_difference, ByteDifference};
 use crate::plan::{plan_segment, PartitionKind, PlanError, SegmentPlan};
 use crate::segments::{segment_graphs, SegmentGraph};
-use contents::RecordedContents;
+use contents::{memory_used, RecordedContents};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::{Duration, Instant};
@@ -131,6 +131,8 @@ pub struct Replayer<'t> {
     trace: &'t Trace,
     blobs: &'t BlobStore,
     graphs: Vec<SegmentGraph>,
+    /// Each segment's memory, which running it may change.
+    used: Vec<Vec<MemId>>,
     families: Vec<Family>,
     /// For each segment, its family and its place among the family's members.
     membership: Vec<(usize, usize)>,
@@ -152,10 +154,12 @@ impl<'t> Replayer<'t> {
                 membership[segment.index()] = (family_index, member);
             }
         }
+        let used = graphs.iter().map(|graph| memory_used(graph.nodes.iter().map(|id| &trace.nodes[id.index()]))).collect();
         Ok(Replayer {
             backend,
             trace,
             blobs,
+            used,
             built: (0..families.len()).map(|_| None).collect(),
             eager_plans: vec![None; graphs.len()],
             graphs,
@@ -203,7 +207,7 @@ impl<'t> Replayer<'t> {
                 }
                 self.backend.finish()?;
                 elapsed += started.elapsed();
-                contents.segment_ran(recorded);
+                contents.segment_ran(recorded, &self.used[segment]);
                 if last && options.profile {
                     let segment_timings = self.backend.timings()?;
                     timings.extend(segment_timings.into_iter().map(|timing| self.on_own_node(segment, timing)));

@@ -20,6 +20,8 @@ mod queues;
 mod state;
 mod sync;
 
+pub use sync::end_of_program;
+
 pub use hooks::HOOKS;
 
 use crate::entry::Forward;

@@ -1,15 +1,16 @@
 //! Replays the data movement of a trace on the host (a reference model, not the replayer):
-//! starting from each segment's initial state, applies its copies and fills in node order
-//! (valid for a single in-order queue) and checks every read against the data the program
-//! received and the final contents against the expected state.
+//! segment by segment, memory keeps what the previous segments left, except where a segment
+//! holds an initial state (memory first used, or changed by the host); applies its copies and
+//! fills in node order (valid for a single in-order queue) and checks every read against the
+//! data the program received and the final contents against the expected state.
 
 use std::collections::HashMap;
 use trace_format::{BlobStore, Command, Copy, Extent, MemId, MemKind, Place, Trace};
 
 /// Checks the trace; kernels are not modelled, so it must hold none.
 pub fn check_data_movement(trace: &Trace, blobs: &BlobStore) {
+    let mut memory: HashMap<MemId, Vec<u8>> = HashMap::new();
     for (segment_id, segment) in trace.segments.iter().enumerate() {
-        let mut memory: HashMap<MemId, Vec<u8>> = HashMap::new();
         for state in &segment.initial {
             memory.insert(state.mem, blob(blobs, state.blob));
         }
