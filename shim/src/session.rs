@@ -6,7 +6,8 @@ use crate::entry;
 use crate::recorder::Recorder;
 use crate::writer::WriterSink;
 use crate::{config, log};
-use std::sync::atomic::{AtomicBool, Ordering};
+use crate::config::Capture;
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Mutex, MutexGuard, Once, PoisonError};
 use std::time::{SystemTime, UNIX_EPOCH};
 use trace_format::{Api, Header};
@@ -20,6 +21,40 @@ struct Session {
 }
 
 static SESSION: Mutex<Option<Session>> = Mutex::new(None);
+
+/// Whether a command submitted now would be recorded (`Recorder::capturing`), for hooks to
+/// check with one atomic load before taking any lock: `UNKNOWN` until the configuration or the
+/// recorder said.
+static COMMANDS_CAPTURED: AtomicU8 = AtomicU8::new(UNKNOWN);
+const UNKNOWN: u8 = 0;
+const CAPTURED: u8 = 1;
+const NOT_CAPTURED: u8 = 2;
+
+/// Commands were submitted outside the capture since the recorder last heard of it.
+static UNCAPTURED_COMMANDS: AtomicBool = AtomicBool::new(false);
+
+/// Whether a command submitted now is recorded. When not, the hook only calls
+/// `uncaptured_command` and passes the call through.
+pub fn commands_captured() -> bool {
+    match COMMANDS_CAPTURED.load(Ordering::Relaxed) {
+        CAPTURED => true,
+        NOT_CAPTURED => false,
+        _ => {
+            let captured = match config::get().capture {
+                Capture::All => true,
+                Capture::Markers => false,
+                Capture::Segments { first, .. } => first == 0,
+            };
+            COMMANDS_CAPTURED.store(if captured { CAPTURED } else { NOT_CAPTURED }, Ordering::Relaxed);
+            captured
+        }
+    }
+}
+
+/// A command was submitted while `commands_captured` said no (it counts for the windows).
+pub fn uncaptured_command() {
+    UNCAPTURED_COMMANDS.store(true, Ordering::Relaxed);
+}
 
 /// Set in a forked child (by a `pthread_atfork` handler), so hooks need not ask for the
 /// process id on every call.
@@ -65,7 +100,12 @@ pub fn with<R>(api: Api, work: impl FnOnce(&mut Recorder) -> R) -> Result<R, Ses
     if session.api != api {
         return Err(SessionError::OtherApi(session.api));
     }
+    if UNCAPTURED_COMMANDS.swap(false, Ordering::Relaxed) {
+        session.recorder.uncaptured_command();
+    }
     let result = work(&mut session.recorder);
+    let captured = if session.recorder.capturing() { CAPTURED } else { NOT_CAPTURED };
+    COMMANDS_CAPTURED.store(captured, Ordering::Relaxed);
     if session.recorder.capture_over() {
         // Hooks need not track anything any more: from here on they cost an atomic load.
         entry::end_recording();

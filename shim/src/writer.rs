@@ -1,11 +1,14 @@
-//! The background thread that owns the trace file: records and blobs (already hashed by the
-//! recorder, which needs their ids) reach it over a bounded channel, so compression and file
-//! writes stay off the program's threads.
+//! The background thread that owns the trace file: records and blobs reach it over a bounded
+//! channel, so hashing, compression and file writes stay off the program's threads. A blob is
+//! named by a provisional id until the writer has hashed it; records sent after it name it by
+//! that id, which the writer replaces with the content hash.
 
 use crate::entry;
+use crate::fast_hash::HashMap;
 use crate::recorder::Sink;
 use std::path::Path;
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{mpsc, Arc};
 use std::time::Duration;
 use trace_format::{BlobId, FormatError, Record, TraceWriter};
 
@@ -16,9 +19,14 @@ const CHANNEL_DEPTH: usize = 64;
 /// How long the exit handler waits for the trace to be completed.
 const FINISH_TIMEOUT: Duration = Duration::from_secs(120);
 
+/// Provisional blob ids have the top bit set; a content hash has it too half of the time, but
+/// never appears in a record before the writer resolved it.
+const PROVISIONAL: u128 = 1 << 127;
+
 enum Message {
     Record(Box<Record>),
     Records(Vec<Record>),
+    /// A blob's bytes and its provisional id.
     Blob(BlobId, Vec<u8>),
     Flush,
     Finish(mpsc::Sender<()>),
@@ -28,6 +36,8 @@ enum Message {
 #[derive(Clone)]
 pub struct WriterSink {
     sender: mpsc::SyncSender<Message>,
+    /// Provisional blob ids handed out.
+    blobs: Arc<AtomicU64>,
 }
 
 impl WriterSink {
@@ -39,7 +49,7 @@ impl WriterSink {
         std::thread::Builder::new()
             .name("reprise-writer".to_string())
             .spawn(move || write_all(writer, receiver, &shown))?;
-        Ok(WriterSink { sender })
+        Ok(WriterSink { sender, blobs: Arc::new(AtomicU64::new(0)) })
     }
 
     /// Writes the index and trailer, waiting until they are on disk (or the writer is gone).
@@ -70,8 +80,10 @@ impl Sink for WriterSink {
         self.send(Message::Records(records));
     }
 
-    fn blob(&mut self, id: BlobId, bytes: Vec<u8>) {
+    fn blob(&mut self, bytes: Vec<u8>) -> BlobId {
+        let id = BlobId(PROVISIONAL | u128::from(self.blobs.fetch_add(1, Ordering::Relaxed)));
         self.send(Message::Blob(id, bytes));
+        id
     }
 
     fn flush(&mut self) {
@@ -80,11 +92,17 @@ impl Sink for WriterSink {
 }
 
 fn write_all<W: std::io::Write + Send>(mut writer: TraceWriter<W>, receiver: mpsc::Receiver<Message>, path: &str) {
+    // The content hash of each provisional id handed out so far.
+    let mut hashes: HashMap<BlobId, BlobId> = HashMap::default();
     for message in receiver {
         let written = match message {
-            Message::Record(record) => writer.record(&record),
-            Message::Records(records) => records.iter().try_for_each(|record| writer.record(record)),
-            Message::Blob(id, bytes) => writer.blob_with_id(id, &bytes).map(drop),
+            Message::Record(record) => writer.record(&resolved(*record, &hashes)),
+            Message::Records(records) => records.into_iter().try_for_each(|record| writer.record(&resolved(record, &hashes))),
+            Message::Blob(provisional, bytes) => {
+                let hash = BlobId::of(&bytes);
+                hashes.insert(provisional, hash);
+                writer.blob_with_id(hash, &bytes).map(drop)
+            }
             Message::Flush => writer.flush(),
             Message::Finish(done) => {
                 let finished = writer.finish().map(drop);
@@ -100,4 +118,14 @@ fn write_all<W: std::io::Write + Send>(mut writer: TraceWriter<W>, receiver: mps
             return;
         }
     }
+}
+
+/// `record` naming its blobs by their content hashes.
+fn resolved(mut record: Record, hashes: &HashMap<BlobId, BlobId>) -> Record {
+    record.for_each_blob_mut(&mut |blob| {
+        if let Some(&hash) = hashes.get(blob) {
+            *blob = hash;
+        }
+    });
+    record
 }

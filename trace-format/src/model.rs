@@ -362,6 +362,22 @@ impl Command {
         }
     }
 
+    /// Calls `f` with each blob id the command refers to (the host data of copies), inside
+    /// sub-graphs too.
+    pub fn for_each_blob_mut(&mut self, f: &mut dyn FnMut(&mut BlobId)) {
+        match self {
+            Command::Copy(copy) => {
+                for place in [&mut copy.src, &mut copy.dst] {
+                    if let Place::Host { data: Some(blob) } = place {
+                        f(blob);
+                    }
+                }
+            }
+            Command::Subgraph(graph) => graph.nodes.iter_mut().for_each(|node| node.command.for_each_blob_mut(f)),
+            Command::Kernel(_) | Command::Fill(_) | Command::Barrier | Command::HostTask(_) | Command::MemAlloc { .. } | Command::MemFree { .. } => {}
+        }
+    }
+
     pub fn kind_name(&self) -> &'static str {
         match self {
             Command::Kernel(_) => "kernel",

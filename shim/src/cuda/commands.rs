@@ -8,6 +8,7 @@ use super::streams::{ensure_queue, stream_key};
 use super::sync::closed;
 use super::{succeeded, CUresult, CUstream, Recorded};
 use crate::entry::Forward;
+use crate::session;
 use crate::recorder::{Access, HostRegion, Order, Recorder, Submission, SyncScope};
 use std::ffi::{c_uint, c_void};
 use trace_format::{Command, HostTaskKind, Place};
@@ -54,6 +55,10 @@ pub fn enqueue(
     accesses: impl FnOnce(&Recorder) -> Vec<Access>,
     build: impl FnOnce(&mut Recorder) -> Result<Command, &'static str>,
 ) -> Recorded {
+    if !session::commands_captured() {
+        session::uncaptured_command();
+        return Ok(());
+    }
     let (call, queue) = (enqueued.call, stream_key(enqueued.stream, enqueued.call));
     let prepared = with_recorder(|state, recorder| {
         if !state.capturing.is_empty() {
@@ -101,7 +106,13 @@ pub fn device_place(recorder: &mut Recorder, pointer: u64) -> Result<Place, &'st
 
 /// The use of the tracked allocation holding `pointer`, if any.
 pub fn device_access(recorder: &Recorder, pointer: u64, write: bool) -> Option<Access> {
-    recorder.locate(pointer).map(|(mem, _)| Access { mem, write })
+    recorder.locate(pointer).map(|(mem, _)| Access { mem, write, overwrites: false })
+}
+
+/// A write of `bytes` at `pointer` into a tracked allocation, which it may cover whole.
+pub fn device_write(recorder: &Recorder, pointer: u64, bytes: u64) -> Option<Access> {
+    let (mem, offset) = recorder.locate(pointer)?;
+    Some(Access { mem, write: true, overwrites: recorder.covers_whole(mem, offset, bytes) })
 }
 
 pub unsafe fn host_function(forward: &mut Forward<'_, CUresult>, call: &'static str, stream: CUstream, _function: HostFn, _data: *mut c_void) -> Recorded {

@@ -1,6 +1,6 @@
 //! Copies between host and device memory, and memsets (`Fill` with a 1, 2 or 4-byte pattern).
 
-use super::commands::{device_access, device_place, enqueue, Enqueued};
+use super::commands::{device_access, device_place, device_write, enqueue, Enqueued};
 use super::hooks::{driver, CUcontext};
 use super::{CUdeviceptr, CUresult, CUstream, CUDA_SUCCESS, Recorded};
 use crate::entry::Forward;
@@ -46,7 +46,7 @@ pub fn fill_command(recorder: &mut Recorder, dst: u64, pattern: &[u8], count: us
 fn linear(forward: &mut Forward<'_, CUresult>, enqueued: Enqueued, src: End, dst: End, bytes: usize) -> Recorded {
     let accesses = |recorder: &Recorder| {
         let read = match src { End::Device(pointer) => device_access(recorder, pointer, false), End::Host(_) => None };
-        let written = match dst { End::Device(pointer) => device_access(recorder, pointer, true), End::Host(_) => None };
+        let written = match dst { End::Device(pointer) => device_write(recorder, pointer, bytes as u64), End::Host(_) => None };
         read.into_iter().chain(written).collect()
     };
     let enqueued = match dst {
@@ -197,7 +197,7 @@ pub unsafe fn copy(forward: &mut Forward<'_, CUresult>, call: &'static str, dst:
 }
 
 fn memset(forward: &mut Forward<'_, CUresult>, enqueued: Enqueued, dst: CUdeviceptr, pattern: &[u8], count: usize) -> Recorded {
-    let accesses = |recorder: &Recorder| device_access(recorder, dst, true).into_iter().collect();
+    let accesses = |recorder: &Recorder| device_write(recorder, dst, (pattern.len() * count) as u64).into_iter().collect();
     enqueue(forward, enqueued, accesses, |recorder| fill_command(recorder, dst, pattern, count))
 }
 

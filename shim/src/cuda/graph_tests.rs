@@ -119,7 +119,7 @@ fn a_linear_device_memcpy_node_is_a_copy_reading_its_source() {
     let exec = ExecGraph::build(&mut recorder, "cuGraphInstantiateWithFlags", &read);
     let copy = Copy { src: Place::Memory { mem: MemId(0), offset: 8 }, dst: Place::Memory { mem: MemId(1), offset: 0 }, extent: Extent::Linear { bytes: 16 } };
     assert_eq!(commands(&exec.graph), vec![Command::Copy(copy)]);
-    assert_eq!(exec.accesses(), vec![Access { mem: X, write: false }, write(Y)]);
+    assert_eq!(exec.accesses(), vec![Access { mem: X, write: false, overwrites: false }, write(Y)]);
 }
 
 #[test]

@@ -6,6 +6,7 @@ use super::params::{self, Embedded, Value};
 use super::state::{with_recorder, with_state};
 use super::{key, CUresult, CUstream, Recorded};
 use crate::entry::Forward;
+use crate::session;
 use crate::recorder::{Access, Key, Recorder};
 use std::ffi::{c_uint, c_void};
 use trace_format::{Arg, Command, EmbeddedPointer, KernelLaunch, Launch, Param};
@@ -64,7 +65,7 @@ pub fn kernel_command(recorder: &mut Recorder, function: Key, decoded: &Decoded,
 /// and written (what a kernel does with them is not known).
 pub fn kernel_accesses(decoded: &Decoded) -> Vec<Access> {
     let parameters = decoded.values.iter().flat_map(Value::memories);
-    parameters.chain(decoded.variables.iter().copied()).map(|mem| Access { mem, write: true }).collect()
+    parameters.chain(decoded.variables.iter().copied()).map(|mem| Access { mem, write: true, overwrites: false }).collect()
 }
 
 /// Reads the launch's parameters with the kernel's layout (asked of the driver once).
@@ -90,6 +91,10 @@ unsafe fn launch(
     extra: *mut *mut c_void,
     grid: Launch,
 ) -> Recorded {
+    if !session::commands_captured() {
+        session::uncaptured_command();
+        return Ok(());
+    }
     let decoded = unsafe { decode(function, params, extra) }?;
     let accesses = |_: &Recorder| decoded.as_ref().map(kernel_accesses).unwrap_or_default();
     let build = |recorder: &mut Recorder| match &decoded {

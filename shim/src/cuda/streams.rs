@@ -10,6 +10,7 @@ use super::access::wait_for;
 use super::sync::quiet;
 use super::{device, key, per_thread, succeeded, CUresult, CUstream, Recorded};
 use crate::entry::Forward;
+use crate::session;
 use crate::recorder::{Key, QueueDesc, QueueSync, Recorder};
 use std::ffi::{c_int, c_uint, c_void};
 
@@ -126,7 +127,7 @@ pub unsafe fn destroy(forward: &mut Forward<'_, CUresult>, call: &str, stream: C
 }
 
 pub unsafe fn record_event(forward: &mut Forward<'_, CUresult>, call: &str, event: *mut c_void, stream: CUstream) -> Recorded {
-    if !succeeded(forward) {
+    if !succeeded(forward) || !session::commands_captured() {
         return Ok(());
     }
     let queue = stream_key(stream, call);
@@ -149,7 +150,7 @@ pub unsafe fn record_event_with_flags(
 }
 
 pub unsafe fn wait_event(forward: &mut Forward<'_, CUresult>, call: &str, stream: CUstream, event: *mut c_void, _flags: c_uint) -> Recorded {
-    if !succeeded(forward) {
+    if !succeeded(forward) || !session::commands_captured() {
         return Ok(());
     }
     let queue = stream_key(stream, call);

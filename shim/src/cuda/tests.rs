@@ -35,8 +35,10 @@ impl Sink for CollectingSink {
     fn records(&mut self, records: Vec<Record>) {
         self.0.lock().unwrap().0.extend(records);
     }
-    fn blob(&mut self, id: BlobId, bytes: Vec<u8>) {
+    fn blob(&mut self, bytes: Vec<u8>) -> BlobId {
+        let id = BlobId::of(&bytes);
         self.0.lock().unwrap().1.insert(id, bytes);
+        id
     }
     fn flush(&mut self) {}
 }
@@ -103,7 +105,7 @@ pub(super) fn submit(recorder: &mut Recorder, device: &FakeDeviceMemory, queue: 
 }
 
 pub(super) fn write(mem: Key) -> Access {
-    Access { mem, write: true }
+    Access { mem, write: true, overwrites: false }
 }
 
 #[test]
@@ -195,7 +197,7 @@ fn edges_follow_the_default_stream_rules_and_event_joins() {
     let launch = decoded(&recorder, X, 64);
     submit(&mut recorder, &device, LEGACY, &kernel_accesses(&launch), |r| kernel_command(r, FUNCTION, &launch, GRID).unwrap());
     // n2: a copy X -> Y on the non-blocking stream waits for nothing; an event marks it.
-    submit(&mut recorder, &device, NON_BLOCKING, &[Access { mem: X, write: false }, write(Y)], |r| {
+    submit(&mut recorder, &device, NON_BLOCKING, &[Access { mem: X, write: false, overwrites: false }, write(Y)], |r| {
         copy_command(r, End::Device(X), End::Device(Y), SIZE as usize).unwrap()
     });
     recorder.record_event(EVENT, NON_BLOCKING);

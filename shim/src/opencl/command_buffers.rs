@@ -254,7 +254,7 @@ unsafe fn record_copy_buffer(
     if !succeeded(forward) {
         return Ok(());
     }
-    let accesses = vec![Access { mem: key(src), write: false }, Access { mem: key(dst), write: true }];
+    let accesses = vec![Access { mem: key(src), write: false, overwrites: false }, Access { mem: key(dst), write: true, overwrites: false }];
     unsafe {
         add_command(buffer, "clCommandCopyBufferKHR", sync, |_, _| accesses, |recorder, _| {
             let src = memory(recorder, key(src), src_offset as u64)?;
@@ -282,7 +282,7 @@ unsafe fn record_copy_buffer_rect(
         return Ok(());
     }
     let extent = unsafe { rect_extent(src_origin, dst_origin, region, (src_row_pitch, src_slice_pitch), (dst_row_pitch, dst_slice_pitch)) };
-    let accesses = vec![Access { mem: key(src), write: false }, Access { mem: key(dst), write: true }];
+    let accesses = vec![Access { mem: key(src), write: false, overwrites: false }, Access { mem: key(dst), write: true, overwrites: false }];
     unsafe {
         add_command(buffer, "clCommandCopyBufferRectKHR", sync, |_, _| accesses, |recorder, _| {
             let (src, dst) = (memory(recorder, key(src), 0)?, memory(recorder, key(dst), 0)?);
@@ -306,7 +306,7 @@ unsafe fn record_fill_buffer(
     }
     let pattern = unsafe { commands::host_bytes(pattern, pattern_size) };
     unsafe {
-        add_command(buffer, "clCommandFillBufferKHR", sync, |_, _| vec![Access { mem: key(mem), write: true }], |recorder, _| {
+        add_command(buffer, "clCommandFillBufferKHR", sync, |_, _| vec![Access { mem: key(mem), write: true, overwrites: false }], |recorder, _| {
             let mem = recorder.mem_id(key(mem)).ok_or(commands::UNKNOWN_MEMORY)?;
             Ok(Command::Fill(Fill { mem, offset: offset as u64, bytes: size as u64, pattern, rows: None }))
         })
@@ -317,7 +317,7 @@ unsafe fn record_fill_buffer(
 fn svm_accesses(recorder: &Recorder, pointers: &[(*const c_void, bool)]) -> Vec<Access> {
     pointers
         .iter()
-        .filter_map(|&(pointer, write)| recorder.locate(pointer as usize as u64).map(|(mem, _)| Access { mem, write }))
+        .filter_map(|&(pointer, write)| recorder.locate(pointer as usize as u64).map(|(mem, _)| Access { mem, write, overwrites: false }))
         .collect()
 }
 

@@ -62,6 +62,9 @@ pub enum Order {
 pub struct Access {
     pub mem: Key,
     pub write: bool,
+    /// The command writes every byte of the object (a whole fill or write): what it held
+    /// before does not matter, so its first use needs no read.
+    pub overwrites: bool,
 }
 
 /// Host memory the program receives data in (`address` as an integer, `len` bytes).
@@ -94,6 +97,18 @@ pub struct Submission<'a> {
 pub struct Prepared {
     capture: bool,
     accesses: Vec<Access>,
+}
+
+impl Prepared {
+    /// A command outside the capture, prepared without the recorder.
+    pub fn uncaptured() -> Prepared {
+        Prepared { capture: false, accesses: Vec::new() }
+    }
+
+    /// Whether the command is recorded.
+    pub fn captures(&self) -> bool {
+        self.capture
+    }
 }
 
 /// Ids handed out so far, per kind (records are numbered in write order).
@@ -133,7 +148,6 @@ pub struct Recorder {
     /// generation, until that work closes.
     orphaned_initials: HashMap<(Key, u64), MemState>,
     counts: Counts,
-    sent_blobs: HashSet<BlobId>,
     partial_reported: HashSet<(String, String)>,
 }
 
@@ -157,7 +171,6 @@ impl Recorder {
             last_segment: None,
             orphaned_initials: HashMap::default(),
             counts: Counts::default(),
-            sent_blobs: HashSet::default(),
             partial_reported: HashSet::default(),
         }
     }
@@ -193,8 +206,9 @@ impl Recorder {
                 if state.used && !changed_by_host {
                     continue;
                 }
-                let contents = access.read(root, entry.desc.size);
-                self.initial_contents(root, contents);
+                let overwritten = use_.overwrites && use_.mem == root;
+                let contents = if overwritten { None } else { access.read(root, entry.desc.size) };
+                self.initial_contents(root, contents, overwritten);
             }
         }
         Prepared { capture, accesses: accesses.to_vec() }
@@ -208,8 +222,7 @@ impl Recorder {
             self.unset_user_events.remove(&event);
         }
         if !prepared.capture {
-            self.uncaptured_work = true;
-            self.undrained_work = true;
+            self.uncaptured_command();
             if let Some(event) = submission.signals {
                 self.pending.forget_event(event);
             }
@@ -229,6 +242,13 @@ impl Recorder {
         if let Some(event) = submission.signals {
             self.pending.set_event(event, vec![id]);
         }
+    }
+
+    /// A command outside the capture was submitted (it counts for the windows, and a capture
+    /// starting later waits for it).
+    pub fn uncaptured_command(&mut self) {
+        self.uncaptured_work = true;
+        self.undrained_work = true;
     }
 
     /// The event `event` now stands for all work submitted to `queue` so far (`cuEventRecord`).
@@ -454,11 +474,13 @@ impl Recorder {
     // ---- helpers -----------------------------------------------------------------------------
 
     /// The contents of root memory `root` before its first use in the capture (or the first
-    /// after the host may have changed it), to be written with the first segment that uses it.
-    fn initial_contents(&mut self, root: Key, contents: Option<Vec<u8>>) {
+    /// after the host may have changed it), to be written with the first segment that uses it;
+    /// none where the command `overwrites` all of it.
+    fn initial_contents(&mut self, root: Key, contents: Option<Vec<u8>>, overwritten: bool) {
         let Some(mem) = self.mem_id(root) else { return };
         let blob = match contents {
             Some(contents) => Some(self.blob(contents)),
+            None if overwritten => None,
             None => {
                 self.partial("initial state", &format!("the contents of memory {mem} could not be read"));
                 None

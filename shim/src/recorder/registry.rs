@@ -74,6 +74,12 @@ impl Recorder {
         self.memory.locate(address)
     }
 
+    /// Whether `bytes` from `offset` cover all of memory object `key` (a command writing them
+    /// `overwrites` it, see `Access`).
+    pub fn covers_whole(&self, key: Key, offset: u64, bytes: u64) -> bool {
+        offset == 0 && self.memory.get(key).is_some_and(|entry| entry.desc.size == bytes)
+    }
+
     /// Whether `key` is a memory object the recorder knows.
     pub fn is_memory(&self, key: Key) -> bool {
         self.memory.get(key).is_some()
@@ -181,13 +187,9 @@ impl Recorder {
         Some(id)
     }
 
-    /// Stores `bytes` as a blob (once per content) and returns its id.
+    /// Stores `bytes` as a blob (the writer keeps one per content) and returns its id.
     pub fn blob(&mut self, bytes: Vec<u8>) -> BlobId {
-        let id = BlobId::of(&bytes);
-        if self.sent_blobs.insert(id) {
-            self.sink.blob(id, bytes);
-        }
-        id
+        self.sink.blob(bytes)
     }
 
     /// Marks the trace incomplete: `call` could not be recorded faithfully, for `reason`.

@@ -8,8 +8,9 @@ pub trait Sink: Send {
     fn record(&mut self, record: Record);
     /// Many records at once, in order (a window's graph).
     fn records(&mut self, records: Vec<Record>);
-    /// Contents of a blob that records refer to by its id (`BlobId::of(&bytes)`); each sent once.
-    fn blob(&mut self, id: BlobId, bytes: Vec<u8>);
+    /// Contents of a blob; records sent later refer to it by the id returned, which the sink
+    /// may only resolve to the content hash (`BlobId::of`) on its own thread.
+    fn blob(&mut self, bytes: Vec<u8>) -> BlobId;
     /// A segment ended: make everything so far durable.
     fn flush(&mut self);
 }

@@ -26,9 +26,10 @@ impl Sink for SharedSink {
     fn records(&mut self, records: Vec<Record>) {
         self.0.lock().unwrap().records.extend(records);
     }
-    fn blob(&mut self, id: BlobId, bytes: Vec<u8>) {
-        assert_eq!(id, BlobId::of(&bytes));
+    fn blob(&mut self, bytes: Vec<u8>) -> BlobId {
+        let id = BlobId::of(&bytes);
         self.0.lock().unwrap().blobs.insert(id, bytes);
+        id
     }
     fn flush(&mut self) {
         self.0.lock().unwrap().flushes += 1;
@@ -102,7 +103,7 @@ impl Harness {
 
     /// Submits a command to `queue` using `mems` (read and written).
     fn command(&mut self, queue: Key, order: Order, waits: &[Key], signals: Option<Key>, mems: &[Key]) {
-        let accesses: Vec<Access> = mems.iter().map(|&mem| Access { mem, write: true }).collect();
+        let accesses: Vec<Access> = mems.iter().map(|&mem| Access { mem, write: true, overwrites: false }).collect();
         let prepared = self.rec.prepare(&accesses, &self.device);
         let submission =
             Submission { call: "enqueue", queue: Some(queue), order, waits, signals, received: None };
@@ -417,7 +418,7 @@ fn memory_states_initial_at_first_use_and_final_when_written() {
     let sub = MemDesc { shape: MemShape::Within { parent: 0xa, offset: 4 }, size: 4, address: 0xa1, flags: 0, device: None, addressable: false, host_writable: false };
     h.rec.memory_created(0xa1, sub);
     // Reads 0xb, writes the sub-buffer (whose contents live in 0xa).
-    let accesses = [Access { mem: 0xb, write: false }, Access { mem: 0xa1, write: true }];
+    let accesses = [Access { mem: 0xb, write: false, overwrites: false }, Access { mem: 0xa1, write: true, overwrites: false }];
     assert!(h.rec.capturing());
     let prepared = h.rec.prepare(&accesses, &h.device);
     let submission = Submission { call: "clEnqueueCopyBuffer", queue: Some(1), order: Order::Command, waits: &[], signals: None, received: None };
@@ -476,7 +477,7 @@ fn data_the_program_receives_is_kept_when_the_window_ends() {
     h.buffer(0xa, 4, 7);
     let host = vec![0u8; 4];
     let region = HostRegion { address: host.as_ptr() as usize, len: host.len() };
-    let prepared = h.rec.prepare(&[Access { mem: 0xa, write: false }], &h.device);
+    let prepared = h.rec.prepare(&[Access { mem: 0xa, write: false, overwrites: false }], &h.device);
     let submission = Submission { call: "clEnqueueReadBuffer", queue: Some(1), order: Order::Command, waits: &[], signals: None, received: Some(region) };
     h.rec.submit(prepared, submission, |rec| {
         let mem = rec.mem_id(0xa).unwrap();
@@ -511,7 +512,7 @@ fn fills_partial_marks_and_a_window_never_waited_for() {
     let mut h = Harness::new(Capture::All);
     h.queue(1, true);
     h.buffer(0xa, 8, 0);
-    let prepared = h.rec.prepare(&[Access { mem: 0xa, write: true }], &h.device);
+    let prepared = h.rec.prepare(&[Access { mem: 0xa, write: true, overwrites: false }], &h.device);
     let submission = Submission { call: "clEnqueueFillBuffer", queue: Some(1), order: Order::Command, waits: &[], signals: None, received: None };
     h.rec.submit(prepared, submission, |rec| {
         let mem = rec.mem_id(0xa).unwrap();

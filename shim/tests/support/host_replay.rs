@@ -20,7 +20,12 @@ pub fn check_data_movement(trace: &Trace, blobs: &BlobStore) {
                 Command::Copy(copy) => apply_copy(trace, blobs, &mut memory, copy, id),
                 Command::Fill(fill) => {
                     let (root, base) = root_of(trace, fill.mem, fill.offset);
-                    let contents = memory.get_mut(&root).expect("a fill of memory with an initial state");
+                    let size = trace.memories[root.index()].size;
+                    if base == 0 && fill.bytes == size {
+                        // A fill of the whole memory needs no contents before it.
+                        memory.entry(root).or_insert_with(|| vec![0; size as usize]);
+                    }
+                    let contents = memory.get_mut(&root).expect("a partial fill of memory with an initial state");
                     for i in 0..fill.bytes as usize {
                         contents[base as usize + i] = fill.pattern[i % fill.pattern.len()];
                     }
@@ -68,7 +73,12 @@ fn apply_copy(trace: &Trace, blobs: &BlobStore, memory: &mut HashMap<MemId, Vec<
             Place::Memory { mem, offset } => {
                 let (root, base) = root_of(trace, *mem, *offset);
                 let to = (base + start) as usize;
-                memory.get_mut(&root).expect("a copy into memory with an initial state")[to..to + length as usize]
+                let size = trace.memories[root.index()].size;
+                if to == 0 && length == size {
+                    // A copy over the whole memory needs no contents before it.
+                    memory.entry(root).or_insert_with(|| vec![0; size as usize]);
+                }
+                memory.get_mut(&root).expect("a partial copy into memory with an initial state")[to..to + length as usize]
                     .copy_from_slice(&bytes);
             }
             Place::Host { data: Some(data) } => {

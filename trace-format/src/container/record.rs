@@ -23,3 +23,24 @@ pub enum Record {
     /// what replaying up to and including that segment must leave there.
     Expected { segment: SegmentId, state: MemState },
 }
+
+impl Record {
+    /// Calls `f` with each blob id the record refers to (program images, memory states, the
+    /// host data of copies, inside sub-graphs too).
+    pub fn for_each_blob_mut(&mut self, f: &mut dyn FnMut(&mut BlobId)) {
+        match self {
+            Record::Program(program) => program.images.iter_mut().for_each(|image| f(&mut image.blob)),
+            Record::InitialState { state, .. } | Record::Expected { state, .. } => f(&mut state.blob),
+            Record::SegmentEnd { expected, .. } => expected.iter_mut().for_each(|state| f(&mut state.blob)),
+            Record::Node(node) => node.command.for_each_blob_mut(f),
+            Record::Header(_)
+            | Record::Device(_)
+            | Record::Memory(_)
+            | Record::Kernel(_)
+            | Record::Queue(_)
+            | Record::SegmentBegin { .. }
+            | Record::Edge(_)
+            | Record::Partial(_) => {}
+        }
+    }
+}

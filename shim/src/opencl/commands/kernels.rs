@@ -47,7 +47,7 @@ pub(in crate::opencl) fn argument_accesses(state: &State, recorder: &Recorder, a
         .iter()
         .flatten()
         .filter_map(|value| match decode(state, recorder, value) {
-            Decoded::Memory(mem, _) => Some(Access { mem, write: true }),
+            Decoded::Memory(mem, _) => Some(Access { mem, write: true, overwrites: false }),
             _ => None,
         })
         .collect()

@@ -51,7 +51,7 @@ unsafe fn unmap_region(forward: &mut Forward<'_, cl_int>, enqueued: Enqueued, ma
         recorder.capture_received(mapped as usize);
         let written = (mapping.write && recorder.capturing())
             .then(|| recorder.blob(unsafe { host_bytes(mapped, mapping.size as usize) }));
-        let accesses = [Access { mem: mapping.mem, write: mapping.write }];
+        let accesses = [Access { mem: mapping.mem, write: mapping.write, overwrites: false }];
         Some((mapping, written, recorder.prepare(&accesses, &DeviceAccess::new(&state.memories))))
     })?;
     let Some((mapping, written, prepared)) = taken else {
@@ -86,7 +86,7 @@ pub unsafe fn map_buffer(
     event: *mut cl_event,
     errcode_ret: *mut cl_int,
 ) -> Recorded {
-    let prepared = prepare(|_, _| vec![Access { mem: key(buffer), write: false }])?;
+    let prepared = prepare(|_, _| vec![Access { mem: key(buffer), write: false, overwrites: false }])?;
     let Some(mapped) = (unsafe { crate::opencl::created(forward, errcode_ret) }) else { return Ok(()) };
     let mapping = Mapping { mem: key(buffer), offset: offset as u64, size: size as u64, write: maps_for_writing(flags) };
     let enqueued = Enqueued::new("clEnqueueMapBuffer", queue, wait_count, waits, event).blocking(blocking);
@@ -122,7 +122,7 @@ pub unsafe fn svm_map(
         forward.call();
         return Ok(());
     };
-    let prepared = prepare(|_, _| vec![Access { mem, write: false }])?;
+    let prepared = prepare(|_, _| vec![Access { mem, write: false, overwrites: false }])?;
     if !succeeded(forward) {
         return Ok(());
     }

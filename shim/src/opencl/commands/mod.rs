@@ -11,6 +11,7 @@ pub mod transfers;
 use super::access::DeviceAccess;
 use super::state::{with_recorder, State};
 use super::{key, sync, Failure, Recorded};
+use crate::session;
 use crate::recorder::{Access, HostRegion, Key, Order, Prepared, Recorder, Submission, SyncScope};
 use libc::size_t;
 use opencl_sys::*;
@@ -49,8 +50,12 @@ impl Enqueued {
     }
 }
 
-/// Before the real call: the initial contents of memory the command uses first in its window.
+/// Before the real call: the initial contents of memory the command uses first in its capture.
+/// Outside the capture nothing is taken (see `session::commands_captured`).
 pub(super) fn prepare(accesses: impl FnOnce(&State, &Recorder) -> Vec<Access>) -> Result<Prepared, Failure> {
+    if !session::commands_captured() {
+        return Ok(Prepared::uncaptured());
+    }
     with_recorder(|state, recorder| {
         // Outside the capture range nothing is snapshotted: the accesses are not needed.
         let accesses = if recorder.capturing() { accesses(state, recorder) } else { Vec::new() };
@@ -63,6 +68,24 @@ pub(super) fn prepare(accesses: impl FnOnce(&State, &Recorder) -> Vec<Access>) -
 pub(super) unsafe fn record(
     prepared: Prepared,
     enqueued: Enqueued,
+    build: impl FnOnce(&mut Recorder, &State) -> Result<Command, &'static str>,
+) -> Recorded {
+    let call = enqueued.call;
+    if !prepared.captures() {
+        session::uncaptured_command();
+    } else {
+        record_captured(prepared, &enqueued, build)?;
+    }
+    if enqueued.blocking {
+        sync::closed(call, SyncScope::LastCommandOf(key(enqueued.queue)))?;
+    }
+    Ok(())
+}
+
+/// Records a captured command (see `record`).
+unsafe fn record_captured(
+    prepared: Prepared,
+    enqueued: &Enqueued,
     build: impl FnOnce(&mut Recorder, &State) -> Result<Command, &'static str>,
 ) -> Recorded {
     // SAFETY: the call succeeded, so the wait list held its events and a requested event
@@ -88,11 +111,7 @@ pub(super) unsafe fn record(
                 Command::Barrier
             })
         })
-    })?;
-    if enqueued.blocking {
-        sync::closed(call, SyncScope::LastCommandOf(key(enqueued.queue)))?;
-    }
-    Ok(())
+    })
 }
 
 pub(super) const UNKNOWN_MEMORY: &str = "it names memory the shim did not see created";

@@ -22,7 +22,7 @@ pub unsafe fn svm_memcpy(
     event: *mut cl_event,
 ) -> Recorded {
     let prepared = prepare(|_, recorder| {
-        let side = |pointer: *const c_void, write| recorder.locate(pointer as usize as u64).map(|(mem, _)| Access { mem, write });
+        let side = |pointer: *const c_void, write| recorder.locate(pointer as usize as u64).map(|(mem, _)| Access { mem, write, overwrites: false });
         side(src, false).into_iter().chain(side(dst, true)).collect()
     })?;
     if !succeeded(forward) {
@@ -58,7 +58,7 @@ pub unsafe fn svm_mem_fill(
     event: *mut cl_event,
 ) -> Recorded {
     let prepared = prepare(|_, recorder| {
-        recorder.locate(svm_ptr as usize as u64).map(|(mem, _)| Access { mem, write: true }).into_iter().collect()
+        recorder.locate(svm_ptr as usize as u64).map(|(mem, _)| Access { mem, write: true, overwrites: false }).into_iter().collect()
     })?;
     if !succeeded(forward) {
         return Ok(());

@@ -21,7 +21,7 @@ pub unsafe fn read_buffer(
     waits: *const cl_event,
     event: *mut cl_event,
 ) -> Recorded {
-    let prepared = prepare(|_, _| vec![Access { mem: key(buffer), write: false }])?;
+    let prepared = prepare(|_, _| vec![Access { mem: key(buffer), write: false, overwrites: false }])?;
     if !succeeded(forward) {
         return Ok(());
     }
@@ -47,7 +47,10 @@ pub unsafe fn write_buffer(
     waits: *const cl_event,
     event: *mut cl_event,
 ) -> Recorded {
-    let prepared = prepare(|_, _| vec![Access { mem: key(buffer), write: true }])?;
+    let prepared = prepare(|_, recorder| {
+        let overwrites = recorder.covers_whole(key(buffer), offset as u64, size as u64);
+        vec![Access { mem: key(buffer), write: true, overwrites }]
+    })?;
     if !succeeded(forward) {
         return Ok(());
     }
@@ -141,7 +144,7 @@ pub unsafe fn read_buffer_rect(
     waits: *const cl_event,
     event: *mut cl_event,
 ) -> Recorded {
-    let prepared = prepare(|_, _| vec![Access { mem: key(buffer), write: false }])?;
+    let prepared = prepare(|_, _| vec![Access { mem: key(buffer), write: false, overwrites: false }])?;
     if !succeeded(forward) {
         return Ok(());
     }
@@ -175,7 +178,7 @@ pub unsafe fn write_buffer_rect(
     waits: *const cl_event,
     event: *mut cl_event,
 ) -> Recorded {
-    let prepared = prepare(|_, _| vec![Access { mem: key(buffer), write: true }])?;
+    let prepared = prepare(|_, _| vec![Access { mem: key(buffer), write: true, overwrites: false }])?;
     if !succeeded(forward) {
         return Ok(());
     }
@@ -204,7 +207,7 @@ pub unsafe fn copy_buffer(
     waits: *const cl_event,
     event: *mut cl_event,
 ) -> Recorded {
-    let accesses = vec![Access { mem: key(src_buffer), write: false }, Access { mem: key(dst_buffer), write: true }];
+    let accesses = vec![Access { mem: key(src_buffer), write: false, overwrites: false }, Access { mem: key(dst_buffer), write: true, overwrites: false }];
     let prepared = prepare(|_, _| accesses)?;
     if !succeeded(forward) {
         return Ok(());
@@ -257,7 +260,7 @@ pub unsafe fn copy_buffer_rect(
     waits: *const cl_event,
     event: *mut cl_event,
 ) -> Recorded {
-    let accesses = vec![Access { mem: key(src_buffer), write: false }, Access { mem: key(dst_buffer), write: true }];
+    let accesses = vec![Access { mem: key(src_buffer), write: false, overwrites: false }, Access { mem: key(dst_buffer), write: true, overwrites: false }];
     let prepared = prepare(|_, _| accesses)?;
     if !succeeded(forward) {
         return Ok(());
@@ -285,7 +288,10 @@ pub unsafe fn fill_buffer(
     waits: *const cl_event,
     event: *mut cl_event,
 ) -> Recorded {
-    let prepared = prepare(|_, _| vec![Access { mem: key(buffer), write: true }])?;
+    let prepared = prepare(|_, recorder| {
+        let overwrites = recorder.covers_whole(key(buffer), offset as u64, size as u64);
+        vec![Access { mem: key(buffer), write: true, overwrites }]
+    })?;
     if !succeeded(forward) {
         return Ok(());
     }
