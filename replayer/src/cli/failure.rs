@@ -45,7 +45,9 @@ impl From<BackendError> for Failure {
             BackendError::Unavailable(_) => {
                 (Exit::Unavailable, "run it on a machine with this API's driver and device, or choose another device with --device")
             }
-            BackendError::Unsupported(_) => (Exit::Unavailable, "this device or driver cannot replay the trace; try another with --device"),
+            BackendError::Unsupported(_) => {
+                (Exit::Unavailable, "this replayer or device cannot replay what the trace holds; where the device is the reason, choose another with --device")
+            }
             BackendError::Api { .. } => (Exit::Unavailable, "the driver rejected the replay; `replayer validate` checks the trace itself"),
         };
         Failure { exit, message: format!("{error}\n  hint: {hint}") }

@@ -206,8 +206,11 @@ pub fn argument(index: usize, class: &ParamClass, arg: &Arg) -> BackendResult<()
         ))),
         (ParamClass::Pointer, Arg::Memory { .. } | Arg::NullMemory) | (ParamClass::Local, Arg::Local(_)) | (ParamClass::Unknown, _) => Ok(()),
         (ParamClass::Value(_), Arg::Value(_) | Arg::ValueWithPointers { .. }) => Ok(()),
-        // A null `cl_mem` passed by address is recorded as its bytes.
+        // A null `cl_mem` passed by address is recorded as its bytes; passed as a null value, a
+        // recorder without the kernel's argument information takes it for local memory. Either
+        // binds as the program bound it.
         (ParamClass::Pointer, Arg::Value(bytes)) if bytes.len() == std::mem::size_of::<cl_mem>() && bytes.iter().all(|&b| b == 0) => Ok(()),
+        (ParamClass::Pointer, Arg::Local(bytes)) if *bytes == std::mem::size_of::<cl_mem>() as u64 => Ok(()),
         (ParamClass::Pointer, Arg::Value(bytes)) if bytes.len() == std::mem::size_of::<cl_mem>() => Err(BackendError::Unsupported(format!(
             "argument {index} is a pointer to global memory, but the trace holds the address {:#x} for it, which is no memory object it recorded",
             u64::from_ne_bytes(bytes[..8].try_into().expect("eight bytes"))
@@ -238,6 +241,8 @@ mod tests {
         let uint = ParamClass::Value("uint".into());
         assert!(argument(0, &pointer, &Arg::Memory { mem: MemId(1), offset: 0 }).is_ok());
         assert!(argument(0, &pointer, &Arg::Value(vec![0; 8])).is_ok(), "a null cl_mem");
+        assert!(argument(0, &pointer, &Arg::Local(8)).is_ok(), "a null value for a buffer");
+        assert!(argument(0, &pointer, &Arg::Local(64)).is_err(), "local memory for a buffer");
         let stale = argument(2, &pointer, &Arg::Value(0x55d0_1234_5678u64.to_ne_bytes().to_vec())).expect_err("a handle of the recording process");
         assert!(matches!(&stale, BackendError::Unsupported(m) if m.contains("argument 2") && m.contains("0x55d012345678")), "{stale}");
         let error = argument(1, &uint, &Arg::Memory { mem: MemId(3), offset: 0 }).expect_err("memory for a uint");
