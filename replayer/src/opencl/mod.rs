@@ -57,6 +57,8 @@ pub struct OpenClBackend {
     profiled: Vec<(NodeId, usize, cl_event)>,
     /// Set by `finish`: the next submission starts a new run and drops the old timings.
     finished: bool,
+    /// What reads delivered to the host since the run started, by node (see `take_received`).
+    received: Vec<(NodeId, Vec<u8>)>,
 }
 
 impl OpenClBackend {
@@ -85,6 +87,7 @@ impl OpenClBackend {
             tail: Vec::new(),
             profiled: Vec::new(),
             finished: true,
+            received: Vec::new(),
         })
     }
 
@@ -112,6 +115,7 @@ impl OpenClBackend {
     fn begin_submission(&mut self) {
         if self.finished {
             self.release_profiled();
+            self.received.clear();
             self.finished = false;
         }
     }
@@ -256,6 +260,10 @@ impl Backend for OpenClBackend {
         self.replace_tail([]);
         self.finished = true;
         Ok(())
+    }
+
+    fn take_received(&mut self) -> BackendResult<Vec<(NodeId, Vec<u8>)>> {
+        Ok(std::mem::take(&mut self.received))
     }
 
     fn timings(&mut self) -> BackendResult<Vec<NodeTiming>> {
