@@ -114,7 +114,7 @@ fn replay_everywhere(name: &str, trace: &(Trace, BlobStore), check: impl Fn(&str
     let path = write(&dir, "trace.trace", trace);
     for (device, environment) in devices() {
         for mode in ["graph", "eager"] {
-            let args = ["replay", path_str(&path), "--mode", mode, "--iterations", "2", "--compare", "--device", device];
+            let args = ["replay", path_str(&path), "--mode", mode, "--iterations", "2", "--compare", "--json", "--device", device];
             let outcome = replayer_with(&args, |command| {
                 command.envs(environment.iter().map(|(k, v)| (k, v)));
             });
@@ -197,6 +197,7 @@ fn null_buffers_and_launches_of_nothing_replay() {
     let trace = trace_of(launches, vec![], "", Some(sevens));
     replay_everywhere("replayable", &trace, |what, outcome| {
         assert_eq!(outcome.code, 0, "{what}: {}", outcome.stderr);
-        assert!(outcome.stdout.contains("comparison: passed (3 memory states equal byte for byte)"), "{what}: {}", outcome.stdout);
+        let report: serde_json::Value = serde_json::from_str(&outcome.stdout).expect("replay --json prints JSON");
+        assert_eq!((&report["comparison"]["passed"], &report["comparison"]["compared"]), (&serde_json::json!(true), &serde_json::json!(3)), "{what}: {report:#}");
     });
 }
