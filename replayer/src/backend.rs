@@ -4,9 +4,13 @@
 use std::collections::BTreeSet;
 use trace_format::{BlobStore, Command, MemId, NodeId, Patch, Trace};
 
-/// What a backend can fail with; `Unavailable` maps to exit code 3.
+/// What a backend can fail with; `Invalid` maps to exit code 2, the others to 3.
 #[derive(Debug, thiserror::Error)]
 pub enum BackendError {
+    /// The trace contradicts what the driver built from it (an argument of another kind than
+    /// the kernel's parameter, more arguments than it takes): the trace is damaged.
+    #[error("invalid trace: {0}")]
+    Invalid(String),
     /// The API, its driver or the device is missing on this machine.
     #[error("{0}")]
     Unavailable(String),
@@ -63,8 +67,11 @@ impl PartitionNodes<'_> {
 /// Options chosen on the command line that a backend honours.
 #[derive(Clone, Debug, Default)]
 pub struct BackendOptions {
-    /// Index or name fragment of the device to use; the first device when `None`.
+    /// Index or name fragment of the device to use (`devices::choose`); when `None`, the
+    /// recorded device if this machine has it, else the first.
     pub device: Option<String>,
+    /// The device the trace was recorded on.
+    pub recorded: Option<trace_format::Device>,
     /// Place memory at the recorded addresses (CUDA virtual memory).
     pub exact_addresses: bool,
     /// Collect per-node start and end times.
@@ -86,6 +93,9 @@ pub struct NodeTiming {
 pub trait Backend {
     /// The device the backend runs on, for reports.
     fn device_name(&self) -> String;
+
+    /// Why the device is not the one the trace was recorded on, when it is not.
+    fn device_note(&self) -> Option<String>;
 
     /// Whether the native command buffer can hold this command; the planner runs the
     /// others eagerly between partitions.

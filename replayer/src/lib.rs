@@ -5,6 +5,7 @@ pub mod backend;
 pub mod backends;
 pub mod cuda;
 pub mod describe;
+pub mod devices;
 pub mod diff;
 pub mod dot;
 pub mod families;

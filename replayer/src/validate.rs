@@ -5,7 +5,7 @@
 use crate::graph::topological_order;
 use trace_format::{
     Arg, BlobId, BlobStore, Command, Copy, Edge, Extent, Fill, KernelLaunch, Launch, MemId, MemKind, Node,
-    Place, Trace,
+    ParamKind, Place, Trace,
 };
 
 /// One thing wrong with a trace: what it concerns (`node 12`) and what is wrong with it.
@@ -197,6 +197,9 @@ impl Checker<'_> {
                         self.report(subject, format!("argument {index} has {} bytes; the parameter has {}", bytes.len(), param.size));
                     }
                 }
+                if !arg_fits(arg, param.kind) {
+                    self.report(subject, format!("argument {index} is {}; the parameter is {}", arg_kind(arg), param_kind(param.kind)));
+                }
             }
         }
         for (index, arg) in launch.args.iter().enumerate() {
@@ -211,15 +214,20 @@ impl Checker<'_> {
                         self.memory_range(&subject, pointer.mem, pointer.offset, 0);
                     }
                 }
+                Arg::Local(0) => self.report(subject, format!("argument {index} is local memory of 0 bytes")),
                 Arg::Value(_) | Arg::NullMemory | Arg::Local(_) => {}
             }
         }
         match &launch.launch {
-            Launch::NdRange { dims, global, .. } => {
+            // A global size of 0 is a launch that runs nothing (OpenCL 2.1): it only orders.
+            Launch::NdRange { dims, offset, global, local } => {
+                let used = *dims as usize;
                 if !(1..=3).contains(dims) {
                     self.report(subject, format!("its ND-range has {dims} dimensions; 1 to 3 are possible"));
-                } else if global[..*dims as usize].contains(&0) {
-                    self.report(subject, format!("its global size {:?} has an empty dimension", &global[..*dims as usize]));
+                } else if let Some(local) = local.filter(|local| local[..used].contains(&0)) {
+                    self.report(subject, format!("its work-group size {:?} has an empty dimension", &local[..used]));
+                } else if global[..used].iter().zip(offset).any(|(size, offset)| size.checked_add(*offset).is_none()) {
+                    self.report(subject, format!("its global size {:?} at offset {:?} overflows", &global[..used], &offset[..used]));
                 }
             }
             Launch::Grid { grid, block, .. } => {
@@ -297,6 +305,34 @@ impl Checker<'_> {
     }
 }
 
+/// Whether `arg` is of the kind its parameter takes.
+fn arg_fits(arg: &Arg, kind: ParamKind) -> bool {
+    match arg {
+        Arg::Memory { .. } | Arg::NullMemory => kind == ParamKind::Memory,
+        Arg::Local(_) => kind == ParamKind::Local,
+        Arg::Value(_) | Arg::ValueWithPointers { .. } => matches!(kind, ParamKind::Value | ParamKind::Handle),
+    }
+}
+
+fn arg_kind(arg: &Arg) -> &'static str {
+    match arg {
+        Arg::Memory { .. } => "memory",
+        Arg::NullMemory => "a null memory object",
+        Arg::Local(_) => "local memory",
+        Arg::Value(_) => "a value",
+        Arg::ValueWithPointers { .. } => "a value holding device addresses",
+    }
+}
+
+fn param_kind(kind: ParamKind) -> &'static str {
+    match kind {
+        ParamKind::Memory => "memory",
+        ParamKind::Local => "local memory",
+        ParamKind::Value => "a value",
+        ParamKind::Handle => "a handle",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -366,6 +402,32 @@ mod tests {
         assert_eq!(problems(&b), vec!["node 0: argument 1 has 8 bytes; the parameter has 4"]);
         launch_mut(&mut b, 0).args.pop();
         assert_eq!(problems(&b), vec!["node 0: it passes 1 arguments; kernel k takes 2"]);
+    }
+
+    #[test]
+    fn arguments_must_be_of_their_parameter_s_kind() {
+        let mut b = valid();
+        launch_mut(&mut b, 0).args = vec![Arg::Value(vec![0; 8]), Arg::Local(0)];
+        assert_eq!(
+            problems(&b),
+            vec![
+                "node 0: argument 0 is a value; the parameter is memory",
+                "node 0: argument 1 is local memory; the parameter is a value",
+                "node 0: argument 1 is local memory of 0 bytes",
+            ]
+        );
+    }
+
+    #[test]
+    fn work_groups_must_not_be_empty_nor_ranges_overflow_but_a_launch_may_run_nothing() {
+        let mut b = valid();
+        let range = |global: u64, offset: u64, local: Option<[u64; 3]>| Launch::NdRange { dims: 1, offset: [offset, 0, 0], global: [global, 1, 1], local };
+        launch_mut(&mut b, 0).launch = range(0, 0, None);
+        assert_eq!(problems(&b), Vec::<String>::new(), "a global size of 0 runs nothing (OpenCL 2.1)");
+        launch_mut(&mut b, 0).launch = range(16, 0, Some([0, 1, 1]));
+        assert_eq!(problems(&b), vec!["node 0: its work-group size [0] has an empty dimension"]);
+        launch_mut(&mut b, 0).launch = range(u64::MAX, 1, None);
+        assert_eq!(problems(&b), vec![format!("node 0: its global size [{}] at offset [1] overflows", u64::MAX)]);
     }
 
     #[test]

@@ -499,7 +499,7 @@ fn invalid_commands_are_refused() {
         }
         let (trace, blobs) = single_segment(vec![buffer], vec![missing_arg], &[], vec![zeros.clone()], &[zeros]);
         let error = Replayer::new(Box::new(backend(device)), &trace, &blobs).err().expect("the launch is refused");
-        assert!(error.to_string().contains("with 1 arguments; the kernel takes 2"), "{error}");
+        assert!(error.to_string().contains("node 0 (scale): 1 arguments; the kernel takes 2"), "{error}");
     });
 }
 

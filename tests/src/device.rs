@@ -61,6 +61,19 @@ impl Device {
         }
     }
 
+    /// Sets up `command`'s environment as on a machine with both runtimes installed: the ICD
+    /// loader lists PoCL's platform first, then Intel's (this device, which must be Intel's).
+    pub fn configure_after_pocl(&self, command: &mut Command) {
+        let Device::Intel(IntelRuntime { library, vendors }) = self else { panic!("only Intel's runtime comes after PoCL") };
+        self.configure(command);
+        let pocl = pocl_library();
+        let mut libraries = std::ffi::OsString::from(pocl);
+        libraries.push(":");
+        libraries.push(library);
+        // An empty vendors directory: the loader takes the libraries in the order given.
+        command.env("OCL_ICD_FILENAMES", libraries).env("OCL_ICD_VENDORS", vendors.path().join("none")).env_remove("REPRISE_TEST_PLATFORM");
+    }
+
     /// Sets up `command`'s environment so that it sees this device and the programs choose it.
     pub fn configure(&self, command: &mut Command) {
         command.env("REPRISE_TEST_PLATFORM", self.selector());
@@ -74,4 +87,12 @@ impl Device {
             command.env("LD_LIBRARY_PATH", std::env::join_paths(paths).expect("library paths hold no ':'"));
         }
     }
+}
+
+/// The library the system's ICD file for PoCL names.
+fn pocl_library() -> String {
+    let vendors = std::path::Path::new("/etc/OpenCL/vendors");
+    let entries = std::fs::read_dir(vendors).expect("the system's ICD directory (PoCL's ICD file) exists");
+    let icd = entries.flatten().map(|entry| entry.path()).find(|path| path.to_string_lossy().contains("pocl")).expect("PoCL's ICD file is installed");
+    std::fs::read_to_string(&icd).expect("the ICD file reads").trim().to_string()
 }

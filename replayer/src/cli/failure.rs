@@ -40,14 +40,17 @@ impl Failure {
 
 impl From<BackendError> for Failure {
     fn from(error: BackendError) -> Self {
-        let hint = match error {
+        let (exit, hint) = match error {
+            BackendError::Invalid(_) => (Exit::BadInput, "the trace is damaged or was written by a faulty recorder; record it again"),
             BackendError::Unavailable(_) => {
-                "run it on a machine with this API's driver and device, or choose another device with --device"
+                (Exit::Unavailable, "run it on a machine with this API's driver and device, or choose another device with --device")
             }
-            BackendError::Unsupported(_) => "this device or driver cannot replay the trace; try another with --device",
-            BackendError::Api { .. } => "the driver rejected the replay; `replayer validate` checks the trace itself",
+            BackendError::Unsupported(_) => {
+                (Exit::Unavailable, "this replayer or device cannot replay what the trace holds; where the device is the reason, choose another with --device")
+            }
+            BackendError::Api { .. } => (Exit::Unavailable, "the driver rejected the replay; `replayer validate` checks the trace itself"),
         };
-        Failure::unavailable(format!("{error}\n  hint: {hint}"))
+        Failure { exit, message: format!("{error}\n  hint: {hint}") }
     }
 }
 

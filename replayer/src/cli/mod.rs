@@ -1,5 +1,6 @@
 //! The command line: argument definitions and dispatch to one module per command.
 
+mod devices;
 mod failure;
 mod inspect;
 mod load;
@@ -33,6 +34,12 @@ enum Command {
     Validate { trace: PathBuf },
     /// Replay the trace, time it and compare its final memory with the recording.
     Replay(Box<replay::ReplayArgs>),
+    /// Every device each API could replay on, with the indices `replay --device` takes.
+    Devices {
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
     /// What differs between two recordings of the same program (exit 1 when anything does).
     Diff {
         a: PathBuf,
@@ -51,6 +58,7 @@ pub fn main() -> ExitCode {
         Command::Dot(args) => inspect::dot(&args),
         Command::Validate { trace } => inspect::validate(&trace),
         Command::Replay(args) => replay::replay(&args),
+        Command::Devices { json } => devices::devices(json),
         Command::Diff { a, b, json } => inspect::diff(&a, &b, json),
     };
     match outcome {

@@ -67,7 +67,9 @@ pub struct ReplayArgs {
     /// Machine-readable report.
     #[arg(long)]
     json: bool,
-    /// Device index or a fragment of its name.
+    /// Device index, as `replayer devices` lists the trace's API, or a fragment of its platform
+    /// name (matched first) or device name; by default the device the trace was recorded on when
+    /// this machine has it, else the first.
     #[arg(long)]
     device: Option<String>,
     /// Place memory at the addresses it had when recorded.
@@ -109,11 +111,15 @@ pub fn replay(args: &ReplayArgs) -> Result<ExitCode, Failure> {
     let api = trace.header.as_ref().map(|h| h.api).ok_or_else(|| Failure::bad_input("the trace has no header"))?;
     let options = BackendOptions {
         device: args.device.clone(),
+        recorded: backends::recorded_device(&trace).cloned(),
         exact_addresses: args.exact_addresses,
         profile: args.profile.is_some(),
         rebuild_updates: args.updates == Updates::Rebuild,
     };
     let backend = backends::open(api, &options)?;
+    if let Some(note) = backend.device_note() {
+        eprintln!("replayer: note: {note}");
+    }
     let mut replayer = Replayer::new(backend, &trace, &file.blobs)?;
     let modes: &[Mode] = match args.mode {
         ModeArg::Graph => &[Mode::Graph],

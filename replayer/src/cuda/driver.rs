@@ -1,7 +1,9 @@
 //! Access to the CUDA driver: the check that `libcuda.so.1` exists before cudarc touches it
 //! (cudarc panics without it), result checking, and the device and its primary context.
 
-use crate::backend::{BackendError, BackendResult};
+use crate::backend::{BackendError, BackendOptions, BackendResult};
+use crate::devices::Listed;
+use trace_format::Api;
 use cudarc::driver::sys::{self, CUcontext, CUdevice, CUresult};
 use std::ffi::{c_char, CStr, CString};
 
@@ -43,58 +45,51 @@ pub struct Device {
     pub device: CUdevice,
     pub context: CUcontext,
     pub label: String,
+    /// Why this is not the device the trace was recorded on, when it is not.
+    pub note: Option<String>,
 }
 
 impl Device {
-    /// Initializes the driver and picks the device `choice` names (index or name fragment).
-    pub fn open(choice: Option<&str>) -> BackendResult<Device> {
-        if !driver_present() {
-            return Err(BackendError::Unavailable(format!(
-                "no CUDA driver ({DRIVER_LIBRARY}) on this machine: replay CUDA traces on a machine with an NVIDIA GPU"
-            )));
-        }
-        // SAFETY: the driver library is present; plain driver calls with valid out-pointers.
+    /// Initializes the driver and picks the device `options` choose (`devices::choose`).
+    pub fn open(options: &BackendOptions) -> BackendResult<Device> {
+        let mut all = devices()?;
+        let listed: Vec<Listed> = all.iter().map(|(_, listed)| listed.clone()).collect();
+        let chosen = crate::devices::choose(Api::Cuda, &listed, options.device.as_deref(), options.recorded.as_ref())?;
+        let (device, listed) = all.swap_remove(chosen.index);
+        let mut context: CUcontext = std::ptr::null_mut();
+        // SAFETY: the driver is initialized; valid out-pointer.
         unsafe {
-            let init = sys::cuInit(0);
-            if init != CUresult::CUDA_SUCCESS {
-                return Err(BackendError::Unavailable(format!("the CUDA driver found no usable GPU (cuInit: {init:?})")));
-            }
-            let mut count = 0;
-            check(sys::cuDeviceGetCount(&mut count), "cuDeviceGetCount")?;
-            let mut names = Vec::new();
-            for ordinal in 0..count {
-                let mut device: CUdevice = 0;
-                check(sys::cuDeviceGet(&mut device, ordinal), "cuDeviceGet")?;
-                let mut name = [0 as c_char; 256];
-                check(sys::cuDeviceGetName(name.as_mut_ptr(), name.len() as i32, device), "cuDeviceGetName")?;
-                names.push((device, CStr::from_ptr(name.as_ptr()).to_string_lossy().into_owned()));
-            }
-            let (device, name) = choose(names, choice)?;
-            let mut context: CUcontext = std::ptr::null_mut();
             check(sys::cuDevicePrimaryCtxRetain(&mut context, device), "cuDevicePrimaryCtxRetain")?;
             check(sys::cuCtxSetCurrent(context), "cuCtxSetCurrent")?;
-            Ok(Device { device, context, label: format!("{name} (CUDA device {device})") })
         }
+        Ok(Device { device, context, label: format!("{} (CUDA device {device})", listed.name), note: chosen.note })
     }
 }
 
-/// The device at index `choice`, or the first whose name contains it, or the first.
-fn choose(devices: Vec<(CUdevice, String)>, choice: Option<&str>) -> BackendResult<(CUdevice, String)> {
-    let listing = || devices.iter().map(|(d, n)| format!("{d}: {n}")).collect::<Vec<_>>().join(", ");
-    let found = match choice {
-        None => devices.first(),
-        Some(text) => match text.parse::<usize>() {
-            Ok(index) => devices.get(index),
-            Err(_) => devices.iter().find(|(_, name)| name.to_lowercase().contains(&text.to_lowercase())),
-        },
-    };
-    match found {
-        Some(device) => Ok(device.clone()),
-        None if devices.is_empty() => Err(BackendError::Unavailable("the CUDA driver reports no devices".into())),
-        None => Err(BackendError::Unavailable(format!(
-            "no CUDA device matches {:?}; devices: {}",
-            choice.unwrap_or(""),
-            listing()
-        ))),
+/// Initializes the driver and lists its devices, in ordinal order.
+pub fn devices() -> BackendResult<Vec<(CUdevice, Listed)>> {
+    if !driver_present() {
+        return Err(BackendError::Unavailable(format!(
+            "no CUDA driver ({DRIVER_LIBRARY}) on this machine: replay CUDA traces on a machine with an NVIDIA GPU"
+        )));
+    }
+    // SAFETY: the driver library is present; plain driver calls with valid out-pointers.
+    unsafe {
+        let init = sys::cuInit(0);
+        if init != CUresult::CUDA_SUCCESS {
+            return Err(BackendError::Unavailable(format!("the CUDA driver found no usable GPU (cuInit: {init:?})")));
+        }
+        let mut count = 0;
+        check(sys::cuDeviceGetCount(&mut count), "cuDeviceGetCount")?;
+        let mut listed = Vec::new();
+        for ordinal in 0..count {
+            let mut device: CUdevice = 0;
+            check(sys::cuDeviceGet(&mut device, ordinal), "cuDeviceGet")?;
+            let mut name = [0 as c_char; 256];
+            check(sys::cuDeviceGetName(name.as_mut_ptr(), name.len() as i32, device), "cuDeviceGetName")?;
+            let name = CStr::from_ptr(name.as_ptr()).to_string_lossy().into_owned();
+            listed.push((device, Listed { platform: "CUDA".into(), platform_vendor: "NVIDIA".into(), name }));
+        }
+        Ok(listed)
     }
 }

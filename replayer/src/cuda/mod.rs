@@ -22,10 +22,15 @@ use graph::BuiltGraph;
 use objects::Objects;
 use trace_format::{BlobStore, Command, MemId, NodeId, Patch, Trace};
 
-/// Opens the device `options.device` names (the first when `None`); `Unavailable` without a
-/// CUDA driver or GPU.
+/// Opens the device `options` choose (`devices::choose`); `Unavailable` without a CUDA driver
+/// or GPU.
 pub fn open(options: &BackendOptions) -> Result<Box<dyn Backend>, BackendError> {
     Ok(Box::new(CudaBackend::open(options)?))
+}
+
+/// Every CUDA device of this machine, in the order `--device` indexes them.
+pub fn devices() -> BackendResult<Vec<crate::devices::Listed>> {
+    Ok(driver::devices()?.into_iter().map(|(_, listed)| listed).collect())
 }
 
 pub struct CudaBackend {
@@ -42,7 +47,7 @@ pub struct CudaBackend {
 
 impl CudaBackend {
     pub fn open(options: &BackendOptions) -> BackendResult<CudaBackend> {
-        let device = Device::open(options.device.as_deref())?;
+        let device = Device::open(options)?;
         let mut main = std::ptr::null_mut();
         // SAFETY: valid out-pointer, the device's context is current.
         check(unsafe { sys::cuStreamCreate(&mut main, sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32) }, "cuStreamCreate")?;
@@ -99,6 +104,10 @@ impl CudaBackend {
 impl Backend for CudaBackend {
     fn device_name(&self) -> String {
         self.device.label.clone()
+    }
+
+    fn device_note(&self) -> Option<String> {
+        self.device.note.clone()
     }
 
     fn can_record(&self, command: &Command) -> bool {

@@ -63,6 +63,8 @@ macro_rules! paste_fn {
     (clCreateKernel) => { clCreateKernel_fn };
     (clReleaseKernel) => { clReleaseKernel_fn };
     (clGetKernelInfo) => { clGetKernelInfo_fn };
+    (clGetKernelArgInfo) => { clGetKernelArgInfo_fn };
+    (clGetKernelWorkGroupInfo) => { clGetKernelWorkGroupInfo_fn };
     (clCloneKernel) => { clCloneKernel_fn };
     (clSetKernelArg) => { clSetKernelArg_fn };
     (clSetKernelArgSVMPointer) => { clSetKernelArgSVMPointer_fn };
@@ -107,6 +109,8 @@ entry_points!(
     clCreateKernel,
     clReleaseKernel,
     clGetKernelInfo,
+    clGetKernelArgInfo,
+    clGetKernelWorkGroupInfo,
     clCloneKernel,
     clSetKernelArg,
     clSetKernelArgSVMPointer,

@@ -2,6 +2,7 @@
 
 use super::api::{check, Api};
 use crate::backend::{BackendError, BackendResult};
+use crate::devices::Listed;
 use opencl_sys::*;
 use std::ffi::c_void;
 use std::ptr;
@@ -11,8 +12,7 @@ use std::sync::Mutex;
 pub struct Found {
     pub platform: cl_platform_id,
     pub device: cl_device_id,
-    /// "platform / device", as `--device` matches it.
-    pub label: String,
+    pub listed: Listed,
 }
 
 /// Every device of every platform, in the loader's order.
@@ -23,9 +23,8 @@ pub fn all_devices(api: &Api) -> BackendResult<Vec<Found>> {
     let _one_at_a_time = ENUMERATING.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let mut found = Vec::new();
     for platform in platforms(api)? {
-        let platform_name = text(|size, value, returned| unsafe {
-            (api.clGetPlatformInfo)(platform, CL_PLATFORM_NAME, size, value, returned)
-        })?;
+        let platform_text = |param| text(|size, value, returned| unsafe { (api.clGetPlatformInfo)(platform, param, size, value, returned) });
+        let (platform_name, platform_vendor) = (platform_text(CL_PLATFORM_NAME)?, platform_text(CL_PLATFORM_VENDOR)?);
         let mut count: cl_uint = 0;
         let code = unsafe { (api.clGetDeviceIDs)(platform, CL_DEVICE_TYPE_ALL, 0, ptr::null_mut(), &mut count) };
         if code == CL_DEVICE_NOT_FOUND || count == 0 {
@@ -36,7 +35,8 @@ pub fn all_devices(api: &Api) -> BackendResult<Vec<Found>> {
         check(unsafe { (api.clGetDeviceIDs)(platform, CL_DEVICE_TYPE_ALL, count, devices.as_mut_ptr(), ptr::null_mut()) }, "clGetDeviceIDs")?;
         for device in devices {
             let name = device_text(api, device, CL_DEVICE_NAME)?;
-            found.push(Found { platform, device, label: format!("{platform_name} / {name}") });
+            let listed = Listed { platform: platform_name.clone(), platform_vendor: platform_vendor.clone(), name };
+            found.push(Found { platform, device, listed });
         }
     }
     Ok(found)
@@ -52,29 +52,6 @@ fn platforms(api: &Api) -> BackendResult<Vec<cl_platform_id>> {
     let mut platforms = vec![ptr::null_mut(); count as usize];
     check(unsafe { (api.clGetPlatformIDs)(count, platforms.as_mut_ptr(), ptr::null_mut()) }, "clGetPlatformIDs")?;
     Ok(platforms)
-}
-
-/// The device `choice` names: an index into `devices`, or a case-insensitive fragment of a
-/// "platform / device" label; the first device when `None`.
-pub fn choose(devices: Vec<Found>, choice: Option<&str>) -> BackendResult<Found> {
-    let listed: Vec<String> = devices.iter().enumerate().map(|(i, d)| format!("{i}: {}", d.label)).collect();
-    let labels = || if listed.is_empty() { "none".to_string() } else { listed.join("; ") };
-    let index = match choice {
-        None => 0,
-        Some(text) => match text.parse::<usize>() {
-            Ok(index) => index,
-            Err(_) => {
-                let wanted = text.to_lowercase();
-                devices.iter().position(|d| d.label.to_lowercase().contains(&wanted)).ok_or_else(|| {
-                    BackendError::Unavailable(format!("no OpenCL device matches {text:?}; devices: {}", labels()))
-                })?
-            }
-        },
-    };
-    devices
-        .into_iter()
-        .nth(index)
-        .ok_or_else(|| BackendError::Unavailable(format!("OpenCL device {index} does not exist; devices: {}", labels())))
 }
 
 /// A string property of a device.

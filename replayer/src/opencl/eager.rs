@@ -73,7 +73,7 @@ impl OpenClBackend {
         let mut event: cl_event = ptr::null_mut();
         let mut received = None;
         let (code, call) = match resolve(objects, node, command, None)? {
-            Resolved::Kernel { kernel, range } => (
+            Resolved::Kernel { kernel, range, .. } => (
                 unsafe { (api.clEnqueueNDRangeKernel)(queue, kernel, range.dims, range.offset.as_ptr(), range.global.as_ptr(), range.local_ptr(), count, list, &mut event) },
                 "clEnqueueNDRangeKernel",
             ),

@@ -4,14 +4,14 @@
 use super::api::check;
 use super::extension::{wait_list, CommandBufferApi};
 use super::objects::{annotate, Binding, Objects};
-use super::resolve::{nd_range, resolve, Resolved};
+use super::resolve::{nd_range, resolve, runs_nothing, Resolved};
 use super::OpenClBackend;
 use crate::backend::{BackendError, BackendResult, BufferHandle, PartitionNodes, UpdateKind};
 use opencl_sys::*;
 use std::collections::HashMap;
 use std::ffi::c_void;
 use std::ptr;
-use trace_format::{Command, Launch, NodeId, Patch};
+use trace_format::{Arg, Command, Launch, NodeId, Patch};
 
 /// A finalized command buffer.
 pub struct Built {
@@ -30,6 +30,11 @@ fn launches(patches: &[Patch]) -> HashMap<NodeId, &Launch> {
     patches.iter().filter_map(|p| if let Patch::Launch { node, launch } = p { Some((*node, launch)) } else { None }).collect()
 }
 
+/// The argument patches of `patches`, by node and argument index.
+fn patched_args(patches: &[Patch]) -> HashMap<(NodeId, u32), &Arg> {
+    patches.iter().filter_map(|p| if let Patch::Arg { node, index, value } = p { Some(((*node, *index), value)) } else { None }).collect()
+}
+
 impl OpenClBackend {
     /// Records and finalizes `part` with `patches` applied.
     pub(super) fn build_buffer(&mut self, part: &PartitionNodes<'_>, patches: &[Patch]) -> BackendResult<Built> {
@@ -42,7 +47,7 @@ impl OpenClBackend {
         let mut code = CL_SUCCESS;
         let buffer = unsafe { (command_buffers.create)(1, &objects.main_queue, properties.as_ptr(), &mut code) };
         check(code, "clCreateCommandBufferKHR")?;
-        let mut recorder = Recorder { command_buffers, objects, buffer, mutable_fields, patches, launches: launches(patches), kernels: Vec::new() };
+        let mut recorder = Recorder { command_buffers, objects, buffer, mutable_fields, args: patched_args(patches), launches: launches(patches), kernels: Vec::new() };
         let mut mutable = HashMap::new();
         let mut predecessors: Vec<Vec<usize>> = vec![Vec::new(); part.nodes.len()];
         for &(from, to) in &part.edges {
@@ -89,6 +94,10 @@ impl OpenClBackend {
     fn update_natively(&self, built: &Built, patches: &[Patch]) -> BackendResult<bool> {
         let Some(mutable) = self.command_buffers.as_ref().and_then(|c| c.mutable.as_ref()) else { return Ok(false) };
         let changes_launch = patches.iter().any(|p| matches!(p, Patch::Launch { .. }));
+        // A launch of nothing is recorded as a barrier, which has no kernel to update.
+        if patches.iter().any(|p| matches!(p, Patch::Launch { launch, .. } if runs_nothing(launch))) {
+            return Ok(false);
+        }
         let patched_nodes = patches.iter().map(|(Patch::Arg { node, .. } | Patch::Launch { node, .. })| *node);
         if !mutable.can_change(changes_launch) || patched_nodes.clone().any(|node| !built.mutable.contains_key(&node)) {
             return Ok(false);
@@ -164,27 +173,27 @@ struct Recorder<'b> {
     buffer: cl_command_buffer_khr,
     /// What kernel commands may change later, when the buffer is mutable.
     mutable_fields: Option<cl_mutable_dispatch_fields_khr>,
-    /// Applied to the buffer's kernels as they are recorded.
-    patches: &'b [Patch],
+    /// Patches applied to the buffer's kernels as they are recorded.
+    args: HashMap<(NodeId, u32), &'b Arg>,
     launches: HashMap<NodeId, &'b Launch>,
     /// The kernel objects recorded so far, owned by the buffer.
     kernels: Vec<cl_kernel>,
 }
 
 impl Recorder<'_> {
-    /// A copy of the kernel of `node` with its recorded arguments and the patched ones.
-    fn own_kernel(&mut self, node: NodeId, loaded: cl_kernel) -> BackendResult<cl_kernel> {
+    /// A copy of the kernel of `node` with its recorded arguments and the patched ones. Every
+    /// argument is set again: PoCL's clone of a kernel with a null buffer argument crashes
+    /// when it is launched.
+    fn own_kernel(&mut self, node: NodeId, loaded: cl_kernel, args: &[Arg]) -> BackendResult<cl_kernel> {
         let api = self.objects.api;
         let mut code = CL_SUCCESS;
         let kernel = unsafe { (api.clCloneKernel)(loaded, &mut code) };
         check(code, "clCloneKernel")?;
         self.kernels.push(kernel);
-        for patch in self.patches {
-            if let Patch::Arg { node: patched, index, value } = patch {
-                if *patched == node {
-                    self.objects.set_arg(kernel, *index, value)?;
-                }
-            }
+        for (index, recorded) in args.iter().enumerate() {
+            let index = index as u32;
+            let value = self.args.get(&(node, index)).copied().unwrap_or(recorded);
+            self.objects.set_arg(kernel, index, value)?;
         }
         Ok(kernel)
     }
@@ -197,8 +206,8 @@ impl Recorder<'_> {
         let mut handle: cl_mutable_command_khr = ptr::null_mut();
         let launch = self.launches.get(&node).copied();
         match resolve(self.objects, node, command, launch)? {
-            Resolved::Kernel { kernel, range } => {
-                let kernel = self.own_kernel(node, kernel)?;
+            Resolved::Kernel { kernel, range, args } => {
+                let kernel = self.own_kernel(node, kernel, args)?;
                 let mutable_properties = [CL_MUTABLE_DISPATCH_UPDATABLE_FIELDS_KHR, self.mutable_fields.unwrap_or(0), 0];
                 let (properties, handle_out) = match self.mutable_fields {
                     Some(_) => (mutable_properties.as_ptr(), &mut handle as *mut cl_mutable_command_khr),

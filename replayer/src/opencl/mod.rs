@@ -9,6 +9,7 @@
 //! event for the whole buffer, so its time is reported on the first node of its partition.
 
 mod api;
+mod checks;
 mod device;
 mod eager;
 mod extension;
@@ -17,6 +18,7 @@ mod objects;
 mod resolve;
 
 use crate::backend::{Backend, BackendError, BackendOptions, BackendResult, BufferHandle, NodeTiming, PartitionNodes, UpdateKind};
+use crate::devices::{self, Listed};
 use api::{check, Api};
 use extension::CommandBufferApi;
 use objects::{MemObject, Objects};
@@ -25,16 +27,24 @@ use std::ffi::c_void;
 use std::ptr;
 use trace_format::{BlobStore, Command, Copy, Extent, MemId, NodeId, Patch, Place, Trace};
 
-/// Opens the device `options.device` names (the first when `None`).
+/// Opens the device `options` choose (`devices::choose`).
 pub fn open(options: &BackendOptions) -> Result<Box<dyn Backend>, BackendError> {
     Ok(Box::new(OpenClBackend::open(options)?))
+}
+
+/// Every OpenCL device of this machine, in the order `--device` indexes them.
+pub fn devices() -> BackendResult<Vec<Listed>> {
+    Ok(device::all_devices(Api::get()?)?.into_iter().map(|found| found.listed).collect())
 }
 
 pub struct OpenClBackend {
     api: &'static Api,
     device: cl_device_id,
+    limits: checks::Limits,
     context: cl_context,
     device_label: String,
+    /// Why this is not the device the trace was recorded on, when it is not.
+    device_note: Option<String>,
     profile: bool,
     /// Patches rebuild command buffers even where the device updates them natively.
     rebuild_updates: bool,
@@ -54,15 +64,21 @@ pub struct OpenClBackend {
 impl OpenClBackend {
     pub fn open(options: &BackendOptions) -> BackendResult<OpenClBackend> {
         let api = Api::get()?;
-        let found = device::choose(device::all_devices(api)?, options.device.as_deref())?;
+        let mut all = device::all_devices(api)?;
+        let listed: Vec<Listed> = all.iter().map(|found| found.listed.clone()).collect();
+        let chosen = devices::choose(trace_format::Api::OpenCl, &listed, options.device.as_deref(), options.recorded.as_ref())?;
+        let found = all.swap_remove(chosen.index);
+        let limits = checks::Limits::of(api, found.device)?;
         let mut code = CL_SUCCESS;
         let context = unsafe { (api.clCreateContext)(ptr::null(), 1, &found.device, None, ptr::null_mut(), &mut code) };
         check(code, "clCreateContext")?;
         Ok(OpenClBackend {
             api,
             device: found.device,
+            limits,
             context,
-            device_label: found.label,
+            device_label: found.listed.label(),
+            device_note: chosen.note,
             profile: options.profile,
             rebuild_updates: options.rebuild_updates,
             command_buffers: CommandBufferApi::find(api, found.platform, found.device),
@@ -169,6 +185,10 @@ impl Backend for OpenClBackend {
         self.device_label.clone()
     }
 
+    fn device_note(&self) -> Option<String> {
+        self.device_note.clone()
+    }
+
     fn can_record(&self, command: &Command) -> bool {
         let Some(command_buffers) = &self.command_buffers else { return false };
         let is_svm = |mem: &MemId| matches!(self.objects.as_ref().and_then(|o| o.memories.get(mem.index())), Some(MemObject::Svm { .. }));
@@ -189,7 +209,7 @@ impl Backend for OpenClBackend {
     fn load(&mut self, trace: &Trace, blobs: &BlobStore) -> BackendResult<()> {
         self.release_buffers();
         self.objects = None;
-        self.objects = Some(Objects::create(self.api, self.context, self.device, trace, blobs, self.profile)?);
+        self.objects = Some(Objects::create(self.api, self.context, self.device, &self.limits, trace, blobs, self.profile)?);
         Ok(())
     }
 

@@ -1,13 +1,16 @@
 //! The OpenCL objects a trace needs: programs, memory, queues and one kernel per launch.
 
 use super::api::{check, error_name, Api};
+use super::checks::{self, KernelFacts, Limits};
 use super::device::text;
+use super::resolve::{nd_range, runs_nothing};
 use crate::backend::{BackendError, BackendResult};
 use opencl_sys::*;
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::ffi::{c_void, CString};
 use std::ptr;
-use trace_format::{Arg, BlobStore, Command, ImageKind, KernelLaunch, MemKind, NodeId, Program, Trace};
+use trace_format::{Arg, BlobStore, Command, ImageKind, KernelId, KernelLaunch, MemKind, NodeId, Program, Trace};
 
 /// A recorded memory object as replay created it.
 #[derive(Clone, Copy)]
@@ -48,17 +51,32 @@ pub struct Objects {
     pub kernels: HashMap<NodeId, cl_kernel>,
 }
 
+/// What checking a launch needs besides the objects: the device, its limits, and what the
+/// driver said about each kernel of the trace so far.
+struct Launched<'a> {
+    device: cl_device_id,
+    limits: &'a Limits,
+    facts: &'a mut HashMap<KernelId, KernelFacts>,
+}
+
 /// Host-pointer flags name memory of the recording process, which does not exist now.
 const HOST_POINTER_FLAGS: cl_mem_flags = CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR;
 
 impl Objects {
-    pub fn create(api: &'static Api, context: cl_context, device: cl_device_id, trace: &Trace, blobs: &BlobStore, profile: bool) -> BackendResult<Objects> {
+    /// Creates everything `trace` names, checking each against `limits` and against what the
+    /// driver says about the kernels it built before the driver sees it.
+    pub fn create(api: &'static Api, context: cl_context, device: cl_device_id, limits: &Limits, trace: &Trace, blobs: &BlobStore, profile: bool) -> BackendResult<Objects> {
         let main_queue = create_queue(api, context, device, true, profile)?;
         let mut objects = Objects { api, context, programs: Vec::new(), memories: Vec::new(), queues: Vec::new(), main_queue, kernels: HashMap::new() };
         for queue in &trace.queues {
             objects.queues.push(create_queue(api, context, device, queue.in_order, profile)?);
         }
         for (index, memory) in trace.memories.iter().enumerate() {
+            let parent = match memory.kind {
+                MemKind::SubBuffer { parent, .. } => trace.memories.get(parent.index()),
+                _ => None,
+            };
+            limits.memory(memory, parent).map_err(|e| annotate(e, &format!("memory {index}")))?;
             let object = objects.create_memory(index, memory)?;
             objects.memories.push(object);
         }
@@ -67,41 +85,45 @@ impl Objects {
                 .map_err(|e| annotate(e, &format!("program {index}")))?;
             objects.programs.push(built);
         }
+        let mut facts = HashMap::new();
         for (index, node) in trace.nodes.iter().enumerate() {
             if let Command::Kernel(launch) = &node.command {
-                objects.create_launch_kernel(trace, NodeId(index as u32), launch)?;
+                objects.create_launch_kernel(trace, NodeId(index as u32), launch, Launched { device, limits, facts: &mut facts })?;
             }
         }
         Ok(objects)
     }
 
-    /// The kernel object of the launch at `node`, with its recorded arguments set.
-    fn create_launch_kernel(&mut self, trace: &Trace, node: NodeId, launch: &KernelLaunch) -> BackendResult<()> {
+    /// The kernel object of the launch at `node`, with its recorded arguments set, once the
+    /// arguments, the local memory and the ND-range are known to suit the kernel and device.
+    fn create_launch_kernel(&mut self, trace: &Trace, node: NodeId, launch: &KernelLaunch, launched: Launched<'_>) -> BackendResult<()> {
         let recorded = trace.kernels.get(launch.kernel.index()).ok_or_else(|| {
-            BackendError::Unsupported(format!("node {node} launches kernel {} that the trace does not define", launch.kernel))
+            BackendError::Invalid(format!("node {node} launches kernel {} that the trace does not define", launch.kernel))
         })?;
-        let program = *self.programs.get(recorded.program.index()).ok_or_else(|| {
-            BackendError::Unsupported(format!("kernel {} names program {} that the trace does not define", recorded.name, recorded.program))
+        let program = recorded.program;
+        let built = *self.programs.get(program.index()).ok_or_else(|| {
+            BackendError::Invalid(format!("kernel {} names program {program} that the trace does not define", recorded.name))
         })?;
-        let kernel = create_kernel(self.api, program, &recorded.name)?;
+        let kernel = create_kernel(self.api, built, &recorded.name)?;
         self.kernels.insert(node, kernel);
-        // An argument left unset crashes PoCL when the launch is recorded.
-        let mut expected: cl_uint = 0;
-        let code = unsafe {
-            (self.api.clGetKernelInfo)(kernel, CL_KERNEL_NUM_ARGS, std::mem::size_of::<cl_uint>(), &mut expected as *mut cl_uint as *mut c_void, ptr::null_mut())
+        let context = |e| annotate(e, &format!("node {node} ({})", recorded.name));
+        let facts = match launched.facts.entry(launch.kernel) {
+            Entry::Occupied(known) => known.into_mut(),
+            Entry::Vacant(slot) => slot.insert(KernelFacts::of(self.api, kernel, launched.device, &trace.programs[program.index()].build_options).map_err(context)?),
         };
-        check(code, "clGetKernelInfo(CL_KERNEL_NUM_ARGS)")?;
-        if launch.args.len() != expected as usize {
-            return Err(BackendError::Unsupported(format!(
-                "node {node} launches {} with {} arguments; the kernel takes {expected}",
-                recorded.name,
-                launch.args.len()
-            )));
+        // An argument left unset crashes PoCL when the launch is recorded.
+        if launch.args.len() != facts.params.len() {
+            return Err(context(BackendError::Invalid(format!("{} arguments; the kernel takes {}", launch.args.len(), facts.params.len()))));
         }
-        for (arg_index, arg) in launch.args.iter().enumerate() {
-            self.set_arg(kernel, arg_index as u32, arg).map_err(|e| annotate(e, &format!("node {node} ({})", recorded.name)))?;
+        for (arg_index, (arg, class)) in launch.args.iter().zip(&facts.params).enumerate() {
+            checks::argument(arg_index, class, arg).map_err(context)?;
+            self.set_arg(kernel, arg_index as u32, arg).map_err(context)?;
         }
-        Ok(())
+        launched.limits.local_memory(self.api, kernel, launched.device).map_err(context)?;
+        if runs_nothing(&launch.launch) {
+            return Ok(());
+        }
+        launched.limits.launch(facts, &nd_range(&launch.launch).map_err(context)?).map_err(context)
     }
 
     fn create_memory(&self, index: usize, memory: &trace_format::Memory) -> BackendResult<MemObject> {
@@ -260,6 +282,8 @@ fn build_program(api: &Api, context: cl_context, device: cl_device_id, program: 
     }))
 }
 
+const ARG_INFO: &str = "-cl-kernel-arg-info";
+
 /// `Ok(None)` for image kinds OpenCL cannot load.
 fn build_image(api: &Api, context: cl_context, device: cl_device_id, kind: ImageKind, bytes: &[u8], options: &str) -> BackendResult<Option<cl_program>> {
     let mut code = CL_SUCCESS;
@@ -279,6 +303,12 @@ fn build_image(api: &Api, context: cl_context, device: cl_device_id, kind: Image
         ImageKind::Ptx | ImageKind::Cubin | ImageKind::Fatbin => return Ok(None),
     };
     check(code, call)?;
+    // Kernel argument information is what `checks` tells memory from images by; PoCL keeps
+    // it only when asked as soon as any build option is given. It changes no code.
+    let options = match kind {
+        ImageKind::OpenClSource if !options.contains(ARG_INFO) => format!("{options} {ARG_INFO}"),
+        _ => options.to_string(),
+    };
     let options = CString::new(options).map_err(|_| BackendError::Unsupported("build options contain a NUL byte".into()))?;
     let code = unsafe { (api.clBuildProgram)(program, 1, &device, options.as_ptr(), None, ptr::null_mut()) };
     if code != CL_SUCCESS {
@@ -301,6 +331,7 @@ fn create_kernel(api: &Api, program: cl_program, name: &str) -> BackendResult<cl
 /// Prefixes an error's message with what it concerns.
 pub fn annotate(error: BackendError, what: &str) -> BackendError {
     match error {
+        BackendError::Invalid(m) => BackendError::Invalid(format!("{what}: {m}")),
         BackendError::Unavailable(m) => BackendError::Unavailable(format!("{what}: {m}")),
         BackendError::Unsupported(m) => BackendError::Unsupported(format!("{what}: {m}")),
         BackendError::Api { call, detail } => BackendError::Api { call, detail: format!("{what}: {detail}") },

@@ -6,11 +6,12 @@ use super::objects::{MemObject, Objects};
 use crate::backend::{BackendError, BackendResult};
 use opencl_sys::{cl_kernel, cl_mem};
 use std::ffi::c_void;
-use trace_format::{BlobId, Command, Copy, Extent, Fill, Launch, MemId, NodeId, Place};
+use trace_format::{Arg, BlobId, Command, Copy, Extent, Fill, Launch, MemId, NodeId, Place};
 
 /// A command ready to record or enqueue.
 pub enum Resolved<'n> {
-    Kernel { kernel: cl_kernel, range: NdRange },
+    /// The launch's kernel object, with its recorded arguments set.
+    Kernel { kernel: cl_kernel, range: NdRange, args: &'n [Arg] },
     Copy { src: cl_mem, dst: cl_mem, src_offset: usize, dst_offset: usize, bytes: usize },
     CopyRect { src: cl_mem, dst: cl_mem, rect: Rect },
     SvmCopy { dst: *mut c_void, src: *const c_void, bytes: usize },
@@ -45,9 +46,13 @@ pub fn resolve<'n>(objects: &Objects, node: NodeId, command: &'n Command, launch
     let context = |e: BackendError| super::objects::annotate(e, &format!("node {node}"));
     match command {
         Command::Kernel(kernel_launch) => {
+            let launch = launch.unwrap_or(&kernel_launch.launch);
+            if runs_nothing(launch) {
+                return Ok(Resolved::Barrier);
+            }
             let kernel = objects.kernel(node)?;
-            let range = nd_range(launch.unwrap_or(&kernel_launch.launch)).map_err(context)?;
-            Ok(Resolved::Kernel { kernel, range })
+            let range = nd_range(launch).map_err(context)?;
+            Ok(Resolved::Kernel { kernel, range, args: &kernel_launch.args })
         }
         Command::Copy(copy) => resolve_copy(objects, copy).map_err(context),
         Command::Fill(fill) => resolve_fill(objects, fill).map_err(context),
@@ -59,7 +64,16 @@ pub fn resolve<'n>(objects: &Objects, node: NodeId, command: &'n Command, launch
     }
 }
 
-/// The checked ND-range of an OpenCL launch.
+/// Whether a launch has a global size of 0: OpenCL 2.1 runs no work-items and only orders it
+/// (command buffers may not take it, so replay records a barrier).
+pub fn runs_nothing(launch: &Launch) -> bool {
+    match launch {
+        Launch::NdRange { dims: dims @ 1..=3, global, .. } => global[..*dims as usize].contains(&0),
+        _ => false,
+    }
+}
+
+/// The checked ND-range of an OpenCL launch that runs work-items.
 pub fn nd_range(launch: &Launch) -> BackendResult<NdRange> {
     let Launch::NdRange { dims, offset, global, local } = launch else {
         return Err(BackendError::Unsupported("a CUDA-style grid launch in an OpenCL trace".into()));

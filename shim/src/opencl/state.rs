@@ -51,9 +51,14 @@ pub struct KernelArgs {
 
 impl KernelArgs {
     /// Sets argument `index` as `clSetKernelArg(SVMPointer)` would; a null `cl_mem` for a
-    /// pointer parameter is a null buffer, not eight zero bytes.
+    /// pointer parameter, given by address or as a null value, is a null buffer, not eight zero
+    /// bytes nor local memory.
     pub fn set(&mut self, index: usize, argument: ArgValue) {
-        let null = matches!(&argument, ArgValue::Bytes(bytes) if bytes.len() == size_of::<cl_mem>() && bytes.iter().all(|&b| b == 0));
+        let null = match &argument {
+            ArgValue::Bytes(bytes) => bytes.len() == size_of::<cl_mem>() && bytes.iter().all(|&b| b == 0),
+            ArgValue::Local(size) => *size == size_of::<cl_mem>() as u64,
+            _ => false,
+        };
         let argument = match null && self.pointers.get(index) == Some(&true) {
             true => ArgValue::NullMemory,
             false => argument,
@@ -153,4 +158,18 @@ pub fn with_recorder<R>(work: impl FnOnce(&mut State, &mut Recorder) -> R) -> Re
 pub fn with_state<R>(work: impl FnOnce(&mut State) -> R) -> R {
     let mut state = STATE.lock().unwrap_or_else(PoisonError::into_inner);
     work(state.get_or_insert_with(State::default))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{ArgValue, KernelArgs};
+
+    #[test]
+    fn a_null_buffer_is_recognized_both_ways_opencl_allows() {
+        let mut args = KernelArgs { values: Vec::new(), pointers: vec![true, true, false] };
+        args.set(0, ArgValue::Bytes(vec![0; 8]));
+        args.set(1, ArgValue::Local(8));
+        args.set(2, ArgValue::Local(8));
+        assert_eq!(args.values, [Some(ArgValue::NullMemory), Some(ArgValue::NullMemory), Some(ArgValue::Local(8))]);
+    }
 }
