@@ -133,6 +133,12 @@ driver! {
     cuGraphMemsetNodeGetParams(node: CUgraphNode, params: *mut MemsetNodeParams);
     cuGraphMemcpyNodeGetParams(node: CUgraphNode, params: *mut rect::Memcpy3D);
     cuGraphChildGraphNodeGetGraph(node: CUgraphNode, graph: *mut CUgraph);
+    cuThreadExchangeStreamCaptureMode(mode: *mut c_int);
+    cuStreamGetCaptureInfo_v3(stream: CUstream, status: *mut c_int, id: *mut u64, graph: *mut CUgraph,
+        dependencies: *mut *const CUgraphNode, edge_data: *mut *const c_void, count: *mut usize);
+    cuCtxPushCurrent_v2(context: CUcontext);
+    cuCtxPopCurrent_v2(context: *mut CUcontext);
+    cuEventCreate(event: *mut *mut c_void, flags: c_uint);
 }
 
 hooks! {
@@ -218,6 +224,10 @@ hooks! {
     cuStreamQuery_ptsz(stream: CUstream) => sync::synchronize_stream;
     cuStreamBeginCapture_v2(stream: CUstream, mode: c_int) => sync::begin_capture;
     cuStreamBeginCapture_v2_ptsz(stream: CUstream, mode: c_int) => sync::begin_capture;
+    cuStreamBeginCaptureToGraph(stream: CUstream, graph: CUgraph, dependencies: *const CUgraphNode,
+        dependency_data: *const c_void, count: usize, mode: c_int) => sync::begin_capture_to_graph;
+    cuStreamBeginCaptureToGraph_ptsz(stream: CUstream, graph: CUgraph, dependencies: *const CUgraphNode,
+        dependency_data: *const c_void, count: usize, mode: c_int) => sync::begin_capture_to_graph;
     cuStreamEndCapture(stream: CUstream, graph: *mut *mut c_void) => sync::end_capture;
     cuStreamEndCapture_ptsz(stream: CUstream, graph: *mut *mut c_void) => sync::end_capture;
     cuProfilerStart() => sync::profiler_start;

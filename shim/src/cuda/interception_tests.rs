@@ -279,3 +279,39 @@ fn contexts_host_memory_variables_mappings_and_queries_are_recorded() {
     assert!(segment.initial.iter().chain(&segment.expected).all(|state| state.mem.0 < 6), "{segment:?}");
     assert_eq!(expected(2, 4), [8, 8, 8, 8, 9, 9, 9, 9]);
 }
+
+/// `test_driver/capture_program.c`: the program's captures end as they do natively (the test
+/// double fails and invalidates a capture when legacy-stream work runs during it, as the shim's
+/// reads used to be), work on other streams during a capture is recorded, and the captured work
+/// (a joined stream's kernel too) is recorded as the graphs' launches only.
+#[test]
+fn a_program_capturing_streams_keeps_its_captures_and_its_other_work_is_recorded() {
+    let (output, file) = TestProgram::build("capture_program").recorded();
+    assert!(output.starts_with("captures ended with 0 0\n"), "{output}");
+    assert!(output.ends_with("1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 \n2 2 2 2 1 1 1 1 0 0 0 0 0 0 0 0 \n2 2 1 1 1 1 1 1 0 0 0 0 0 0 0 0 \n"), "{output}");
+    let trace = &file.trace;
+    assert!(trace.partial.is_empty(), "{:?}", trace.partial);
+    let calls: Vec<&str> = trace.nodes.iter().map(|node| node.call.as_str()).collect();
+    assert_eq!(
+        calls,
+        // Synchronizing the non-blocking stream closes its two kernels only: the copies on the
+        // legacy stream close later.
+        ["cuLaunchKernel", "cuLaunchKernel", "cuMemcpyHtoD_v2", "cuMemcpyHtoD_v2", "cuGraphLaunch", "cuGraphLaunch", "cuMemcpyDtoH_v2", "cuMemcpyDtoH_v2", "cuMemcpyDtoH_v2"]
+    );
+    let n_of = |command: &Work| match command {
+        Work::Kernel(launch) => launch.args[1].clone(),
+        other => panic!("not a kernel: {other:?}"),
+    };
+    let value = |n: i32| Arg::Value(n.to_ne_bytes().to_vec());
+    // The kernel the joined stream launched is the first graph's second node, after the first.
+    let Work::Subgraph(first) = &trace.nodes[4].command else { panic!("not a graph launch") };
+    assert_eq!(first.nodes.iter().map(|node| n_of(&node.command)).collect::<Vec<_>>(), [value(4), value(8)]);
+    assert_eq!(first.edges.len(), 1);
+    let Work::Subgraph(second) = &trace.nodes[5].command else { panic!("not a graph launch") };
+    assert_eq!(second.nodes.iter().map(|node| n_of(&node.command)).collect::<Vec<_>>(), [value(2)]);
+    // c, first used by the kernel launched during the capture, was read then: all zeros.
+    let Work::Kernel(during) = &trace.nodes[1].command else { panic!("not a kernel") };
+    let Arg::Memory { mem: c, .. } = during.args[0] else { panic!("c is not memory: {:?}", during.args[0]) };
+    let initial = trace.segments.iter().flat_map(|segment| &segment.initial).find(|state| state.mem == c).expect("c's initial contents");
+    assert_eq!(file.blobs.get(initial.blob).unwrap().as_ref(), &[0u8; 64][..]);
+}

@@ -22,8 +22,9 @@ pub struct State {
     pub layouts: HashMap<Key, Option<Layout>>,
     /// Library kernels: their library and name, for the functions `cuKernelGetFunction` gives.
     pub kernels: HashMap<Key, (Key, String)>,
-    /// Streams the program is capturing into a graph of its own.
-    pub capturing: HashSet<Key>,
+    /// Streams the program is capturing into a graph of its own (begun there, or joined through
+    /// an event), each with the driver's id of its capture.
+    pub capturing: HashMap<Key, u64>,
     /// Stream-ordered allocations and the stream (key) that allocated each.
     pub ordered_allocations: HashMap<Key, Key>,
     /// Tracked memory (by key) and the context (key) it lives in: destroying the context frees it.
