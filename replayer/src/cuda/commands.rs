@@ -30,14 +30,6 @@ impl<'a> Addresses<'a> {
         Addresses { conditions: Some(conditions), ..self }
     }
 
-    pub fn allocated_map(&self) -> &'a HashMap<MemId, CUdeviceptr> {
-        self.allocated
-    }
-
-    pub fn conditions_map(&self) -> HashMap<u32, CUgraphConditionalHandle> {
-        self.conditions.cloned().unwrap_or_default()
-    }
-
     /// The handle the graph being built gave `condition`.
     pub fn condition(&self, condition: u32) -> BackendResult<CUgraphConditionalHandle> {
         self.conditions.and_then(|conditions| conditions.get(&condition)).copied().ok_or_else(|| {

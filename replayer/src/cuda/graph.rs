@@ -38,11 +38,23 @@ pub struct BuiltGraph {
     patched: BTreeSet<NodeId>,
     /// The partition's first node, which reports the whole graph's time.
     pub first: Option<(NodeId, usize)>,
-    /// Memory the partition allocates and frees itself, at the address its allocation node has
-    /// in every launch.
+    /// Where the partition's own memory lies and the handles of its conditions.
+    scope: Scope,
+}
+
+/// What the nodes of a graph see of the graphs around them: the memory the partition allocates
+/// and frees itself, at the address its allocation node has in every launch, and the handle each
+/// condition got.
+#[derive(Clone, Default)]
+struct Scope {
     allocated: HashMap<MemId, CUdeviceptr>,
-    /// The handle each condition of the partition's conditionals got.
     conditions: HashMap<u32, CUgraphConditionalHandle>,
+}
+
+impl Scope {
+    fn addresses<'a>(&'a self, objects: &'a Objects) -> Addresses<'a> {
+        Addresses::new(&objects.memories.addresses, &self.allocated).with_conditions(&self.conditions)
+    }
 }
 
 /// Builds a graph from the nodes of a partition and instantiates it.
@@ -54,12 +66,11 @@ pub fn build(objects: &Objects, context: CUcontext, part: &PartitionNodes<'_>) -
         kernel_nodes: HashMap::new(),
         patched: BTreeSet::new(),
         first: part.nodes.first().map(|(id, node)| (*id, node.queue.map_or(0, |q| q.index()))),
-        allocated: HashMap::new(),
-        conditions: HashMap::new(),
+        scope: Scope::default(),
     };
     let nodes: Vec<&Node> = part.nodes.iter().map(|(_, node)| *node).collect();
     let own_memory = objects.memories.allocated_by(part);
-    let handles = add_nodes(objects, context, graph, &nodes, &part.edges, &own_memory, &mut built.allocated, &mut built.conditions)?;
+    let handles = add_nodes(objects, context, graph, &nodes, &part.edges, &own_memory, &mut built.scope)?;
     for ((id, node), handle) in part.nodes.iter().zip(&handles) {
         if let Command::Kernel(_) = node.command {
             built.kernel_nodes.insert(*id, *handle);
@@ -105,10 +116,10 @@ fn instantiate(graph: CUgraph) -> BackendResult<CUgraphExec> {
 }
 
 /// Adds `nodes` to `graph`, then the edges between them (indices into `nodes`). Memory in
-/// `own_memory` gets allocation and free nodes, its addresses written to `allocated`; the
-/// allocation nodes come first, as the other nodes' parameters need their addresses. So do the
-/// handles of the conditionals among `nodes`, added to `conditions` (which holds those of the
-/// graphs around `graph`).
+/// `own_memory` gets allocation and free nodes, its addresses added to `scope`; the allocation
+/// nodes come first, as the other nodes' parameters need their addresses. So do the handles of
+/// the conditionals among `nodes`, added to `scope` too (which holds those of the graphs around
+/// `graph`).
 fn add_nodes(
     objects: &Objects,
     context: CUcontext,
@@ -116,8 +127,7 @@ fn add_nodes(
     nodes: &[&Node],
     edges: &[(usize, usize)],
     own_memory: &BTreeSet<MemId>,
-    allocated: &mut HashMap<MemId, CUdeviceptr>,
-    conditions: &mut HashMap<u32, CUgraphConditionalHandle>,
+    scope: &mut Scope,
 ) -> BackendResult<Vec<CUgraphNode>> {
     let mut handles = vec![std::ptr::null_mut(); nodes.len()];
     for (node, handle) in nodes.iter().zip(&mut handles) {
@@ -126,19 +136,18 @@ fn add_nodes(
                 let size = objects.memories.sizes.get(mem.index()).copied().unwrap_or(0);
                 let address;
                 (*handle, address) = add_allocation(graph, objects.device, size)?;
-                allocated.insert(mem, address);
+                scope.allocated.insert(mem, address);
             }
         }
     }
     for node in nodes {
         if let Command::Conditional(conditional) = &node.command {
-            conditions.insert(conditional.condition, create_condition(graph, context, conditional.default)?);
+            scope.conditions.insert(conditional.condition, create_condition(graph, context, conditional.default)?);
         }
     }
-    let addresses = Addresses::new(&objects.memories.addresses, allocated).with_conditions(conditions);
     for (node, handle) in nodes.iter().zip(&mut handles) {
         if handle.is_null() {
-            *handle = add_node(objects, addresses, context, graph, &node.command)?;
+            *handle = add_node(objects, scope, context, graph, &node.command)?;
         }
     }
     let mut from = Vec::with_capacity(edges.len());
@@ -181,7 +190,7 @@ fn create_condition(graph: CUgraph, context: CUcontext, default: Option<u32>) ->
 }
 
 /// A conditional node of `graph` and its bodies, each built like a graph of its own.
-fn add_conditional(objects: &Objects, addresses: Addresses<'_>, context: CUcontext, graph: CUgraph, conditional: &Conditional) -> BackendResult<CUgraphNode> {
+fn add_conditional(objects: &Objects, scope: &Scope, context: CUcontext, graph: CUgraph, conditional: &Conditional) -> BackendResult<CUgraphNode> {
     use sys::CUgraphConditionalNodeType::{CU_GRAPH_COND_TYPE_IF, CU_GRAPH_COND_TYPE_SWITCH, CU_GRAPH_COND_TYPE_WHILE};
     let kind = match conditional.kind {
         ConditionalKind::If => CU_GRAPH_COND_TYPE_IF,
@@ -193,28 +202,28 @@ fn add_conditional(objects: &Objects, addresses: Addresses<'_>, context: CUconte
     let mut params: sys::CUgraphNodeParams = unsafe { std::mem::zeroed() };
     params.type_ = sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_CONDITIONAL;
     params.__bindgen_anon_1.conditional =
-        sys::CUDA_CONDITIONAL_NODE_PARAMS { handle: addresses.condition(conditional.condition)?, type_: kind, size, phGraph_out: std::ptr::null_mut(), ctx: context };
+        sys::CUDA_CONDITIONAL_NODE_PARAMS { handle: scope.addresses(objects).condition(conditional.condition)?, type_: kind, size, phGraph_out: std::ptr::null_mut(), ctx: context };
     let mut node = std::ptr::null_mut();
     // SAFETY: a graph of this backend; the driver fills in the bodies it creates.
     check(unsafe { sys::cuGraphAddNode_v2(&mut node, graph, std::ptr::null(), std::ptr::null(), 0, &mut params) }, "cuGraphAddNode (conditional)")?;
     // SAFETY: the driver's array of `size` body graphs, valid as long as the node.
     let bodies = unsafe { std::slice::from_raw_parts(params.__bindgen_anon_1.conditional.phGraph_out, size as usize) };
     for (body, &body_graph) in conditional.bodies.iter().zip(bodies) {
-        add_graph(objects, addresses, context, body_graph, body)?;
+        add_graph(objects, scope, context, body_graph, body)?;
     }
     Ok(node)
 }
 
 /// Adds the nodes and edges of a recorded graph (a conditional's body, a sub-graph in one) to
 /// `graph`, seeing the conditions and allocations of the graphs around it.
-fn add_graph(objects: &Objects, addresses: Addresses<'_>, context: CUcontext, graph: CUgraph, inner: &Graph) -> BackendResult<()> {
+fn add_graph(objects: &Objects, scope: &Scope, context: CUcontext, graph: CUgraph, inner: &Graph) -> BackendResult<()> {
     let nodes: Vec<&Node> = inner.nodes.iter().collect();
     let edges: Vec<(usize, usize)> = inner.edges.iter().map(|edge| (edge.from.index(), edge.to.index())).collect();
-    let (mut allocated, mut conditions) = (addresses.allocated_map().clone(), addresses.conditions_map().clone());
-    add_nodes(objects, context, graph, &nodes, &edges, &BTreeSet::new(), &mut allocated, &mut conditions).map(drop)
+    add_nodes(objects, context, graph, &nodes, &edges, &BTreeSet::new(), &mut scope.clone()).map(drop)
 }
 
-fn add_node(objects: &Objects, addresses: Addresses<'_>, context: CUcontext, graph: CUgraph, command: &Command) -> BackendResult<CUgraphNode> {
+fn add_node(objects: &Objects, scope: &Scope, context: CUcontext, graph: CUgraph, command: &Command) -> BackendResult<CUgraphNode> {
+    let addresses = scope.addresses(objects);
     let mut node = std::ptr::null_mut();
     let none = std::ptr::null();
     // SAFETY: parameter blocks live across each call; the driver copies them.
@@ -239,13 +248,13 @@ fn add_node(objects: &Objects, addresses: Addresses<'_>, context: CUcontext, gra
             // Only inside a conditional's body: the segment's own were inlined.
             Command::Subgraph(inner) => {
                 let child = new_graph()?;
-                let added = add_graph(objects, addresses, context, child, inner)
+                let added = add_graph(objects, scope, context, child, inner)
                     .and_then(|()| check(sys::cuGraphAddChildGraphNode(&mut node, graph, none, 0, child), "cuGraphAddChildGraphNode"));
                 // The child graph node holds a copy.
                 sys::cuGraphDestroy(child);
                 added?;
             }
-            Command::Conditional(conditional) => node = add_conditional(objects, addresses, context, graph, conditional)?,
+            Command::Conditional(conditional) => node = add_conditional(objects, scope, context, graph, conditional)?,
             Command::EventRecord { event } => check(sys::cuGraphAddEventRecordNode(&mut node, graph, none, 0, objects.event(*event)?), "cuGraphAddEventRecordNode")?,
             Command::EventWait { event } => check(sys::cuGraphAddEventWaitNode(&mut node, graph, none, 0, objects.event(*event)?), "cuGraphAddEventWaitNode")?,
             Command::HostTask(_) => {
@@ -297,7 +306,7 @@ impl BuiltGraph {
         }
         // A whole-graph update would add allocation nodes and conditions of its own, at other
         // addresses and with other handles.
-        if launches.len() > 1 && launches.len() * 2 > self.kernel_nodes.len() && self.allocated.is_empty() && self.conditions.is_empty() {
+        if launches.len() > 1 && launches.len() * 2 > self.kernel_nodes.len() && self.scope.allocated.is_empty() && self.scope.conditions.is_empty() {
             self.update_whole(objects, context, part, &launches)?;
         } else {
             self.update_nodes(objects, &launches)?;
@@ -314,8 +323,7 @@ impl BuiltGraph {
     fn update_nodes(&mut self, objects: &Objects, launches: &HashMap<NodeId, KernelLaunch>) -> BackendResult<()> {
         for (node, launch) in launches {
             let handle = *self.kernel_nodes.get(node).ok_or_else(|| BackendError::Unsupported(format!("node {node} is not a kernel of this graph")))?;
-            let addresses = Addresses::new(&objects.memories.addresses, &self.allocated).with_conditions(&self.conditions);
-            let mut call = KernelCall::new(objects, addresses, launch)?;
+            let mut call = KernelCall::new(objects, self.scope.addresses(objects), launch)?;
             let params = call.node_params();
             // SAFETY: a node of this graph's instantiation; params live across the call.
             check(unsafe { sys::cuGraphExecKernelNodeSetParams_v2(self.exec, handle, &params) }, "cuGraphExecKernelNodeSetParams")?;
@@ -336,7 +344,7 @@ impl BuiltGraph {
             .collect();
         let nodes: Vec<&Node> = patched.iter().collect();
         let graph = new_graph()?;
-        let updated = add_nodes(objects, context, graph, &nodes, &part.edges, &BTreeSet::new(), &mut HashMap::new(), &mut HashMap::new()).and_then(|_| {
+        let updated = add_nodes(objects, context, graph, &nodes, &part.edges, &BTreeSet::new(), &mut Scope::default()).and_then(|_| {
             // SAFETY: a plain C struct for which all zeroes is valid; graphs of this backend.
             let mut info: sys::CUgraphExecUpdateResultInfo = unsafe { std::mem::zeroed() };
             check(unsafe { sys::cuGraphExecUpdate_v2(self.exec, graph, &mut info) }, "cuGraphExecUpdate").map_err(|error| match error {

@@ -8,7 +8,7 @@ use super::streams::{ensure_queue, stream_key};
 use super::sync::closed;
 use super::{succeeded, CUresult, CUstream, Recorded};
 use crate::entry::Forward;
-use crate::recorder::{Access, HostRegion, Order, Recorder, Submission, SyncScope};
+use crate::recorder::{Access, HostRegion, Key, Order, Recorder, Submission, SyncScope};
 use std::ffi::{c_uint, c_void};
 use trace_format::{Command, HostTaskKind, Place};
 
@@ -19,11 +19,13 @@ pub struct Enqueued {
     /// A synchronous copy to the host: a host synchronization.
     blocking: bool,
     received: Option<HostRegion>,
+    /// Events the command waits for (a graph's event wait nodes).
+    waits: Vec<Key>,
 }
 
 impl Enqueued {
     pub fn new(call: &'static str, stream: CUstream) -> Enqueued {
-        Enqueued { call, stream, blocking: false, received: None }
+        Enqueued { call, stream, blocking: false, received: None, waits: Vec::new() }
     }
 
     /// A command of a synchronous call: on the default stream its variant names.
@@ -42,6 +44,10 @@ impl Enqueued {
     pub fn receiving(self, address: *const std::ffi::c_void, len: usize) -> Enqueued {
         Enqueued { received: Some(HostRegion { address: address as usize, len }), ..self }
     }
+
+    pub fn waiting(self, events: Vec<Key>) -> Enqueued {
+        Enqueued { waits: events, ..self }
+    }
 }
 
 pub const UNTRACKED_MEMORY: &str = "it names device memory the shim did not see allocated";
@@ -51,7 +57,7 @@ pub const UNTRACKED_MEMORY: &str = "it names device memory the shim did not see 
 pub fn enqueue(
     forward: &mut Forward<'_, CUresult>,
     enqueued: Enqueued,
-    accesses: impl FnOnce(&Recorder) -> Vec<Access>,
+    accesses: impl FnOnce(&mut Recorder) -> Vec<Access>,
     build: impl FnOnce(&mut Recorder) -> Result<Command, &'static str>,
 ) -> Recorded {
     let (call, queue) = (enqueued.call, stream_key(enqueued.stream, enqueued.call));
@@ -75,7 +81,7 @@ pub fn enqueue(
     }
     with_recorder(|_, recorder| {
         let submission =
-            Submission { call, queue: Some(queue), order: Order::Command, waits: &[], signals: None, received: enqueued.received };
+            Submission { call, queue: Some(queue), order: Order::Command, waits: &enqueued.waits, signals: None, received: enqueued.received };
         recorder.submit(prepared, submission, |recorder| {
             build(recorder).unwrap_or_else(|reason| {
                 recorder.partial(call, reason);

@@ -158,12 +158,15 @@ pub unsafe fn free_async(forward: &mut Forward<'_, CUresult>, call: &'static str
         Ok(Command::MemFree { mem })
     })?;
     if succeeded(forward) {
-        with_recorder(|state, recorder| {
-            recorder.freed_in_order(pointer);
-            forget_bookkeeping(state, pointer);
-        })?;
+        with_recorder(|state, recorder| freed_in_order(state, recorder, pointer))?;
     }
     Ok(())
+}
+
+/// Memory at `address` is freed once its stream gets to where it was just submitted.
+pub fn freed_in_order(state: &mut State, recorder: &mut Recorder, address: CUdeviceptr) {
+    recorder.freed_in_order(address);
+    forget_bookkeeping(state, address);
 }
 
 /// `cuMemAllocHost` and `cuMemHostAlloc`: pinned host memory, which kernels reach at its host

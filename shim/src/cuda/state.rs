@@ -2,7 +2,7 @@
 //! described to the recorder, kernel parameter layouts, library kernels' names, streams the
 //! program is capturing, and the streams of stream-ordered allocations.
 
-use super::graphs::ExecGraph;
+use super::graphs::{Condition, CreatedConditional, ExecGraph};
 use super::Failure;
 use crate::recorder::{Key, Recorder};
 use crate::session;
@@ -46,6 +46,12 @@ pub struct State {
     pub unread_images: HashMap<Key, UnreadImage>,
     /// The program's executable graphs, as read when instantiated.
     pub graph_execs: HashMap<Key, ExecGraph>,
+    /// Conditional nodes the program created, which the driver cannot report.
+    pub conditional_nodes: HashMap<Key, CreatedConditional>,
+    /// Conditions the program created (by handle).
+    pub conditions: HashMap<u64, Condition>,
+    /// The trace's number for each event a graph node names.
+    pub event_numbers: HashMap<Key, u32>,
 }
 
 /// A module image still where the program keeps it.

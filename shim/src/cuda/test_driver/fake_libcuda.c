@@ -82,10 +82,14 @@ CUresult cuMemsetD32Async(CUdeviceptr d, unsigned v, size_t n, void *s) { return
 CUresult cuCtxSynchronize(void) { return implicit(); }
 CUresult cuModuleLoadData(void **m, const void *image) { *m = (void *)0xa00; return 0; }
 CUresult cuModuleLoad(void **m, const char *path) { *m = (void *)0xb00; return 0; }
-CUresult cuModuleGetFunction(void **f, void *m, const char *name) { *f = (char *)m + 0x500; return 0; }
+// Every function is add1(int *data, int n) but set_condition(int *data, condition handle), whose
+// second parameter has 8 bytes.
+#define SET_CONDITION 0x10000
+CUresult cuModuleGetFunction(void **f, void *m, const char *name) { *f = (char *)m + 0x500 + (strcmp(name, "set_condition") ? 0 : SET_CONDITION); return 0; }
+static size_t second_size(void *f) { return (uintptr_t)f & SET_CONDITION ? 8 : 4; }
 CUresult cuFuncGetParamInfo(void *f, size_t i, size_t *o, size_t *s) {
     if (i > 1) return 1;
-    *o = i * 8; *s = i == 0 ? 8 : 4; return 0;
+    *o = i * 8; *s = i == 0 ? 8 : second_size(f); return 0;
 }
 static CUresult launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned sh,
                        void *stream, void **params, void **extra) {
@@ -117,19 +121,19 @@ typedef struct { int type, reserved[3]; union { long long pad[29]; ConditionalPa
 enum { KERNEL, MEMCPY, MEMSET, HOST, CHILD, EMPTY, WAIT_EVENT, EVENT_RECORD, ALLOC = 10, FREE = 11, CONDITIONAL = 13 };
 typedef struct Node {
     int type; struct Node *deps[4]; size_t ndeps;
-    KernelNodeParams launch; int *data; int n; void *args[2];
+    KernelNodeParams launch; int *data; int64_t n; void *args[2];
     Copy3D copy; MemsetParams set; HostParams host; struct Graph *child; void *event; CUdeviceptr dptr; size_t bytes;
     ConditionalParams conditional; struct Graph *bodies[2];
 } Node;
-typedef struct Graph { Node nodes[8]; size_t count; struct Graph *source; } Graph;
+typedef struct Graph { Node nodes[16]; size_t count; struct Graph *source; } Graph;
 static struct { uint64_t handle; unsigned value, fallback; } conditions[8];
 static size_t condition_count;
 static void keep(Node *node, const KernelNodeParams *p) {
-    node->launch = *p; node->data = *(int **)p->params[0]; node->n = *(int *)p->params[1];
+    node->launch = *p; node->data = *(int **)p->params[0]; node->n = 0; memcpy(&node->n, p->params[1], second_size(p->func));
     node->args[0] = &node->data; node->args[1] = &node->n; node->launch.params = node->args; node->launch.extra = 0;
 }
 static CUresult add(Node **n, Graph *g, Node **deps, size_t ndeps, int type) {
-    if (g->count == 8 || ndeps > 4) return 1;
+    if (g->count == 16 || ndeps > 4) return 1;
     *n = &g->nodes[g->count++]; memset(*n, 0, sizeof **n); (*n)->type = type; (*n)->ndeps = ndeps;
     for (size_t i = 0; i < ndeps; i++) (*n)->deps[i] = deps[i];
     return 0;
@@ -167,7 +171,7 @@ CUresult cuGraphAddMemFreeNode(Node **n, Graph *g, Node **deps, size_t ndeps, CU
 }
 CUresult cuGraphConditionalHandleCreate(uint64_t *h, Graph *g, void *ctx, unsigned value, unsigned flags) {
     if (condition_count == 8) return 1;
-    conditions[condition_count].handle = *h = 0xc0de0000 + condition_count; conditions[condition_count++].fallback = value;
+    conditions[condition_count].handle = *h = 0x5e00 + condition_count; conditions[condition_count++].fallback = value;
     return 0;
 }
 // Only conditional nodes: the other types have calls of their own here.
@@ -235,7 +239,10 @@ static void run(Graph *g, void *stream) {
             else launch(0, 1, 1, 1, 1, 1, 1, 0, stream, node->args, 0);
             break;
         case MEMCPY: cuMemcpy3D_v2(&node->copy); break;
-        case MEMSET: for (size_t row = 0; row < node->set.height; row++) memset((char *)node->set.dst + row * node->set.pitch, (int)node->set.value, node->set.width * node->set.element); break;
+        case MEMSET:
+            for (size_t row = 0; row < node->set.height; row++)
+                for (size_t e = 0; e < node->set.width; e++) memcpy((char *)node->set.dst + row * node->set.pitch + e * node->set.element, &node->set.value, node->set.element);
+            break;
         case HOST: node->host.fn(node->host.data); break;
         case CHILD: run(node->child, stream); break;
         case CONDITIONAL:
