@@ -314,13 +314,15 @@ pub unsafe fn launch(forward: &mut Forward<'_, CUresult>, call: &'static str, ex
         return enqueue(forward, Enqueued::new(call, stream), |_| Vec::new(), |_| Err("a graph the shim did not see instantiated"));
     };
     let (allocated, freed) = graph.allocations();
+    // Tracked here too for launches outside the capture range, whose nodes are not translated.
     for &(address, size) in &allocated {
         track(address, size, Some(queue), MemShape::Whole(MemKind::StreamOrdered), 0)?;
     }
+    let device = with_recorder(|state, recorder| super::device::current(state, recorder).map(|(_, device)| device))?;
     let (recorded, waited) = graph.events();
     let command = RefCell::new(None);
     let accesses = |recorder: &mut Recorder| {
-        let launched = graph.launched(recorder, call);
+        let launched = graph.launched(recorder, call, device);
         *command.borrow_mut() = Some(launched.command);
         launched.accesses
     };

@@ -62,7 +62,7 @@ fn event_edge(from: u32, to: u32) -> Edge {
 
 /// Launches the graph on the legacy stream as `graph_hooks::launch` does.
 fn launch(recorder: &mut Recorder, device: &FakeDeviceMemory, exec: &ExecGraph) {
-    let launched = exec.launched(recorder, "cuGraphLaunch");
+    let launched = exec.launched(recorder, "cuGraphLaunch", None);
     submit(recorder, device, LEGACY, &launched.accesses, |_| launched.command);
 }
 
@@ -72,7 +72,7 @@ fn commands(graph: &Graph) -> Vec<Command> {
 
 /// The launch's graph.
 fn launched_graph(recorder: &mut Recorder, exec: &ExecGraph) -> Graph {
-    match exec.launched(recorder, "cuGraphLaunch").command {
+    match exec.launched(recorder, "cuGraphLaunch", None).command {
         Command::Subgraph(graph) => graph,
         other => panic!("not a sub-graph: {other:?}"),
     }
@@ -91,7 +91,7 @@ fn a_launched_graph_is_one_subgraph_node_and_follows_kernel_node_updates() {
     device.contents.borrow_mut().extend([(X, vec![1; SIZE as usize]), (Y, vec![2; SIZE as usize])]);
 
     let mut exec = ExecGraph::new(fake_graph());
-    assert_eq!(exec.launched(&mut recorder, "cuGraphLaunch").accesses, vec![write(Y), write(X), write(Y)]);
+    assert_eq!(exec.launched(&mut recorder, "cuGraphLaunch", None).accesses, vec![write(Y), write(X), write(Y)]);
     launch(&mut recorder, &device, &exec);
     assert!(exec.set(FAKE_KERNEL_NODE, NodeRead::Kernel(fake_kernel_node(X, 2))));
     launch(&mut recorder, &device, &exec);
@@ -138,7 +138,7 @@ fn a_device_memcpy_node_of_one_row_is_a_linear_copy_reading_its_source() {
     let exec = one_node(FAKE_MEMCPY_NODE, NodeRead::Copy(linear_copy(X + 8, Y, 16)));
     let copy = Copy { src: Place::Memory { mem: MemId(0), offset: 8 }, dst: Place::Memory { mem: MemId(1), offset: 0 }, extent: Extent::Linear { bytes: 16 } };
     assert_eq!(commands(&launched_graph(&mut recorder, &exec)), vec![Command::Copy(copy)]);
-    assert_eq!(exec.launched(&mut recorder, "cuGraphLaunch").accesses, vec![Access { mem: X, write: false }, write(Y)]);
+    assert_eq!(exec.launched(&mut recorder, "cuGraphLaunch", None).accesses, vec![Access { mem: X, write: false }, write(Y)]);
 }
 
 /// `CU_MEMORYTYPE_HOST`.
@@ -173,7 +173,7 @@ fn memcpy_nodes_with_host_ends_read_host_data_at_each_launch_and_name_pinned_mem
     // What the graph delivers to pageable memory its host code may consume before the host waits:
     // it is not kept for comparison.
     assert_eq!(into_pageable.dst, Place::Host { data: None });
-    let accesses = exec.launched(&mut recorder, "cuGraphLaunch").accesses;
+    let accesses = exec.launched(&mut recorder, "cuGraphLaunch", None).accesses;
     assert!(accesses.contains(&write(pinned_address)), "{accesses:?}");
 }
 
@@ -198,7 +198,7 @@ fn host_2d_memset_and_disabled_nodes() {
     assert!(!exec.set_enabled(0x1234, false), "a node of another graph");
     let graph = launched_graph(&mut recorder, &exec);
     assert_eq!(graph.nodes[2].command, Command::Barrier);
-    assert!(!exec.launched(&mut recorder, "cuGraphLaunch").accesses.contains(&write(Y)), "a disabled kernel uses no memory");
+    assert!(!exec.launched(&mut recorder, "cuGraphLaunch", None).accesses.contains(&write(Y)), "a disabled kernel uses no memory");
     assert!(exec.set_enabled(FAKE_KERNEL_NODE, true));
     assert!(matches!(launched_graph(&mut recorder, &exec).nodes[2].command, Command::Kernel(_)));
 }
@@ -252,9 +252,7 @@ fn graph_allocations_are_memory_of_their_own_with_no_contents_read() {
     };
     let exec = ExecGraph::new(read);
     assert_eq!(exec.allocations(), (vec![(GRAPH_MEMORY, 64)], vec![GRAPH_MEMORY]));
-    // `graph_hooks::launch` tracks the allocation before translating each launch.
-    recorder.memory_created(GRAPH_MEMORY, MemDesc { shape: MemShape::Whole(MemKind::StreamOrdered), ..allocation(GRAPH_MEMORY, 64, None) });
-    let launched = exec.launched(&mut recorder, "cuGraphLaunch");
+    let launched = exec.launched(&mut recorder, "cuGraphLaunch", None);
     assert_eq!(launched.accesses, vec![write(X)], "the graph's own memory is never read");
     let graph_memory = recorder.mem_id(GRAPH_MEMORY).unwrap();
     let Command::Subgraph(graph) = launched.command else { panic!("not a sub-graph") };
@@ -263,6 +261,33 @@ fn graph_allocations_are_memory_of_their_own_with_no_contents_read() {
     assert_eq!(kernel.args[0], Arg::Memory { mem: graph_memory, offset: 16 });
     assert_eq!(graph.nodes[3].command, Command::MemFree { mem: graph_memory });
     assert!(partial_reasons(&sink).is_empty());
+}
+
+#[test]
+fn an_address_a_graph_allocates_twice_is_two_memory_objects() {
+    let sink = CollectingSink::default();
+    let mut recorder = recorder(&sink);
+    // alloc A -> kernel(A) -> free A -> alloc A again -> kernel(A) -> free A.
+    let nodes = [
+        NodeRead::Alloc { address: GRAPH_MEMORY, size: 64 },
+        NodeRead::Kernel(fake_kernel_node(GRAPH_MEMORY, 1)),
+        NodeRead::Free { address: GRAPH_MEMORY },
+        NodeRead::Alloc { address: GRAPH_MEMORY, size: 64 },
+        NodeRead::Kernel(fake_kernel_node(GRAPH_MEMORY, 2)),
+        NodeRead::Free { address: GRAPH_MEMORY },
+    ];
+    let handles: Vec<Key> = (0..nodes.len() as Key).collect();
+    let edges = handles.windows(2).map(|pair| (pair[0], pair[1])).collect();
+    let exec = ExecGraph::new(ReadGraph { nodes: handles.iter().copied().zip(nodes).collect(), edges });
+    let graph = launched_graph(&mut recorder, &exec);
+    let mem = |index: usize| match &graph.nodes[index].command {
+        Command::MemAlloc { mem } | Command::MemFree { mem } => *mem,
+        Command::Kernel(launch) => match launch.args[0] { Arg::Memory { mem, .. } => mem, ref other => panic!("not memory: {other:?}") },
+        other => panic!("unexpected {other:?}"),
+    };
+    assert_eq!([mem(0), mem(1), mem(2)], [mem(0); 3]);
+    assert_eq!([mem(3), mem(4), mem(5)], [mem(3); 3]);
+    assert_ne!(mem(0), mem(3));
 }
 
 #[test]
@@ -295,5 +320,5 @@ fn a_kernel_node_uses_the_variables_of_its_program_as_a_launch_does() {
     // Y stands for a variable the kernel reaches by name: no parameter points at it.
     let node = KernelNode { variables: vec![Y], ..fake_kernel_node(X, 1) };
     let exec = one_node(FAKE_KERNEL_NODE, NodeRead::Kernel(node));
-    assert_eq!(exec.launched(&mut recorder, "cuGraphLaunch").accesses, vec![write(X), write(Y)]);
+    assert_eq!(exec.launched(&mut recorder, "cuGraphLaunch", None).accesses, vec![write(X), write(Y)]);
 }

@@ -10,8 +10,9 @@ use super::params::{self, Value};
 use super::rect::{fill_2d_command, Memcpy3D, RectCopy};
 use super::state::Layout;
 use crate::fast_hash::{HashMap, HashSet};
-use crate::recorder::{Access, Key, Recorder};
-use trace_format::{Command, Conditional, ConditionalKind, Edge, EdgeKind, Graph, HostTaskKind, Launch, Node, NodeId, SegmentId};
+use super::memory::allocation;
+use crate::recorder::{Access, Key, MemDesc, MemShape, Recorder};
+use trace_format::{Command, Conditional, ConditionalKind, Edge, EdgeKind, Graph, HostTaskKind, Launch, MemKind, Node, NodeId, SegmentId};
 
 /// A kernel node's launch as the driver reports it: its parameters' bytes still undecoded.
 #[derive(Clone, Debug)]
@@ -222,8 +223,10 @@ impl ExecGraph {
 
     /// The launch as the trace records it, with the memory its nodes name and the host data
     /// its copies read now; a node the trace cannot describe is a barrier, and the trace is
-    /// marked partial, as for any call.
-    pub fn launched(&self, recorder: &mut Recorder, call: &str) -> Launched {
+    /// marked partial, as for any call. Each allocation of the graph is new memory (of
+    /// `device`), which the nodes after it name: a graph may allocate one address twice, after
+    /// freeing it.
+    pub fn launched(&self, recorder: &mut Recorder, call: &str, device: Option<Key>) -> Launched {
         let mut handles: HashMap<u64, u32> = HashMap::default();
         self.read.for_each_node(&mut |_, node| {
             if let NodeRead::Conditional(conditional) = node {
@@ -231,7 +234,7 @@ impl ExecGraph {
             }
         });
         let own: HashSet<Key> = self.allocations().0.iter().map(|&(address, _)| address).collect();
-        let mut translation = Translation { recorder, call, handles: &handles, disabled: &self.disabled, accesses: Vec::new() };
+        let mut translation = Translation { recorder, call, device, handles: &handles, disabled: &self.disabled, accesses: Vec::new() };
         let graph = translation.graph(&self.read);
         let accesses = translation.accesses.into_iter().filter(|access| !own.contains(&access.mem)).collect();
         Launched { command: Command::Subgraph(graph), accesses }
@@ -268,6 +271,8 @@ fn index(graph: &ReadGraph, prefix: &mut Path, paths: &mut HashMap<Key, Path>) {
 struct Translation<'a> {
     recorder: &'a mut Recorder,
     call: &'a str,
+    /// The device the graph's allocations are on.
+    device: Option<Key>,
     /// The handles of the graph's conditions, with the trace's numbers.
     handles: &'a HashMap<u64, u32>,
     disabled: &'a HashSet<Key>,
@@ -334,9 +339,10 @@ impl Translation<'_> {
             NodeRead::Child(child) => Ok(Command::Subgraph(self.graph(child))),
             NodeRead::EventRecord { number, .. } => Ok(Command::EventRecord { event: *number }),
             NodeRead::EventWait { number, .. } => Ok(Command::EventWait { event: *number }),
-            NodeRead::Alloc { address, .. } => {
-                let (mem, _) = recorder.locate(*address).ok_or(super::commands::UNTRACKED_MEMORY)?;
-                Ok(Command::MemAlloc { mem: recorder.mem_id(mem).ok_or(super::commands::UNTRACKED_MEMORY)? })
+            NodeRead::Alloc { address, size } => {
+                let desc = MemDesc { shape: MemShape::Whole(MemKind::StreamOrdered), ..allocation(*address, *size, self.device) };
+                recorder.memory_created(*address, desc);
+                Ok(Command::MemAlloc { mem: recorder.mem_id(*address).ok_or(super::commands::UNTRACKED_MEMORY)? })
             }
             NodeRead::Free { address } => {
                 let (mem, _) = recorder.locate(*address).ok_or(super::commands::UNTRACKED_MEMORY)?;
