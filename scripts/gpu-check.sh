@@ -5,14 +5,42 @@
 # replays its trace as CUDA graphs and eagerly with --compare, and prints one table; then the same loop for
 # the OpenCL example on the NVIDIA OpenCL driver, and the shim's per-call cost on the launch-bound program.
 # Exits non-zero if any row fails. Logs, traces and the table go to $OUT (or a temporary directory).
+#
+# NVIDIA's cuda-samples instead (scripts/cuda_samples.py has the details and the samples left out, with why):
+#   scripts/gpu-check.sh [BIN_DIR] --samples DIR [--only PATTERNS] [--build-only | --run-only]
+# builds every sample of DIR that runs on one GPU without a display with nvcc in parallel into $SAMPLES_WORK
+# (default /tmp/reprise-cuda-samples, kept between calls), then runs each natively, under the shim and
+# replayed (graph, eager, --compare), several at once ($SAMPLE_JOBS, default 6), each step under a timeout of
+# $SAMPLE_TIMEOUT seconds (default 60), and prints one table. PATTERNS (comma-separated, shell patterns on
+# CATEGORY/NAME or NAME) picks a subset; --build-only and --run-only split the work over two calls.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-bin=$(cd "${1:-target/release}" && pwd) || exit 2
+bin_dir=target/release samples="" only="" steps="build run"
+while [ $# -gt 0 ]; do
+  case $1 in
+    --samples) samples=${2:-}; shift 2 ;;
+    --only) only=${2:-}; shift 2 ;;
+    --build-only) steps=build; shift ;;
+    --run-only) steps=run; shift ;;
+    -*) echo "gpu-check: unknown option $1" >&2; exit 2 ;;
+    *) bin_dir=$1; shift ;;
+  esac
+done
+bin=$(cd "$bin_dir" && pwd) || exit 2
 for needed in "$bin/libshim.so" "$bin/replayer"; do
   [ -e "$needed" ] || { echo "gpu-check: $needed is missing: run \`cargo build --release\` where Rust is and bring target/release" >&2; exit 2; }
 done
 # The CUDA toolkit's nvcc, where the machine's PATH lacks it.
 command -v nvcc >/dev/null || export PATH="$PATH:/usr/local/cuda/bin"
+if [ -n "$samples" ]; then
+  out=${OUT:-$(mktemp -d)}
+  samples_work=${SAMPLES_WORK:-/tmp/reprise-cuda-samples}
+  status=0
+  case $steps in *build*) python3 scripts/cuda_samples.py build "$samples" "$samples_work" --only "$only" || status=$? ;; esac
+  case $steps in *run*) python3 scripts/cuda_samples.py run "$samples" "$samples_work" "$bin" "$out" --only "$only" \
+    --jobs "${SAMPLE_JOBS:-6}" --timeout "${SAMPLE_TIMEOUT:-60}" || status=$? ;; esac
+  exit $status
+fi
 shim="$bin/libshim.so"
 replayer="$bin/replayer"
 out=${OUT:-$(mktemp -d)}
