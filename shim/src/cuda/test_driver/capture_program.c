@@ -4,19 +4,9 @@
 // joins the capture through an event and leaves it through another (its kernel is the graph's);
 // a second capture goes into a graph the program made (cuStreamBeginCaptureToGraph). It prints
 // what ending each capture returned, then the data.
-#include <dlfcn.h>
-#include <stdio.h>
-#include <stdint.h>
-typedef uint64_t CUdeviceptr;
-static int (*launch_kernel)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *, void **, void **);
-static void add1(void *function, void *stream, CUdeviceptr data, int n) {
-    void *params[] = {&data, &n};
-    launch_kernel(function, 1, 1, 1, 32, 1, 1, 0, stream, params, 0);
-}
+#include "driver.h"
 int main(void) {
-    void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!cuda) { printf("no libcuda\n"); return 2; }
-#define F(name, ...) int (*name)(__VA_ARGS__) = (int (*)(__VA_ARGS__))dlsym(cuda, #name)
+    if (!open_driver()) return 2;
     F(cuModuleLoadData, void **, const void *);
     F(cuModuleGetFunction, void **, void *, const char *);
     F(cuMemAlloc_v2, CUdeviceptr *, size_t);
@@ -32,7 +22,6 @@ int main(void) {
     F(cuGraphCreate, void **, unsigned);
     F(cuGraphInstantiateWithFlags, void **, void *, unsigned long long);
     F(cuGraphLaunch, void *, void *);
-    launch_kernel = (int (*)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *, void **, void **))dlsym(cuda, "cuLaunchKernel");
     void *module, *function;
     cuModuleLoadData(&module, ".version 9.0\n.target sm_90\n.visible .entry add1() { ret; }\n");
     cuModuleGetFunction(&function, module, "add1");
