@@ -2,6 +2,7 @@
 """NVIDIA's cuda-samples under the shim, for scripts/gpu-check.sh --samples (see there).
 
   cuda_samples.py list  SAMPLES_DIR [--only PATTERNS]
+  cuda_samples.py pack  SAMPLES_DIR DEST [--only PATTERNS]
   cuda_samples.py build SAMPLES_DIR WORK [--only PATTERNS] [--jobs N]
   cuda_samples.py run   SAMPLES_DIR WORK BIN_DIR OUT [--only PATTERNS] [--jobs N] [--timeout SECONDS]
 
@@ -13,7 +14,9 @@ samples look for them when run from there. `run` runs each natively and under th
 and result lines compared), replays its trace as CUDA graphs and eagerly with --compare, each step
 under a timeout, several samples at once, and prints one Markdown table (also OUT/samples.md, the
 rows as OUT/samples.json, logs in OUT/samples/). PATTERNS: comma-separated shell patterns matched
-against CATEGORY/NAME and NAME (`3_CUDA_Features/*,simpleStreams`).
+against CATEGORY/NAME and NAME (`3_CUDA_Features/*,simpleStreams`). `pack` copies what the checked
+samples need (their directories without docs, and Common/) to DEST, a checkout of about 50 MB for a
+machine that cannot fetch one.
 """
 
 import argparse
@@ -156,7 +159,7 @@ def samples(root, only):
     found = []
     for category in CATEGORIES:
         base = os.path.join(root, "Samples", category)
-        for name in sorted(os.listdir(base)):
+        for name in sorted(os.listdir(base)) if os.path.isdir(base) else []:
             if not os.path.isfile(os.path.join(base, name, "CMakeLists.txt")):
                 continue
             sample = Sample(root, category, name)
@@ -277,6 +280,8 @@ def run_one(sample, work, bin_dir, logs, timeout):
         row["native"], row["reason"] = "waived", "the sample waives itself on this machine: " + telling_line(log + ".native.out")
         return row
     row["native"] = "timeout" if native is None else "ok" if native == 0 else f"exit {native}"
+    if native != 0:
+        row["reason"] = "native: " + telling_line(log + ".native.err", telling_line(log + ".native.out"))
     for old in os.listdir(place):
         if old.startswith("shim-") and old.endswith(".trace"):
             os.remove(os.path.join(place, old))
@@ -284,8 +289,8 @@ def run_one(sample, work, bin_dir, logs, timeout):
     shim, pid = run_step([binary], place, log + ".shim", timeout, env)
     same_output = shim == native and result_lines(log + ".native.out") == result_lines(log + ".shim.out")
     row["shim"] = "timeout" if shim is None else "same" if same_output else f"exit {shim}" if shim != native else "result lines differ"
-    if shim is not None and shim != native:
-        row["reason"] = telling_line(log + ".shim.err", telling_line(log + ".shim.out"))
+    if shim is not None and shim != native and not row["reason"]:
+        row["reason"] = "shim: " + telling_line(log + ".shim.err", telling_line(log + ".shim.out"))
     trace = os.path.join(place, f"shim-{pid}.trace")
     if not os.path.exists(trace):
         row["graph"] = row["eager"] = "no trace"
@@ -329,11 +334,24 @@ def run(args):
     return 0 if len(passing) == len(ran) else 1
 
 
+def pack(args):
+    chosen = [sample for sample in samples(args.samples, args.only) if not sample.excluded()]
+    ignore = shutil.ignore_patterns("doc", ".vscode")
+    for sample in chosen:
+        shutil.copytree(sample.dir, os.path.join(args.dest, "Samples", sample.category, sample.name), ignore=ignore, dirs_exist_ok=True)
+    shutil.copytree(os.path.join(args.samples, "Common"), os.path.join(args.dest, "Common"), dirs_exist_ok=True)
+    print(f"copied {len(chosen)} samples and Common/ to {args.dest}")
+    return 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
     listing = commands.add_parser("list")
     listing.add_argument("samples")
+    packer = commands.add_parser("pack")
+    packer.add_argument("samples")
+    packer.add_argument("dest")
     builder = commands.add_parser("build")
     builder.add_argument("samples")
     builder.add_argument("work")
@@ -344,7 +362,7 @@ def main():
     runner.add_argument("bin")
     runner.add_argument("out")
     runner.add_argument("--timeout", type=float, default=60)
-    for command in (listing, builder, runner):
+    for command in (listing, packer, builder, runner):
         command.add_argument("--only", default="")
         command.add_argument("--jobs", type=int, default=os.cpu_count() or 4)
     args = parser.parse_args()
@@ -356,7 +374,7 @@ def main():
         for sample in samples(args.samples, args.only):
             print(f"{sample.key}: excluded, {sample.excluded()}" if sample.excluded() else f"{sample.key}: {' '.join(sample.flags()[6:])}")
         return 0
-    return build(args) if args.command == "build" else run(args)
+    return {"pack": pack, "build": build, "run": run}[args.command](args)
 
 
 if __name__ == "__main__":
