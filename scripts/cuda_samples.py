@@ -248,6 +248,17 @@ def run_step(command, cwd, log, timeout, env=None):
             return None, process.pid
 
 
+def trim_logs(log, keep=200):
+    """Keeps the last `keep` lines of each of a sample's logs (some print a line per thread)."""
+    directory, name = os.path.split(log)
+    for entry in os.listdir(directory):
+        path = os.path.join(directory, entry)
+        if entry.startswith(name + ".") and not entry.endswith(".json") and os.path.getsize(path) > 64 * 1024:
+            lines = tail(path, keep)
+            with open(path, "w") as file:
+                file.write("\n".join(["[earlier lines cut]"] + lines) + "\n")
+
+
 def result_lines(path):
     return [line for line in tail(path, 100000) if RESULT_LINE.search(line)]
 
@@ -268,6 +279,12 @@ def replay_verdict(code, report, err):
 
 
 def run_one(sample, work, bin_dir, logs, timeout):
+    row = check_one(sample, work, bin_dir, logs, timeout)
+    trim_logs(os.path.join(logs, sample.name))
+    return row
+
+
+def check_one(sample, work, bin_dir, logs, timeout):
     row = {"sample": sample.key, "native": "", "shim": "", "graph": "", "eager": "", "reason": ""}
     place = os.path.join(work, sample.name)
     binary = os.path.join(place, sample.name)
