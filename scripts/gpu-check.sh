@@ -5,14 +5,44 @@
 # replays its trace as CUDA graphs and eagerly with --compare, and prints one table; then the same loop for
 # the OpenCL example on the NVIDIA OpenCL driver, and the shim's per-call cost on the launch-bound program.
 # Exits non-zero if any row fails. Logs, traces and the table go to $OUT (or a temporary directory).
+#
+# NVIDIA's cuda-samples instead (scripts/cuda_samples.py has the details and the samples left out, with why):
+#   scripts/gpu-check.sh [BIN_DIR] --samples DIR [--only PATTERNS] [--build-only | --run-only]
+# builds every sample of DIR that runs on one GPU without a display with nvcc in parallel into $SAMPLES_WORK
+# (default /tmp/reprise-cuda-samples, kept between calls), then runs each natively, under the shim and
+# replayed (graph, eager, --compare), several at once ($SAMPLE_JOBS, default 6), each step under a timeout of
+# $SAMPLE_TIMEOUT seconds (default 60), and prints one table. PATTERNS (comma-separated, shell patterns on
+# CATEGORY/NAME or NAME) picks a subset; --build-only and --run-only split the work over two calls. A machine
+# that cannot fetch the samples gets a trimmed copy (about 50 MB) made where they are fetched:
+#   python3 scripts/cuda_samples.py pack NVIDIA-cuda-samples-checkout DEST
 set -uo pipefail
 cd "$(dirname "$0")/.."
-bin=$(cd "${1:-target/release}" && pwd) || exit 2
+bin_dir=target/release samples="" only="" steps="build run"
+while [ $# -gt 0 ]; do
+  case $1 in
+    --samples) samples=${2:-}; shift 2 ;;
+    --only) only=${2:-}; shift 2 ;;
+    --build-only) steps=build; shift ;;
+    --run-only) steps=run; shift ;;
+    -*) echo "gpu-check: unknown option $1" >&2; exit 2 ;;
+    *) bin_dir=$1; shift ;;
+  esac
+done
+bin=$(cd "$bin_dir" && pwd) || exit 2
 for needed in "$bin/libshim.so" "$bin/replayer"; do
   [ -e "$needed" ] || { echo "gpu-check: $needed is missing: run \`cargo build --release\` where Rust is and bring target/release" >&2; exit 2; }
 done
 # The CUDA toolkit's nvcc, where the machine's PATH lacks it.
 command -v nvcc >/dev/null || export PATH="$PATH:/usr/local/cuda/bin"
+if [ -n "$samples" ]; then
+  out=${OUT:-$(mktemp -d)}
+  samples_work=${SAMPLES_WORK:-/tmp/reprise-cuda-samples}
+  status=0
+  case $steps in *build*) python3 scripts/cuda_samples.py build "$samples" "$samples_work" --only "$only" || status=$? ;; esac
+  case $steps in *run*) python3 scripts/cuda_samples.py run "$samples" "$samples_work" "$bin" "$out" --only "$only" \
+    --jobs "${SAMPLE_JOBS:-6}" --timeout "${SAMPLE_TIMEOUT:-60}" || status=$? ;; esac
+  exit $status
+fi
 shim="$bin/libshim.so"
 replayer="$bin/replayer"
 out=${OUT:-$(mktemp -d)}
@@ -148,6 +178,19 @@ sys.exit(0 if d["segments"] == 5 and k.get("mem_alloc") == 6 and k.get("mem_free
 else
   echo "stream-ordered memory: FAILED, want 5 windows with 6 allocations and 6 frees: ${summary:-no trace}" >>"$table"; failures=$((failures + 1))
 fi
+
+# The program's own graphs and captures (issue 11): the traces are complete (no node left out) and hold the
+# node types the programs' graphs have, replayed as such (passing above).
+for entry in graph_nodes:conditional,event_record,event_wait,mem_alloc,mem_free,host_task capture_alongside:conditional; do
+  name=${entry%%:*}; kinds=${entry#*:}
+  if summary=$("$replayer" info --json "$work/$name.trace" 2>/dev/null | python3 -c 'import json,sys; d=json.load(sys.stdin); k=d["nodes_by_kind"]; want=sys.argv[1].split(",")
+print("%s: %s; partial: %s" % (sys.argv[2], ", ".join("%d %s" % (k.get(w, 0), w) for w in want), [p["reason"] for p in d["partial"]] or "none"))
+sys.exit(0 if d["complete"] and all(k.get(w, 0) > 0 for w in want) else 1)' "$kinds" "$name"); then
+    echo "own graphs: $summary" >>"$table"
+  else
+    echo "own graphs: FAILED, want a complete trace with $kinds: ${summary:-no trace}" >>"$table"; failures=$((failures + 1))
+  fi
+done
 
 # What a native update saves over rebuilding the graph, on the Jacobi trace (16 patched windows).
 for updates in native rebuild; do

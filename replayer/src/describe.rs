@@ -32,6 +32,7 @@ pub fn arg(arg: &Arg) -> String {
             let targets: Vec<String> = pointers.iter().map(|p| format!("@{}: mem {} + {}", p.at, p.mem, p.offset)).collect();
             format!("{} bytes holding {}", bytes.len(), targets.join(", "))
         }
+        Arg::Condition(condition) => format!("condition {condition}"),
     }
 }
 

@@ -5,7 +5,7 @@
 use crate::describe;
 use crate::segments::segment_graphs;
 use std::fmt::Write;
-use trace_format::{Command, Edge, Node, Trace};
+use trace_format::{Command, Edge, Graph, Node, Trace};
 
 pub fn to_dot(trace: &Trace, verbose: bool) -> String {
     let mut out = String::from("digraph reprise {\n  node [shape=box, style=rounded];\n");
@@ -39,17 +39,28 @@ fn write_node(out: &mut String, trace: &Trace, name: &str, id: usize, node: &Nod
         }
     }
     let _ = writeln!(out, "{indent}{name} [label=\"{label}\"];");
-    if let Command::Subgraph(graph) = &node.command {
-        let _ = writeln!(out, "{indent}subgraph cluster_{name} {{\n{indent}  label=\"sub-graph of node {id}\";");
-        for (inner_id, inner) in graph.nodes.iter().enumerate() {
-            let inner_name = format!("{name}_{inner_id}");
-            write_node(out, trace, &inner_name, inner_id, inner, verbose, &format!("{indent}  "));
+    match &node.command {
+        Command::Subgraph(graph) => write_inner(out, trace, name, &format!("sub-graph of node {id}"), graph, verbose, indent),
+        Command::Conditional(conditional) => {
+            for (index, body) in conditional.bodies.iter().enumerate() {
+                write_inner(out, trace, &format!("{name}_body{index}"), &format!("body {index} of node {id}"), body, verbose, indent);
+            }
         }
-        write_edges(out, &format!("{name}_"), &graph.edges, &format!("{indent}  "));
-        let _ = writeln!(out, "{indent}}}");
-        if !graph.nodes.is_empty() {
-            let _ = writeln!(out, "{indent}{name} -> {name}_0 [style=dotted, label=\"contains\"];");
-        }
+        _ => {}
+    }
+}
+
+/// A graph inside node `name` (a sub-graph, a conditional's body) as a cluster named after it.
+fn write_inner(out: &mut String, trace: &Trace, name: &str, label: &str, graph: &Graph, verbose: bool, indent: &str) {
+    let _ = writeln!(out, "{indent}subgraph cluster_{name} {{\n{indent}  label=\"{label}\";");
+    for (inner_id, inner) in graph.nodes.iter().enumerate() {
+        let inner_name = format!("{name}_{inner_id}");
+        write_node(out, trace, &inner_name, inner_id, inner, verbose, &format!("{indent}  "));
+    }
+    write_edges(out, &format!("{name}_"), &graph.edges, &format!("{indent}  "));
+    let _ = writeln!(out, "{indent}}}");
+    if !graph.nodes.is_empty() {
+        let _ = writeln!(out, "{indent}{} -> {name}_0 [style=dotted, label=\"contains\"];", name.split("_body").next().unwrap_or(name));
     }
 }
 
@@ -86,6 +97,12 @@ fn details(command: &Command) -> Vec<String> {
         ],
         Command::HostTask(kind) => vec![format!("HOST = {kind:?}")],
         Command::MemAlloc { mem } | Command::MemFree { mem } => vec![format!("MEM = {mem}")],
+        Command::Conditional(conditional) => vec![
+            format!("KIND = {:?}", conditional.kind),
+            format!("CONDITION = {}", conditional.condition),
+            format!("DEFAULT = {}", conditional.default.map_or("none".to_string(), |value| value.to_string())),
+        ],
+        Command::EventRecord { event } | Command::EventWait { event } => vec![format!("EVENT = {event}")],
         Command::Barrier | Command::Subgraph(_) => Vec::new(),
     }
 }

@@ -12,7 +12,7 @@ use crate::plan::runs_eagerly;
 use crate::segments::SegmentGraph;
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
-use trace_format::{Arg, Command, Copy, Graph, KernelId, KernelLaunch, Launch, MemId, Patch, Place, SegmentId, Trace};
+use trace_format::{Arg, Command, Conditional, Copy, Graph, KernelId, KernelLaunch, Launch, MemId, Patch, Place, SegmentId, Trace};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Family {
@@ -133,6 +133,7 @@ fn patchable_into(trace: &Trace, base: &Command, other: &Command) -> bool {
         }
         (Command::Copy(a), Command::Copy(b)) => copies_alike(a, b),
         (Command::Subgraph(a), Command::Subgraph(b)) => same_subgraph(a, b),
+        (Command::Conditional(a), Command::Conditional(b)) => same_conditional(a, b),
         _ => base == other,
     }
 }
@@ -147,9 +148,20 @@ fn same_subgraph(a: &Graph, b: &Graph) -> bool {
                 && x.call == y.call
                 && match (&x.command, &y.command) {
                     (Command::Subgraph(x), Command::Subgraph(y)) => same_subgraph(x, y),
+                    (Command::Conditional(x), Command::Conditional(y)) => same_conditional(x, y),
                     (x, y) => x == y,
                 }
         })
+}
+
+/// Conditionals replay alike when they decide alike on the same condition and their bodies
+/// replay alike.
+fn same_conditional(a: &Conditional, b: &Conditional) -> bool {
+    a.kind == b.kind
+        && a.condition == b.condition
+        && a.default == b.default
+        && a.bodies.len() == b.bodies.len()
+        && a.bodies.iter().zip(&b.bodies).all(|(x, y)| same_subgraph(x, y))
 }
 
 /// Two kernel objects of the same function (same name, same program images and options)

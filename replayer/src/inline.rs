@@ -6,8 +6,15 @@
 //! families can patch a kernel inside a program's graph like any other (issue 5), and backends
 //! never meet nesting. The launch itself stays, at its id, as a barrier the inner roots follow,
 //! so node ids of the recording keep naming the same launches.
+//!
+//! A conditional's bodies are not inlined: what runs there is decided while the graph runs, so
+//! they stay bodies of the conditional node. Each launch's conditions get numbers of their own
+//! in its segment (the recording numbers them per graph, and a segment may launch one graph
+//! twice), counted from 0 in launch order, so that segments doing the same work number them
+//! the same and stay one family.
 
-use trace_format::{Command, Edge, EdgeKind, Graph, Node, NodeId, Trace};
+use std::collections::HashMap;
+use trace_format::{Arg, Command, Conditional, Edge, EdgeKind, Graph, Node, NodeId, SegmentId, Trace};
 
 /// `trace` with every sub-graph, nested ones too, inlined into its segment. Inner nodes take
 /// ids after the recorded ones, in launch order, and the queue and segment of their launch.
@@ -16,8 +23,16 @@ pub fn inline_subgraphs(trace: &Trace) -> Trace {
     // The recorded nodes keep their ids: place them all before any inner node is appended.
     inlined.nodes.extend(trace.nodes.iter().map(|node| Node { command: Command::Barrier, ..node.clone() }));
     let mut exits: Vec<Vec<NodeId>> = Vec::with_capacity(trace.nodes.len());
+    let mut conditions_used: HashMap<SegmentId, u32> = HashMap::new();
     for (index, node) in trace.nodes.iter().enumerate() {
-        exits.push(place(&mut inlined, NodeId(index as u32), node));
+        let launch = match &node.command {
+            Command::Subgraph(graph) if has_conditions(graph) => {
+                let mut numbering = Numbering { next: conditions_used.entry(node.segment).or_insert(0), numbered: HashMap::new() };
+                Node { command: Command::Subgraph(numbering.graph(graph)), ..node.clone() }
+            }
+            _ => node.clone(),
+        };
+        exits.push(place(&mut inlined, NodeId(index as u32), &launch));
     }
     for edge in &trace.edges {
         for &from in exits.get(edge.from.index()).map_or(&[edge.from][..], Vec::as_slice) {
@@ -76,6 +91,57 @@ fn append(inlined: &mut Trace, launch: &Node, graph: &Graph) -> Vec<(NodeId, Vec
             (id, place(inlined, id, inner))
         })
         .collect()
+}
+
+fn has_conditions(graph: &Graph) -> bool {
+    graph.nodes.iter().any(|node| match &node.command {
+        Command::Conditional(_) => true,
+        Command::Subgraph(inner) => has_conditions(inner),
+        _ => false,
+    })
+}
+
+/// New numbers for the conditions of one launch: from the segment's next free one on.
+struct Numbering<'a> {
+    next: &'a mut u32,
+    numbered: HashMap<u32, u32>,
+}
+
+impl Numbering<'_> {
+    fn number(&mut self, condition: u32) -> u32 {
+        let next = &mut *self.next;
+        *self.numbered.entry(condition).or_insert_with(|| {
+            *next += 1;
+            *next - 1
+        })
+    }
+
+    /// `graph` with its conditions (those of nested graphs and bodies too) renumbered.
+    fn graph(&mut self, graph: &Graph) -> Graph {
+        let mut nodes = Vec::with_capacity(graph.nodes.len());
+        for node in &graph.nodes {
+            let command = match &node.command {
+                Command::Kernel(launch) => {
+                    let mut launch = launch.clone();
+                    for arg in &mut launch.args {
+                        if let Arg::Condition(condition) = arg {
+                            *condition = self.number(*condition);
+                        }
+                    }
+                    Command::Kernel(launch)
+                }
+                Command::Conditional(conditional) => {
+                    let condition = self.number(conditional.condition);
+                    let bodies = conditional.bodies.iter().map(|body| self.graph(body)).collect();
+                    Command::Conditional(Conditional { condition, bodies, ..conditional.clone() })
+                }
+                Command::Subgraph(inner) => Command::Subgraph(self.graph(inner)),
+                other => other.clone(),
+            };
+            nodes.push(Node { command, ..node.clone() });
+        }
+        Graph { nodes, edges: graph.edges.clone() }
+    }
 }
 
 #[cfg(test)]
@@ -163,4 +229,53 @@ mod tests {
             assert_eq!(n_of(member), vec![Patch::Arg { node: NodeId(3), index: 1, value: value(n) }]);
         }
     }
+
+    /// The program's graph: set(x, condition 7) -> while condition 7 { step(x, condition 7) }.
+    fn looping_graph(b: &mut TraceBuilder, x: trace_format::MemId) -> Graph {
+        let launch = trace_format::Launch::Grid { grid: [1; 3], block: [1; 3], shared_bytes: 0, cluster: None, cooperative: false };
+        let mut kernel = |name| {
+            let kernel = b.kernel(name, &[None, Some(8)]);
+            inner_node(Command::Kernel(trace_format::KernelLaunch { kernel, args: vec![mem(x), Arg::Condition(7)], launch: launch.clone() }))
+        };
+        let (set, step) = (kernel("set"), kernel("step"));
+        let body = Graph { nodes: vec![step], edges: Vec::new() };
+        let conditional = Conditional { kind: trace_format::ConditionalKind::While, condition: 7, default: None, bodies: vec![body] };
+        Graph { nodes: vec![set, inner_node(Command::Conditional(conditional))], edges: vec![Edge { from: NodeId(0), to: NodeId(1), kind: EdgeKind::Event }] }
+    }
+
+    /// The conditions an inlined segment's kernels set and its conditionals have, in node order.
+    fn conditions(trace: &Trace, segment: SegmentId) -> Vec<(u32, u32)> {
+        let mut found = Vec::new();
+        for node in trace.nodes.iter().filter(|node| node.segment == segment) {
+            let Command::Kernel(launch) = &node.command else { continue };
+            let Arg::Condition(set) = launch.args[1] else { continue };
+            let conditional = trace.nodes.iter().find_map(|other| match &other.command {
+                Command::Conditional(conditional) if other.segment == segment && found.iter().all(|&(_, had)| had != conditional.condition) => Some(conditional),
+                _ => None,
+            });
+            let conditional = conditional.expect("a conditional for each setting kernel");
+            let Command::Kernel(inner) = &conditional.bodies[0].nodes[0].command else { panic!("the body holds a kernel") };
+            assert_eq!(inner.args[1], Arg::Condition(conditional.condition), "the body's kernel keeps its conditional's condition");
+            found.push((set, conditional.condition));
+        }
+        found
+    }
+
+    #[test]
+    fn each_launch_numbers_its_conditions_anew_from_0_in_its_segment_and_keeps_bodies_whole() {
+        let mut b = TraceBuilder::new();
+        let x = b.memory(64);
+        let (first, second) = (b.segment(), b.segment());
+        let graph = looping_graph(&mut b, x);
+        let launches = [b.node(first, Command::Subgraph(graph.clone())), b.node(first, Command::Subgraph(graph.clone())), b.node(second, Command::Subgraph(graph))];
+        b.edge(launches[0], launches[1]);
+        let inlined = inline_subgraphs(&b.trace);
+        assert_eq!(conditions(&inlined, first), vec![(0, 0), (1, 1)]);
+        assert_eq!(conditions(&inlined, second), vec![(0, 0)]);
+        // Two launches, two nodes each; the bodies stay inside their conditionals.
+        assert_eq!(inlined.nodes.len(), 3 + 6);
+        let families = find_families(&inlined, &segment_graphs(&inlined), &|_| true);
+        assert!(families.iter().all(|family| family.patches.iter().all(Vec::is_empty)), "{families:?}");
+    }
 }
+

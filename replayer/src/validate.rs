@@ -179,8 +179,32 @@ impl Checker<'_> {
             Command::MemAlloc { mem } | Command::MemFree { mem } => {
                 self.resolves(subject, "memory", mem.index(), trace.memories.len());
             }
-            Command::Subgraph(graph) => self.graph(&format!("{subject} > "), &graph.nodes, &graph.edges, false),
-            Command::Barrier | Command::HostTask(_) => {}
+            Command::Subgraph(graph) => {
+                self.graph(&format!("{subject} > "), &graph.nodes, &graph.edges, false);
+                if !subject.contains(" > ") {
+                    self.conditions(subject, &graph.nodes);
+                }
+            }
+            Command::Conditional(conditional) => {
+                for (index, body) in conditional.bodies.iter().enumerate() {
+                    self.graph(&format!("{subject} body {index} > "), &body.nodes, &body.edges, false);
+                }
+            }
+            Command::Barrier | Command::HostTask(_) | Command::EventRecord { .. } | Command::EventWait { .. } => {}
+        }
+    }
+
+    /// Every condition a kernel of a program's graph sets names one conditional of that graph
+    /// (its nested graphs and bodies included), and no two conditionals share one.
+    fn conditions(&mut self, subject: &str, nodes: &[Node]) {
+        let (mut defined, mut used) = (Vec::new(), Vec::new());
+        collect_conditions(nodes, &mut defined, &mut used);
+        defined.sort_unstable();
+        for pair in defined.windows(2).filter(|pair| pair[0] == pair[1]) {
+            self.report(subject, format!("two conditionals of its graph share condition {}", pair[0]));
+        }
+        for condition in used.into_iter().filter(|condition| defined.binary_search(condition).is_err()) {
+            self.report(subject, format!("a kernel of its graph sets condition {condition}, which no conditional of the graph has"));
         }
     }
 
@@ -200,6 +224,9 @@ impl Checker<'_> {
                 if !arg_fits(arg, param.kind) {
                     self.report(subject, format!("argument {index} is {}; the parameter is {}", arg_kind(arg), param_kind(param.kind)));
                 }
+                if matches!(arg, Arg::Condition(_)) && param.size != 8 {
+                    self.report(subject, format!("argument {index} is a condition's 8-byte handle; the parameter has {} bytes", param.size));
+                }
             }
         }
         for (index, arg) in launch.args.iter().enumerate() {
@@ -215,7 +242,7 @@ impl Checker<'_> {
                     }
                 }
                 Arg::Local(0) => self.report(subject, format!("argument {index} is local memory of 0 bytes")),
-                Arg::Value(_) | Arg::NullMemory | Arg::Local(_) => {}
+                Arg::Value(_) | Arg::NullMemory | Arg::Local(_) | Arg::Condition(_) => {}
             }
         }
         match &launch.launch {
@@ -310,7 +337,7 @@ fn arg_fits(arg: &Arg, kind: ParamKind) -> bool {
     match arg {
         Arg::Memory { .. } | Arg::NullMemory => kind == ParamKind::Memory,
         Arg::Local(_) => kind == ParamKind::Local,
-        Arg::Value(_) | Arg::ValueWithPointers { .. } => matches!(kind, ParamKind::Value | ParamKind::Handle),
+        Arg::Value(_) | Arg::ValueWithPointers { .. } | Arg::Condition(_) => matches!(kind, ParamKind::Value | ParamKind::Handle),
     }
 }
 
@@ -321,6 +348,7 @@ fn arg_kind(arg: &Arg) -> &'static str {
         Arg::Local(_) => "local memory",
         Arg::Value(_) => "a value",
         Arg::ValueWithPointers { .. } => "a value holding device addresses",
+        Arg::Condition(_) => "a conditional's handle",
     }
 }
 
@@ -333,11 +361,30 @@ fn param_kind(kind: ParamKind) -> &'static str {
     }
 }
 
+/// The conditions conditionals among `nodes` define and those their kernels set, inside
+/// sub-graphs and bodies too.
+fn collect_conditions(nodes: &[Node], defined: &mut Vec<u32>, used: &mut Vec<u32>) {
+    for node in nodes {
+        match &node.command {
+            Command::Kernel(launch) => used.extend(launch.args.iter().filter_map(|arg| match arg {
+                Arg::Condition(condition) => Some(*condition),
+                _ => None,
+            })),
+            Command::Subgraph(graph) => collect_conditions(&graph.nodes, defined, used),
+            Command::Conditional(conditional) => {
+                defined.push(conditional.condition);
+                conditional.bodies.iter().for_each(|body| collect_conditions(&body.nodes, defined, used));
+            }
+            _ => {}
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::test_traces::{mem, value, TraceBuilder};
-    use trace_format::{BlobId, EdgeKind, Graph, KernelId, NodeId, SegmentId};
+    use trace_format::{BlobId, Conditional, ConditionalKind, EdgeKind, Graph, KernelId, NodeId, SegmentId};
 
     /// A valid trace: one segment, `k(buffer, 4-byte value)` then a read of the buffer.
     fn valid() -> TraceBuilder {
@@ -526,6 +573,44 @@ mod tests {
             vec![
                 "node 2 > node 1: kernel 5 does not exist (the trace has 1)",
                 "node 2 > edge 0 (0 -> 3): node 3 does not exist (the trace has 2)",
+            ]
+        );
+    }
+
+    #[test]
+    fn each_condition_a_kernel_of_a_graph_sets_names_one_conditional_of_it() {
+        let mut b = valid();
+        let set = b.kernel("set", &[None, Some(8)]);
+        let launch = b.trace.nodes[0].clone();
+        let sets = |condition| {
+            let launch = launch.clone();
+            let Command::Kernel(mut kernel_launch) = launch.command.clone() else { panic!("node 0 is a launch") };
+            kernel_launch.kernel = set;
+            kernel_launch.args[1] = Arg::Condition(condition);
+            Node { command: Command::Kernel(kernel_launch), ..launch }
+        };
+        let conditional = |condition, body: Vec<Node>| {
+            let conditional = Conditional { kind: ConditionalKind::While, condition, default: None, bodies: vec![Graph { nodes: body, edges: vec![] }] };
+            Node { command: Command::Conditional(conditional), ..sets(condition) }
+        };
+        // Condition 2 is set in the body of the conditional that has it: fine.
+        let graph = Graph { nodes: vec![conditional(2, vec![sets(2)])], edges: vec![] };
+        b.node(SegmentId(0), Command::Subgraph(graph));
+        assert_eq!(problems(&b), Vec::<String>::new());
+        // Two conditionals with one condition, a kernel setting one nobody has, and a handle
+        // passed where 4 bytes are taken.
+        let mut narrow = sets(2);
+        if let Command::Kernel(launch) = &mut narrow.command {
+            launch.kernel = KernelId(0);
+        }
+        let graph = Graph { nodes: vec![conditional(2, vec![narrow]), conditional(2, vec![sets(5)])], edges: vec![] };
+        b.node(SegmentId(0), Command::Subgraph(graph));
+        assert_eq!(
+            problems(&b),
+            vec![
+                "node 3 > node 0 body 0 > node 0: argument 1 is a condition's 8-byte handle; the parameter has 4 bytes",
+                "node 3: two conditionals of its graph share condition 2",
+                "node 3: a kernel of its graph sets condition 5, which no conditional of the graph has",
             ]
         );
     }

@@ -80,7 +80,7 @@ fn event_graph(runtime: Runtime) {
         ["fill", "fill", "kernel", "kernel", "kernel", "barrier", "host_task", "kernel", "barrier", "copy", "copy"]
     );
     assert_eq!(recording.trace.trace.nodes[6].command, Command::HostTask(HostTaskKind::UserEvent));
-    use EdgeKind::{Barrier, Event, InOrder};
+    use EdgeKind::{Barrier, Event};
     let expected = sorted(vec![
         (0, 2, Event),
         (1, 3, Event),

@@ -202,6 +202,9 @@ pub enum Arg {
     /// Bytes passed by value that hold device addresses (a structure of pointers): replay
     /// writes each one's relocated address over its eight bytes.
     ValueWithPointers { bytes: Vec<u8>, pointers: Vec<EmbeddedPointer> },
+    /// The handle of condition `n` of the graph the launch is in (see `Conditional`), which
+    /// the kernel sets: replay passes the handle its own conditional got.
+    Condition(u32),
 }
 
 /// A device address at byte `at` of a by-value argument: `offset` bytes into `mem`.
@@ -320,6 +323,31 @@ pub struct Graph {
     pub edges: Vec<Edge>,
 }
 
+/// How a conditional picks what runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ConditionalKind {
+    /// The first body when the condition is non-zero, else the second, if there is one.
+    If,
+    /// The first body, again and again while the condition is non-zero.
+    While,
+    /// The body the condition's value numbers; none when the value is past the last.
+    Switch,
+}
+
+/// Work a graph runs depending on a condition that kernels of the same graph set while it
+/// runs (a CUDA conditional node).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Conditional {
+    pub kind: ConditionalKind,
+    /// Names the condition within the graph: the kernels that set it take it as
+    /// `Arg::Condition`.
+    pub condition: u32,
+    /// The value the condition is given whenever the graph starts to run; `None` when it is
+    /// not reset then.
+    pub default: Option<u32>,
+    pub bodies: Vec<Graph>,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Command {
     Kernel(KernelLaunch),
@@ -333,11 +361,20 @@ pub enum Command {
     MemFree { mem: MemId },
     /// A command buffer / graph the program built itself and submitted whole.
     Subgraph(Graph),
+    /// Work run depending on a condition set while the graph runs (graph nodes only).
+    Conditional(Conditional),
+    /// Records the event numbered `event` in the trace: from here on it stands for the work this
+    /// command follows (an event record node of a graph).
+    EventRecord { event: u32 },
+    /// Waits for the work the event numbered `event` stands for when this command runs (an
+    /// event wait node of a graph).
+    EventWait { event: u32 },
 }
 
 impl Command {
     /// Calls `f` with each place in memory the command reads or writes (the memory and the
-    /// offset into it), inside sub-graphs too. Allocations and frees are no uses.
+    /// offset into it), inside sub-graphs and conditional bodies too. Allocations and frees are
+    /// no uses.
     pub fn for_each_memory_use(&mut self, f: &mut dyn FnMut(&mut MemId, &mut u64)) {
         match self {
             Command::Kernel(launch) => {
@@ -345,7 +382,7 @@ impl Command {
                     match arg {
                         Arg::Memory { mem, offset } => f(mem, offset),
                         Arg::ValueWithPointers { pointers, .. } => pointers.iter_mut().for_each(|pointer| f(&mut pointer.mem, &mut pointer.offset)),
-                        Arg::Value(_) | Arg::NullMemory | Arg::Local(_) => {}
+                        Arg::Value(_) | Arg::NullMemory | Arg::Local(_) | Arg::Condition(_) => {}
                     }
                 }
             }
@@ -358,7 +395,15 @@ impl Command {
             }
             Command::Fill(fill) => f(&mut fill.mem, &mut fill.offset),
             Command::Subgraph(graph) => graph.nodes.iter_mut().for_each(|node| node.command.for_each_memory_use(f)),
-            Command::Barrier | Command::HostTask(_) | Command::MemAlloc { .. } | Command::MemFree { .. } => {}
+            Command::Conditional(conditional) => {
+                conditional.bodies.iter_mut().flat_map(|body| &mut body.nodes).for_each(|node| node.command.for_each_memory_use(f))
+            }
+            Command::Barrier
+            | Command::HostTask(_)
+            | Command::MemAlloc { .. }
+            | Command::MemFree { .. }
+            | Command::EventRecord { .. }
+            | Command::EventWait { .. } => {}
         }
     }
 
@@ -374,7 +419,17 @@ impl Command {
                 }
             }
             Command::Subgraph(graph) => graph.nodes.iter_mut().for_each(|node| node.command.for_each_blob_mut(f)),
-            Command::Kernel(_) | Command::Fill(_) | Command::Barrier | Command::HostTask(_) | Command::MemAlloc { .. } | Command::MemFree { .. } => {}
+            Command::Conditional(conditional) => {
+                conditional.bodies.iter_mut().flat_map(|body| &mut body.nodes).for_each(|node| node.command.for_each_blob_mut(f))
+            }
+            Command::Kernel(_)
+            | Command::Fill(_)
+            | Command::Barrier
+            | Command::HostTask(_)
+            | Command::MemAlloc { .. }
+            | Command::MemFree { .. }
+            | Command::EventRecord { .. }
+            | Command::EventWait { .. } => {}
         }
     }
 
@@ -388,6 +443,9 @@ impl Command {
             Command::MemAlloc { .. } => "mem_alloc",
             Command::MemFree { .. } => "mem_free",
             Command::Subgraph(_) => "subgraph",
+            Command::Conditional(_) => "conditional",
+            Command::EventRecord { .. } => "event_record",
+            Command::EventWait { .. } => "event_wait",
         }
     }
 }

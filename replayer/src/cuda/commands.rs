@@ -4,23 +4,37 @@
 use super::driver::check;
 use super::objects::{host_span, Objects};
 use crate::backend::{BackendError, BackendResult};
-use cudarc::driver::sys::{self, CUdeviceptr, CUmemorytype, CUDA_MEMCPY3D, CUDA_MEMSET_NODE_PARAMS};
+use cudarc::driver::sys::{self, CUdeviceptr, CUgraphConditionalHandle, CUmemorytype, CUDA_MEMCPY3D, CUDA_MEMSET_NODE_PARAMS};
 use std::collections::HashMap;
 use std::ffi::c_void;
 use trace_format::{Arg, Copy, Extent, Fill, KernelLaunch, Launch, MemId, Param, Place};
 
 /// Where each memory object lies for the commands being built: where the replay placed it,
 /// unless the partition allocates it itself (a graph's allocation node, an eager
-/// `cuMemAllocAsync`), which gives it an address of its own.
+/// `cuMemAllocAsync`), which gives it an address of its own; and the handle each condition of
+/// the graph being built got (`Arg::Condition`).
 #[derive(Clone, Copy)]
 pub struct Addresses<'a> {
     placed: &'a [CUdeviceptr],
     allocated: &'a HashMap<MemId, CUdeviceptr>,
+    conditions: Option<&'a HashMap<u32, CUgraphConditionalHandle>>,
 }
 
 impl<'a> Addresses<'a> {
     pub fn new(placed: &'a [CUdeviceptr], allocated: &'a HashMap<MemId, CUdeviceptr>) -> Addresses<'a> {
-        Addresses { placed, allocated }
+        Addresses { placed, allocated, conditions: None }
+    }
+
+    /// With the handles of a graph's conditions.
+    pub fn with_conditions(self, conditions: &'a HashMap<u32, CUgraphConditionalHandle>) -> Addresses<'a> {
+        Addresses { conditions: Some(conditions), ..self }
+    }
+
+    /// The handle the graph being built gave `condition`.
+    pub fn condition(&self, condition: u32) -> BackendResult<CUgraphConditionalHandle> {
+        self.conditions.and_then(|conditions| conditions.get(&condition)).copied().ok_or_else(|| {
+            BackendError::Unsupported(format!("condition {condition} is not one of a conditional of the graph being built"))
+        })
     }
 
     /// The address the partition's own allocation gave `mem`, if it allocates it.
@@ -115,6 +129,7 @@ pub fn pack_args(params: &[Param], args: &[Arg], addresses: Addresses<'_>) -> Ba
                 bytes
             }
             Arg::NullMemory => 0u64.to_le_bytes().to_vec(),
+            Arg::Condition(condition) => addresses.condition(*condition)?.to_le_bytes().to_vec(),
             Arg::Local(_) => return Err(BackendError::Unsupported(format!("argument {index}: CUDA kernels take no local-memory arguments"))),
         };
         if bytes.len() > param.size as usize {

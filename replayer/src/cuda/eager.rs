@@ -3,7 +3,7 @@
 
 use super::commands::{copy_params, memset_params, Addresses, KernelCall};
 use super::driver::check;
-use super::graph::{recorded_host_code, INLINED};
+use super::graph::recorded_host_code;
 use super::objects::Objects;
 use crate::backend::{BackendError, BackendResult, PartitionNodes};
 use cudarc::driver::sys::{self, CUdeviceptr, CUevent, CUstream};
@@ -165,7 +165,11 @@ impl Eager<'_> {
                 };
                 check(result, "cuMemsetD2DAsync")
             }
-            Command::Subgraph(_) => Err(BackendError::Unsupported(INLINED.into())),
+            Command::Subgraph(_) | Command::Conditional(_) => {
+                Err(BackendError::Unsupported(format!("a {} runs only inside a graph (see `graph::needs_graph`)", command.kind_name())))
+            }
+            Command::EventRecord { event } => check(sys::cuEventRecord(self.objects.event(*event)?, stream), "cuEventRecord"),
+            Command::EventWait { event } => check(sys::cuStreamWaitEvent(stream, self.objects.event(*event)?, 0), "cuStreamWaitEvent"),
             Command::HostTask(_) => check(sys::cuLaunchHostFunc(stream, Some(recorded_host_code), std::ptr::null_mut()), "cuLaunchHostFunc"),
             Command::MemAlloc { mem } if own.mems.contains(mem) => {
                 let size = self.objects.memories.sizes.get(mem.index()).copied().unwrap_or(0).max(1);

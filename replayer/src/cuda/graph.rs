@@ -1,20 +1,33 @@
 //! One CUDA graph per partition: built once, instantiated once, launched many times, and
-//! patched in place with `cuGraphExecKernelNodeSetParams`.
+//! patched in place with `cuGraphExecKernelNodeSetParams`. Each command becomes the node type it
+//! was recorded as: a conditional gets a handle of the graph it is in (created before any node,
+//! as the kernels that set it come first) and its bodies are built the same way; a sub-graph
+//! left inside a body becomes a child graph node.
 
 use super::commands::{copy_params, memset_params, Addresses, KernelCall};
 use super::driver::check;
 use super::objects::Objects;
 use crate::backend::{BackendError, BackendResult, PartitionNodes};
-use cudarc::driver::sys::{self, CUcontext, CUdevice, CUdeviceptr, CUgraph, CUgraphExec, CUgraphNode};
+use cudarc::driver::sys::{self, CUcontext, CUdevice, CUdeviceptr, CUgraph, CUgraphConditionalHandle, CUgraphExec, CUgraphNode};
 use std::collections::{BTreeSet, HashMap};
-use trace_format::{Command, KernelLaunch, MemId, Node, NodeId, Patch};
+use trace_format::{Arg, Command, Conditional, ConditionalKind, Graph, KernelLaunch, MemId, Node, NodeId, Patch};
 
 /// Stands for the program's host code, which the trace does not hold: the host node keeps the
 /// order and the round trip to the host that the program's own host function had.
 pub extern "C" fn recorded_host_code(_: *mut std::ffi::c_void) {}
 
-/// Why a backend refuses a sub-graph: `inline::inline_subgraphs` puts its nodes in the partition.
-pub const INLINED: &str = "a sub-graph: the replayer inlines them before a backend sees them";
+
+/// Whether `command` only runs inside a CUDA graph: a conditional, a kernel that sets one's
+/// condition (its handle belongs to a graph), a sub-graph holding either. Eager replay runs a
+/// partition holding one as a graph, as the program itself launched its graph.
+pub fn needs_graph(command: &Command) -> bool {
+    match command {
+        Command::Conditional(_) => true,
+        Command::Kernel(launch) => launch.args.iter().any(|arg| matches!(arg, Arg::Condition(_))),
+        Command::Subgraph(graph) => graph.nodes.iter().any(|node| needs_graph(&node.command)),
+        _ => false,
+    }
+}
 
 pub struct BuiltGraph {
     graph: CUgraph,
@@ -25,9 +38,23 @@ pub struct BuiltGraph {
     patched: BTreeSet<NodeId>,
     /// The partition's first node, which reports the whole graph's time.
     pub first: Option<(NodeId, usize)>,
-    /// Memory the partition allocates and frees itself, at the address its allocation node has
-    /// in every launch.
+    /// Where the partition's own memory lies and the handles of its conditions.
+    scope: Scope,
+}
+
+/// What the nodes of a graph see of the graphs around them: the memory the partition allocates
+/// and frees itself, at the address its allocation node has in every launch, and the handle each
+/// condition got.
+#[derive(Clone, Default)]
+struct Scope {
     allocated: HashMap<MemId, CUdeviceptr>,
+    conditions: HashMap<u32, CUgraphConditionalHandle>,
+}
+
+impl Scope {
+    fn addresses<'a>(&'a self, objects: &'a Objects) -> Addresses<'a> {
+        Addresses::new(&objects.memories.addresses, &self.allocated).with_conditions(&self.conditions)
+    }
 }
 
 /// Builds a graph from the nodes of a partition and instantiates it.
@@ -39,11 +66,11 @@ pub fn build(objects: &Objects, context: CUcontext, part: &PartitionNodes<'_>) -
         kernel_nodes: HashMap::new(),
         patched: BTreeSet::new(),
         first: part.nodes.first().map(|(id, node)| (*id, node.queue.map_or(0, |q| q.index()))),
-        allocated: HashMap::new(),
+        scope: Scope::default(),
     };
     let nodes: Vec<&Node> = part.nodes.iter().map(|(_, node)| *node).collect();
     let own_memory = objects.memories.allocated_by(part);
-    let handles = add_nodes(objects, context, graph, &nodes, &part.edges, &own_memory, &mut built.allocated)?;
+    let handles = add_nodes(objects, context, graph, &nodes, &part.edges, &own_memory, &mut built.scope)?;
     for ((id, node), handle) in part.nodes.iter().zip(&handles) {
         if let Command::Kernel(_) = node.command {
             built.kernel_nodes.insert(*id, *handle);
@@ -89,8 +116,10 @@ fn instantiate(graph: CUgraph) -> BackendResult<CUgraphExec> {
 }
 
 /// Adds `nodes` to `graph`, then the edges between them (indices into `nodes`). Memory in
-/// `own_memory` gets allocation and free nodes, its addresses written to `allocated`; the
-/// allocation nodes come first, as the other nodes' parameters need their addresses.
+/// `own_memory` gets allocation and free nodes, its addresses added to `scope`; the allocation
+/// nodes come first, as the other nodes' parameters need their addresses. So do the handles of
+/// the conditionals among `nodes`, added to `scope` too (which holds those of the graphs around
+/// `graph`).
 fn add_nodes(
     objects: &Objects,
     context: CUcontext,
@@ -98,7 +127,7 @@ fn add_nodes(
     nodes: &[&Node],
     edges: &[(usize, usize)],
     own_memory: &BTreeSet<MemId>,
-    allocated: &mut HashMap<MemId, CUdeviceptr>,
+    scope: &mut Scope,
 ) -> BackendResult<Vec<CUgraphNode>> {
     let mut handles = vec![std::ptr::null_mut(); nodes.len()];
     for (node, handle) in nodes.iter().zip(&mut handles) {
@@ -107,14 +136,18 @@ fn add_nodes(
                 let size = objects.memories.sizes.get(mem.index()).copied().unwrap_or(0);
                 let address;
                 (*handle, address) = add_allocation(graph, objects.device, size)?;
-                allocated.insert(mem, address);
+                scope.allocated.insert(mem, address);
             }
         }
     }
-    let addresses = Addresses::new(&objects.memories.addresses, allocated);
+    for node in nodes {
+        if let Command::Conditional(conditional) = &node.command {
+            scope.conditions.insert(conditional.condition, create_condition(graph, context, conditional.default)?);
+        }
+    }
     for (node, handle) in nodes.iter().zip(&mut handles) {
         if handle.is_null() {
-            *handle = add_node(objects, addresses, context, graph, &node.command)?;
+            *handle = add_node(objects, scope, context, graph, &node.command)?;
         }
     }
     let mut from = Vec::with_capacity(edges.len());
@@ -147,7 +180,50 @@ fn add_allocation(graph: CUgraph, device: CUdevice, size: u64) -> BackendResult<
     Ok((node, params.dptr))
 }
 
-fn add_node(objects: &Objects, addresses: Addresses<'_>, context: CUcontext, graph: CUgraph, command: &Command) -> BackendResult<CUgraphNode> {
+/// A condition of `graph`, reset to `default` at each launch if it has one.
+fn create_condition(graph: CUgraph, context: CUcontext, default: Option<u32>) -> BackendResult<CUgraphConditionalHandle> {
+    let mut handle = 0;
+    let flags = if default.is_some() { sys::CU_GRAPH_COND_ASSIGN_DEFAULT } else { 0 };
+    // SAFETY: a graph of this backend and a valid out-pointer.
+    check(unsafe { sys::cuGraphConditionalHandleCreate(&mut handle, graph, context, default.unwrap_or(0), flags) }, "cuGraphConditionalHandleCreate")?;
+    Ok(handle)
+}
+
+/// A conditional node of `graph` and its bodies, each built like a graph of its own.
+fn add_conditional(objects: &Objects, scope: &Scope, context: CUcontext, graph: CUgraph, conditional: &Conditional) -> BackendResult<CUgraphNode> {
+    use sys::CUgraphConditionalNodeType::{CU_GRAPH_COND_TYPE_IF, CU_GRAPH_COND_TYPE_SWITCH, CU_GRAPH_COND_TYPE_WHILE};
+    let kind = match conditional.kind {
+        ConditionalKind::If => CU_GRAPH_COND_TYPE_IF,
+        ConditionalKind::While => CU_GRAPH_COND_TYPE_WHILE,
+        ConditionalKind::Switch => CU_GRAPH_COND_TYPE_SWITCH,
+    };
+    let size = u32::try_from(conditional.bodies.len()).map_err(|_| BackendError::Unsupported("a conditional with too many bodies".into()))?;
+    // SAFETY: a plain C struct and union for which all zeroes is valid (every enum has a zero value).
+    let mut params: sys::CUgraphNodeParams = unsafe { std::mem::zeroed() };
+    params.type_ = sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_CONDITIONAL;
+    params.__bindgen_anon_1.conditional =
+        sys::CUDA_CONDITIONAL_NODE_PARAMS { handle: scope.addresses(objects).condition(conditional.condition)?, type_: kind, size, phGraph_out: std::ptr::null_mut(), ctx: context };
+    let mut node = std::ptr::null_mut();
+    // SAFETY: a graph of this backend; the driver fills in the bodies it creates.
+    check(unsafe { sys::cuGraphAddNode_v2(&mut node, graph, std::ptr::null(), std::ptr::null(), 0, &mut params) }, "cuGraphAddNode (conditional)")?;
+    // SAFETY: the driver's array of `size` body graphs, valid as long as the node.
+    let bodies = unsafe { std::slice::from_raw_parts(params.__bindgen_anon_1.conditional.phGraph_out, size as usize) };
+    for (body, &body_graph) in conditional.bodies.iter().zip(bodies) {
+        add_graph(objects, scope, context, body_graph, body)?;
+    }
+    Ok(node)
+}
+
+/// Adds the nodes and edges of a recorded graph (a conditional's body, a sub-graph in one) to
+/// `graph`, seeing the conditions and allocations of the graphs around it.
+fn add_graph(objects: &Objects, scope: &Scope, context: CUcontext, graph: CUgraph, inner: &Graph) -> BackendResult<()> {
+    let nodes: Vec<&Node> = inner.nodes.iter().collect();
+    let edges: Vec<(usize, usize)> = inner.edges.iter().map(|edge| (edge.from.index(), edge.to.index())).collect();
+    add_nodes(objects, context, graph, &nodes, &edges, &BTreeSet::new(), &mut scope.clone()).map(drop)
+}
+
+fn add_node(objects: &Objects, scope: &Scope, context: CUcontext, graph: CUgraph, command: &Command) -> BackendResult<CUgraphNode> {
+    let addresses = scope.addresses(objects);
     let mut node = std::ptr::null_mut();
     let none = std::ptr::null();
     // SAFETY: parameter blocks live across each call; the driver copies them.
@@ -169,7 +245,18 @@ fn add_node(objects: &Objects, addresses: Addresses<'_>, context: CUcontext, gra
                 let params = memset_params(objects, addresses, fill)?;
                 check(sys::cuGraphAddMemsetNode(&mut node, graph, none, 0, &params, context), "cuGraphAddMemsetNode")?;
             }
-            Command::Subgraph(_) => return Err(BackendError::Unsupported(INLINED.into())),
+            // Only inside a conditional's body: the segment's own were inlined.
+            Command::Subgraph(inner) => {
+                let child = new_graph()?;
+                let added = add_graph(objects, scope, context, child, inner)
+                    .and_then(|()| check(sys::cuGraphAddChildGraphNode(&mut node, graph, none, 0, child), "cuGraphAddChildGraphNode"));
+                // The child graph node holds a copy.
+                sys::cuGraphDestroy(child);
+                added?;
+            }
+            Command::Conditional(conditional) => node = add_conditional(objects, scope, context, graph, conditional)?,
+            Command::EventRecord { event } => check(sys::cuGraphAddEventRecordNode(&mut node, graph, none, 0, objects.event(*event)?), "cuGraphAddEventRecordNode")?,
+            Command::EventWait { event } => check(sys::cuGraphAddEventWaitNode(&mut node, graph, none, 0, objects.event(*event)?), "cuGraphAddEventWaitNode")?,
             Command::HostTask(_) => {
                 let params = sys::CUDA_HOST_NODE_PARAMS { fn_: Some(recorded_host_code), userData: std::ptr::null_mut() };
                 check(sys::cuGraphAddHostNode(&mut node, graph, none, 0, &params), "cuGraphAddHostNode")?;
@@ -217,8 +304,9 @@ impl BuiltGraph {
                 entry.insert(base_launch(part, node)?.clone());
             }
         }
-        // A whole-graph update would add allocation nodes of its own, at other addresses.
-        if launches.len() > 1 && launches.len() * 2 > self.kernel_nodes.len() && self.allocated.is_empty() {
+        // A whole-graph update would add allocation nodes and conditions of its own, at other
+        // addresses and with other handles.
+        if launches.len() > 1 && launches.len() * 2 > self.kernel_nodes.len() && self.scope.allocated.is_empty() && self.scope.conditions.is_empty() {
             self.update_whole(objects, context, part, &launches)?;
         } else {
             self.update_nodes(objects, &launches)?;
@@ -235,7 +323,7 @@ impl BuiltGraph {
     fn update_nodes(&mut self, objects: &Objects, launches: &HashMap<NodeId, KernelLaunch>) -> BackendResult<()> {
         for (node, launch) in launches {
             let handle = *self.kernel_nodes.get(node).ok_or_else(|| BackendError::Unsupported(format!("node {node} is not a kernel of this graph")))?;
-            let mut call = KernelCall::new(objects, Addresses::new(&objects.memories.addresses, &self.allocated), launch)?;
+            let mut call = KernelCall::new(objects, self.scope.addresses(objects), launch)?;
             let params = call.node_params();
             // SAFETY: a node of this graph's instantiation; params live across the call.
             check(unsafe { sys::cuGraphExecKernelNodeSetParams_v2(self.exec, handle, &params) }, "cuGraphExecKernelNodeSetParams")?;
@@ -256,7 +344,7 @@ impl BuiltGraph {
             .collect();
         let nodes: Vec<&Node> = patched.iter().collect();
         let graph = new_graph()?;
-        let updated = add_nodes(objects, context, graph, &nodes, &part.edges, &BTreeSet::new(), &mut HashMap::new()).and_then(|_| {
+        let updated = add_nodes(objects, context, graph, &nodes, &part.edges, &BTreeSet::new(), &mut Scope::default()).and_then(|_| {
             // SAFETY: a plain C struct for which all zeroes is valid; graphs of this backend.
             let mut info: sys::CUgraphExecUpdateResultInfo = unsafe { std::mem::zeroed() };
             check(unsafe { sys::cuGraphExecUpdate_v2(self.exec, graph, &mut info) }, "cuGraphExecUpdate").map_err(|error| match error {

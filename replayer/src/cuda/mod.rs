@@ -39,6 +39,9 @@ pub struct CudaBackend {
     main: CUstream,
     objects: Option<Objects>,
     graphs: Vec<BuiltGraph>,
+    /// Graphs eager replay launched for partitions that only run as graphs (see
+    /// `graph::needs_graph`), until `finish`.
+    eager_graphs: Vec<BuiltGraph>,
     events: EventPool,
     /// With profiling: what ran since the last `finish`, and the event every time is measured from.
     timed: Vec<(NodeId, usize, CUevent, CUevent)>,
@@ -57,6 +60,7 @@ impl CudaBackend {
             main,
             objects: None,
             graphs: Vec::new(),
+            eager_graphs: Vec::new(),
             events: EventPool::new(options.profile),
             timed: Vec::new(),
             origin: None,
@@ -94,6 +98,19 @@ impl CudaBackend {
         Ok(event)
     }
 
+    /// Launches an instantiated graph on the backend's stream, timed on its partition's first node.
+    fn launch_graph(&mut self, exec: sys::CUgraphExec, first: Option<(NodeId, usize)>) -> BackendResult<()> {
+        self.mark_origin()?;
+        let began = if self.options.profile { Some(self.record_on_main()?) } else { None };
+        // SAFETY: an instantiated graph and the backend's stream.
+        check(unsafe { sys::cuGraphLaunch(exec, self.main) }, "cuGraphLaunch")?;
+        if let (Some(began), Some((node, queue))) = (began, first) {
+            let end = self.record_on_main()?;
+            self.timed.push((node, queue, began, end));
+        }
+        Ok(())
+    }
+
     fn built(&mut self, buffer: BufferHandle) -> BackendResult<&mut BuiltGraph> {
         self.graphs
             .get_mut(buffer.0)
@@ -110,8 +127,8 @@ impl Backend for CudaBackend {
         self.device.note.clone()
     }
 
-    fn can_record(&self, command: &Command) -> bool {
-        !matches!(command, Command::Subgraph(_))
+    fn can_record(&self, _command: &Command) -> bool {
+        true
     }
 
     fn load(&mut self, trace: &Trace, blobs: &BlobStore) -> BackendResult<()> {
@@ -154,25 +171,23 @@ impl Backend for CudaBackend {
     }
 
     fn launch(&mut self, buffer: BufferHandle) -> BackendResult<()> {
-        self.mark_origin()?;
-        let began = if self.options.profile { Some(self.record_on_main()?) } else { None };
-        let main = self.main;
         let (exec, first) = {
             let built = self.built(buffer)?;
             (built.exec, built.first)
         };
-        // SAFETY: an instantiated graph and the backend's stream.
-        check(unsafe { sys::cuGraphLaunch(exec, main) }, "cuGraphLaunch")?;
-        if let (Some(began), Some((node, queue))) = (began, first) {
-            let end = self.record_on_main()?;
-            self.timed.push((node, queue, began, end));
-        }
-        Ok(())
+        self.launch_graph(exec, first)
     }
 
     fn run_eager(&mut self, part: &PartitionNodes<'_>, _blobs: &BlobStore) -> BackendResult<()> {
         self.mark_origin()?;
         let objects = self.objects.as_ref().ok_or_else(|| BackendError::Unsupported("the trace is not loaded yet".into()))?;
+        if part.nodes.iter().any(|(_, node)| graph::needs_graph(&node.command)) {
+            let built = graph::build(objects, self.device.context, part)?;
+            let (exec, first) = (built.exec, built.first);
+            // Destroyed at `finish`, after it ran.
+            self.eager_graphs.push(built);
+            return self.launch_graph(exec, first);
+        }
         Eager {
             objects,
             main: self.main,
@@ -203,6 +218,7 @@ impl Backend for CudaBackend {
     fn finish(&mut self) -> BackendResult<()> {
         // SAFETY: the backend's context is current.
         check(unsafe { sys::cuCtxSynchronize() }, "cuCtxSynchronize")?;
+        self.eager_graphs.clear();
         if !self.options.profile {
             self.events.recycle();
         }
@@ -234,6 +250,7 @@ impl Drop for CudaBackend {
         unsafe {
             sys::cuCtxSynchronize();
             self.graphs.clear();
+            self.eager_graphs.clear();
             self.events = EventPool::new(false);
             self.objects = None;
             sys::cuStreamDestroy_v2(self.main);

@@ -4,7 +4,7 @@
 use super::driver::check;
 use super::memory::{HostBuffer, Memories};
 use crate::backend::{BackendError, BackendResult};
-use cudarc::driver::sys::{self, CUdevice, CUdeviceptr, CUfunction, CUmodule, CUstream};
+use cudarc::driver::sys::{self, CUdevice, CUdeviceptr, CUevent, CUfunction, CUmodule, CUstream};
 use std::collections::{BTreeSet, HashMap};
 use std::ffi::CString;
 use trace_format::{BlobId, BlobStore, Command, Extent, ImageKind, MemKind, Node, Param, Place, Program, ProgramId, Trace};
@@ -22,6 +22,8 @@ pub struct Objects {
     pub sources: HashMap<BlobId, HostBuffer>,
     /// Where copies to the host land; what they read is not kept (comparisons read memory).
     pub sink: HostBuffer,
+    /// An event for each event number the trace's event records and waits name.
+    pub events: HashMap<u32, CUevent>,
 }
 
 impl Objects {
@@ -41,6 +43,7 @@ impl Objects {
             memories: Memories::none(),
             sources: HashMap::new(),
             sink: HostBuffer::zeroed(0)?,
+            events: HashMap::new(),
         };
         for (index, program) in trace.programs.iter().enumerate() {
             if !used.contains(&index) {
@@ -74,20 +77,41 @@ impl Objects {
             objects.streams.push(stream);
         }
         let mut sink_len = 0;
-        for_each_copy(&trace.nodes, &mut |copy| {
-            if let Place::Host { data: Some(blob) } = copy.src {
-                if let std::collections::hash_map::Entry::Vacant(entry) = objects.sources.entry(blob) {
-                    let bytes = blobs.get(blob).map_err(|e| BackendError::Unsupported(e.to_string()))?;
-                    entry.insert(HostBuffer::with_contents(&bytes)?);
+        for_each_command(&trace.nodes, &mut |command| {
+            match command {
+                Command::Copy(copy) => {
+                    if let Place::Host { data: Some(blob) } = copy.src {
+                        if let std::collections::hash_map::Entry::Vacant(entry) = objects.sources.entry(blob) {
+                            let bytes = blobs.get(blob).map_err(|e| BackendError::Unsupported(e.to_string()))?;
+                            entry.insert(HostBuffer::with_contents(&bytes)?);
+                        }
+                    }
+                    if let Place::Host { .. } = copy.dst {
+                        sink_len = sink_len.max(host_span(&copy.extent, false));
+                    }
                 }
-            }
-            if let Place::Host { .. } = copy.dst {
-                sink_len = sink_len.max(host_span(&copy.extent, false));
+                Command::EventRecord { event } | Command::EventWait { event } => {
+                    if let std::collections::hash_map::Entry::Vacant(entry) = objects.events.entry(*event) {
+                        let mut created = std::ptr::null_mut();
+                        let flags = sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32;
+                        // SAFETY: valid out-pointer; destroyed in Drop.
+                        check(unsafe { sys::cuEventCreate(&mut created, flags) }, "cuEventCreate")?;
+                        entry.insert(created);
+                    }
+                }
+                _ => {}
             }
             Ok(())
         })?;
         objects.sink = HostBuffer::zeroed(sink_len as usize)?;
         Ok(objects)
+    }
+}
+
+impl Objects {
+    /// The event standing for the trace's event number `event`.
+    pub fn event(&self, event: u32) -> BackendResult<CUevent> {
+        self.events.get(&event).copied().ok_or_else(|| BackendError::Unsupported(format!("event {event} was not created at load")))
     }
 }
 
@@ -124,11 +148,18 @@ fn load_module(program: &Program, blobs: &BlobStore) -> BackendResult<CUmodule> 
     Err(failure)
 }
 
-/// Calls `visit` for every copy among `nodes`.
-fn for_each_copy<'a>(nodes: &'a [Node], visit: &mut dyn FnMut(&'a trace_format::Copy) -> BackendResult<()>) -> BackendResult<()> {
+/// Calls `visit` for every command among `nodes`, inside sub-graphs and conditional bodies too.
+fn for_each_command<'a>(nodes: &'a [Node], visit: &mut dyn FnMut(&'a Command) -> BackendResult<()>) -> BackendResult<()> {
     for node in nodes {
-        if let Command::Copy(copy) = &node.command {
-            visit(copy)?;
+        visit(&node.command)?;
+        match &node.command {
+            Command::Subgraph(graph) => for_each_command(&graph.nodes, visit)?,
+            Command::Conditional(conditional) => {
+                for body in &conditional.bodies {
+                    for_each_command(&body.nodes, visit)?;
+                }
+            }
+            _ => {}
         }
     }
     Ok(())
@@ -157,6 +188,9 @@ impl Drop for Objects {
         unsafe {
             for &stream in &self.streams {
                 sys::cuStreamDestroy_v2(stream);
+            }
+            for &event in self.events.values() {
+                sys::cuEventDestroy_v2(event);
             }
             for &module in self.modules.iter().flatten() {
                 sys::cuModuleUnload(module);

@@ -161,3 +161,33 @@ fn a_program_variable_is_placed_where_its_loaded_program_has_it() {
     let Err(BackendError::Unsupported(message)) = Memories::allocate(&[variable], 0, false, other_size) else { panic!("placed") };
     assert!(message.contains("of 16 bytes, not 32"), "{message}");
 }
+
+#[test]
+fn a_condition_argument_is_the_handle_the_graph_being_built_gave_it() {
+    use super::commands::{pack_args, Addresses};
+    use trace_format::{Arg, Param, ParamKind};
+    let params = [Param { offset: 0, size: 8, kind: ParamKind::Value }];
+    let conditions = HashMap::from([(3, 0x1234_5678_9abc)]);
+    let values = pack_args(&params, &[Arg::Condition(3)], Addresses::new(&[], &HashMap::new()).with_conditions(&conditions)).expect("packs");
+    assert_eq!(values, [0x1234_5678_9abcu64.to_le_bytes()]);
+    // Outside a graph, or for a condition no conditional of the graph has, there is no handle.
+    assert!(pack_args(&params, &[Arg::Condition(3)], Addresses::new(&[], &HashMap::new())).is_err());
+    assert!(pack_args(&params, &[Arg::Condition(4)], Addresses::new(&[], &HashMap::new()).with_conditions(&conditions)).is_err());
+}
+
+#[test]
+fn conditionals_and_the_kernels_that_set_them_run_only_inside_graphs() {
+    use super::graph::needs_graph;
+    use trace_format::{Arg, Command, Conditional, ConditionalKind, Graph, KernelId, KernelLaunch, Launch, Node, SegmentId};
+    let launch = |args| {
+        let shape = Launch::Grid { grid: [1; 3], block: [1; 3], shared_bytes: 0, cluster: None, cooperative: false };
+        Command::Kernel(KernelLaunch { kernel: KernelId(0), args, launch: shape })
+    };
+    let conditional = Command::Conditional(Conditional { kind: ConditionalKind::If, condition: 0, default: Some(1), bodies: vec![] });
+    assert!(needs_graph(&conditional));
+    assert!(needs_graph(&launch(vec![Arg::Condition(0)])));
+    assert!(!needs_graph(&launch(vec![Arg::Value(vec![0; 8])])));
+    let node = |command| Node { queue: None, segment: SegmentId(0), command, call: String::new() };
+    assert!(needs_graph(&Command::Subgraph(Graph { nodes: vec![node(conditional)], edges: vec![] })));
+    assert!(!needs_graph(&Command::EventRecord { event: 0 }));
+}

@@ -227,6 +227,7 @@ fn describe(arg: &Arg) -> String {
         Arg::Memory { mem, .. } => format!("memory {mem}"),
         Arg::NullMemory => "a null memory object".into(),
         Arg::Local(bytes) => format!("{bytes} bytes of local memory"),
+        Arg::Condition(_) => "a CUDA graph conditional's handle".into(),
     }
 }
 

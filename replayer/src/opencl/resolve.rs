@@ -58,7 +58,7 @@ pub fn resolve<'n>(objects: &Objects, node: NodeId, command: &'n Command, launch
         Command::Fill(fill) => resolve_fill(objects, fill).map_err(context),
         Command::Barrier | Command::HostTask(_) => Ok(Resolved::Barrier),
         Command::Subgraph(_) => Err(context(BackendError::Unsupported("a sub-graph: the replayer inlines them before a backend sees them".into()))),
-        Command::MemAlloc { .. } | Command::MemFree { .. } => {
+        Command::MemAlloc { .. } | Command::MemFree { .. } | Command::Conditional(_) | Command::EventRecord { .. } | Command::EventWait { .. } => {
             Err(context(BackendError::Unsupported(format!("{} commands are not replayed by the OpenCL backend", command.kind_name()))))
         }
     }

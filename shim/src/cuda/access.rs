@@ -1,12 +1,125 @@
-//! How the recorder reads device memory and waits for streams: the shim's own driver calls,
-//! made inside a hook (so unrecorded) and only between the program's calls.
+//! The shim's own device work: reading memory back for the recorder and waiting for the
+//! program's streams, with driver calls made inside a hook (so unrecorded) and only between
+//! the program's calls.
+//!
+//! None of it may disturb a program that captures streams into graphs of its own (in this or
+//! any other thread): every call runs under the relaxed capture mode (the thread's mode is
+//! restored after), copies go on a non-blocking stream of the shim's own in the memory's
+//! context (never the legacy stream, whose implicit synchronization with a capturing blocking
+//! stream would invalidate the capture), and while any stream captures nothing synchronizes the
+//! device or the legacy stream.
 
-use super::hooks::real;
+use super::hooks::{driver, real, CUcontext};
 use super::state::State;
-use super::streams::{driver_stream, DriverStream};
+use super::streams::{driver_stream, DriverStream, LEGACY};
 use super::sync::quiet;
 use super::CUDA_SUCCESS;
+use crate::fast_hash::HashMap;
 use crate::recorder::{Key, MemoryAccess};
+use std::ffi::{c_int, c_uint, c_void};
+use std::sync::{Mutex, PoisonError};
+
+/// `CU_STREAM_CAPTURE_MODE_RELAXED`: the thread's calls are not checked against captures.
+const CAPTURE_MODE_RELAXED: c_int = 2;
+/// `CU_STREAM_NON_BLOCKING`.
+const NON_BLOCKING: c_uint = 1;
+/// `CU_EVENT_DISABLE_TIMING`.
+const NO_TIMING: c_uint = 2;
+
+/// The shim's own stream of a context, and an event it orders that stream with.
+#[derive(Clone, Copy)]
+struct OwnStream {
+    stream: usize,
+    event: usize,
+}
+
+/// By context key. Locked inside the CUDA state lock (innermost).
+static OWN_STREAMS: Mutex<Option<HashMap<Key, OwnStream>>> = Mutex::new(None);
+
+/// The thread's stream capture mode set to relaxed until dropped, then restored: the shim's
+/// calls neither fail nor invalidate a capture of the program's because of their kind.
+struct RelaxedCapture(c_int);
+
+impl RelaxedCapture {
+    fn enter() -> RelaxedCapture {
+        let mut mode = CAPTURE_MODE_RELAXED;
+        // SAFETY: an in-out parameter of the right type.
+        let status = unsafe { driver::cuThreadExchangeStreamCaptureMode(&mut mode) };
+        RelaxedCapture(if status == CUDA_SUCCESS { mode } else { CAPTURE_MODE_RELAXED })
+    }
+}
+
+impl Drop for RelaxedCapture {
+    fn drop(&mut self) {
+        if self.0 != CAPTURE_MODE_RELAXED {
+            // SAFETY: as in `enter`; puts back the mode the thread had.
+            unsafe { driver::cuThreadExchangeStreamCaptureMode(&mut self.0) };
+        }
+    }
+}
+
+/// Runs `work` with `context` current (when it is not already), and the previous one after.
+fn in_context<R>(context: Option<Key>, work: impl FnOnce() -> R) -> R {
+    let mut current: CUcontext = std::ptr::null_mut();
+    // SAFETY: an out-parameter of the right type.
+    unsafe { driver::cuCtxGetCurrent(&mut current) };
+    let Some(context) = context.filter(|&context| context != current as Key) else { return work() };
+    // SAFETY: a context the program created and has not destroyed (its memory is forgotten
+    // when it is, see `contexts`).
+    if unsafe { driver::cuCtxPushCurrent_v2(context as usize as CUcontext) } != CUDA_SUCCESS {
+        return work();
+    }
+    let result = work();
+    let mut popped: CUcontext = std::ptr::null_mut();
+    // SAFETY: pops what was pushed above.
+    unsafe { driver::cuCtxPopCurrent_v2(&mut popped) };
+    result
+}
+
+/// The shim's stream of the current context (`context` names it), created on first use.
+fn own_stream(context: Key) -> Option<OwnStream> {
+    let mut streams = OWN_STREAMS.lock().unwrap_or_else(PoisonError::into_inner);
+    let streams = streams.get_or_insert_with(HashMap::default);
+    if let Some(&own) = streams.get(&context) {
+        return Some(own);
+    }
+    let (mut stream, mut event): (*mut c_void, *mut c_void) = (std::ptr::null_mut(), std::ptr::null_mut());
+    // SAFETY: out-parameters of the right types; the stream and event live as long as the context.
+    let created = unsafe { real::cuStreamCreate(&mut stream, NON_BLOCKING) == CUDA_SUCCESS && driver::cuEventCreate(&mut event, NO_TIMING) == CUDA_SUCCESS };
+    if !created {
+        crate::log::warning!("cannot create the shim's own stream (memory is not read back)");
+        return None;
+    }
+    let own = OwnStream { stream: stream as usize, event: event as usize };
+    streams.insert(context, own);
+    Some(own)
+}
+
+/// The context `context` is gone (destroyed or reset): so is the shim's stream in it.
+pub fn context_gone(context: Key) {
+    if let Some(streams) = OWN_STREAMS.lock().unwrap_or_else(PoisonError::into_inner).as_mut() {
+        streams.remove(&context);
+    }
+}
+
+/// Waits for all work submitted to the stream behind `queue`. While any stream captures
+/// (`capture_active`), the legacy stream and other threads' default streams (only a
+/// device-wide wait reaches those) are not waited for.
+pub fn wait_for(queue: Key, capture_active: bool) {
+    let _relaxed = RelaxedCapture::enter();
+    // SAFETY: the streams named are the program's live streams or the default ones.
+    let status = unsafe {
+        match driver_stream(queue) {
+            DriverStream::Handle(_) if capture_active && queue == LEGACY => return,
+            DriverStream::OtherThreadsDefault if capture_active => return,
+            DriverStream::Handle(stream) => real::cuStreamSynchronize(stream),
+            DriverStream::OtherThreadsDefault => real::cuCtxSynchronize(),
+        }
+    };
+    if status != CUDA_SUCCESS {
+        crate::log::warning!("cannot wait for stream {queue:#x} (error {status})");
+    }
+}
 
 pub struct DeviceAccess<'a> {
     state: &'a State,
@@ -16,19 +129,20 @@ impl<'a> DeviceAccess<'a> {
     pub fn new(state: &'a State) -> DeviceAccess<'a> {
         DeviceAccess { state }
     }
-}
 
-/// Waits for all work submitted to the stream behind `queue`.
-pub fn wait_for(queue: Key) {
-    // SAFETY: the streams named are the program's live streams or the default ones.
-    let status = unsafe {
-        match driver_stream(queue) {
-            DriverStream::Handle(stream) => real::cuStreamSynchronize(stream),
-            DriverStream::OtherThreadsDefault => real::cuCtxSynchronize(),
-        }
-    };
-    if status != CUDA_SUCCESS {
-        crate::log::warning!("cannot wait for stream {queue:#x} (error {status})");
+    /// Makes the shim's stream wait until the stream that allocated `mem` in stream order got
+    /// there; `false` when that cannot be done without touching a stream a capture forbids.
+    fn after_allocation(&self, mem: Key, own: OwnStream) -> bool {
+        let Some(&queue) = self.state.ordered_allocations.get(&mem) else { return true };
+        let stream = match driver_stream(queue) {
+            DriverStream::Handle(_) if quiet(self.state) && queue == LEGACY => return false,
+            DriverStream::Handle(stream) => stream,
+            // Only that thread can name its default stream; its allocation was long reached.
+            DriverStream::OtherThreadsDefault => return true,
+        };
+        let event = own.event as *mut c_void;
+        // SAFETY: the shim's event and stream, and a live stream of the program.
+        unsafe { real::cuEventRecord(event, stream) == CUDA_SUCCESS && real::cuStreamWaitEvent(own.stream as *mut c_void, event, 0) == CUDA_SUCCESS }
     }
 }
 
@@ -44,17 +158,28 @@ impl MemoryAccess for DeviceAccess<'_> {
     }
 
     fn read(&self, mem: Key, size: u64) -> Option<Vec<u8>> {
-        if quiet(self.state) {
-            crate::log::debug!("memory {mem:#x} is not read while the program captures a stream");
-            return None;
-        }
-        if let Some(&stream) = self.state.ordered_allocations.get(&mem) {
-            // The allocation exists for the legacy stream's copy only once its stream got there.
-            wait_for(stream);
-        }
         let mut contents = vec![0u8; usize::try_from(size).ok()?];
-        // SAFETY: `mem` is a live allocation of `size` bytes; the buffer holds as many.
-        let status = unsafe { real::cuMemcpyDtoH_v2(contents.as_mut_ptr().cast(), mem, contents.len()) };
+        let _relaxed = RelaxedCapture::enter();
+        let context = self.state.memory_contexts.get(&mem).copied();
+        let status = in_context(context, || {
+            let mut current: CUcontext = std::ptr::null_mut();
+            // SAFETY: an out-parameter of the right type.
+            unsafe { driver::cuCtxGetCurrent(&mut current) };
+            let own = own_stream(current as Key)?;
+            if !self.after_allocation(mem, own) {
+                crate::log::debug!("memory {mem:#x} is not read: its allocation is ordered on the legacy stream while a stream captures");
+                return None;
+            }
+            let stream = own.stream as *mut c_void;
+            // SAFETY: `mem` is a live allocation of `size` bytes; the buffer holds as many and
+            // outlives the copy, which the stream synchronization completes.
+            Some(unsafe {
+                match real::cuMemcpyDtoHAsync_v2(contents.as_mut_ptr().cast(), mem, contents.len(), stream) {
+                    CUDA_SUCCESS => real::cuStreamSynchronize(stream),
+                    failed => failed,
+                }
+            })
+        })?;
         if status != CUDA_SUCCESS {
             crate::log::warning!("cannot read memory {mem:#x} back (error {status})");
             return None;

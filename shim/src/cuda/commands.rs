@@ -9,7 +9,7 @@ use super::sync::closed;
 use super::{succeeded, CUresult, CUstream, Recorded};
 use crate::entry::Forward;
 use crate::session;
-use crate::recorder::{Access, HostRegion, Order, Recorder, Submission, SyncScope};
+use crate::recorder::{Access, HostRegion, Key, Order, Recorder, Submission, SyncScope};
 use std::ffi::{c_uint, c_void};
 use trace_format::{Command, HostTaskKind, Place};
 
@@ -20,11 +20,13 @@ pub struct Enqueued {
     /// A synchronous copy to the host: a host synchronization.
     blocking: bool,
     received: Option<HostRegion>,
+    /// Events the command waits for (a graph's event wait nodes).
+    waits: Vec<Key>,
 }
 
 impl Enqueued {
     pub fn new(call: &'static str, stream: CUstream) -> Enqueued {
-        Enqueued { call, stream, blocking: false, received: None }
+        Enqueued { call, stream, blocking: false, received: None, waits: Vec::new() }
     }
 
     /// A command of a synchronous call: on the default stream its variant names.
@@ -43,6 +45,10 @@ impl Enqueued {
     pub fn receiving(self, address: *const std::ffi::c_void, len: usize) -> Enqueued {
         Enqueued { received: Some(HostRegion { address: address as usize, len }), ..self }
     }
+
+    pub fn waiting(self, events: Vec<Key>) -> Enqueued {
+        Enqueued { waits: events, ..self }
+    }
 }
 
 pub const UNTRACKED_MEMORY: &str = "it names device memory the shim did not see allocated";
@@ -52,7 +58,7 @@ pub const UNTRACKED_MEMORY: &str = "it names device memory the shim did not see 
 pub fn enqueue(
     forward: &mut Forward<'_, CUresult>,
     enqueued: Enqueued,
-    accesses: impl FnOnce(&Recorder) -> Vec<Access>,
+    accesses: impl FnOnce(&mut Recorder) -> Vec<Access>,
     build: impl FnOnce(&mut Recorder) -> Result<Command, &'static str>,
 ) -> Recorded {
     if !session::commands_captured() {
@@ -61,10 +67,7 @@ pub fn enqueue(
     }
     let (call, queue) = (enqueued.call, stream_key(enqueued.stream, enqueued.call));
     let prepared = with_recorder(|state, recorder| {
-        if !state.capturing.is_empty() {
-            if !state.capturing.contains(&queue) {
-                recorder.partial(call, "work on other streams while the program captures a stream is not recorded");
-            }
+        if state.capturing.contains_key(&queue) {
             return None;
         }
         ensure_queue(state, recorder, queue);
@@ -83,7 +86,7 @@ pub fn enqueue(
     }
     with_recorder(|_, recorder| {
         let submission =
-            Submission { call, queue: Some(queue), order: Order::Command, waits: &[], signals: None, received: enqueued.received };
+            Submission { call, queue: Some(queue), order: Order::Command, waits: &enqueued.waits, signals: None, received: enqueued.received };
         recorder.submit(prepared, submission, |recorder| {
             build(recorder).unwrap_or_else(|reason| {
                 recorder.partial(call, reason);

@@ -24,6 +24,7 @@ fn ending(context: Key, call: &str) -> Recorded {
         for mem in freed {
             forget(state, recorder, mem);
         }
+        super::access::context_gone(context);
     })
 }
 

@@ -44,7 +44,7 @@ pub fn fill_command(recorder: &mut Recorder, dst: u64, pattern: &[u8], count: us
 }
 
 fn linear(forward: &mut Forward<'_, CUresult>, enqueued: Enqueued, src: End, dst: End, bytes: usize) -> Recorded {
-    let accesses = |recorder: &Recorder| {
+    let accesses = |recorder: &mut Recorder| {
         let read = match src { End::Device(pointer) => device_access(recorder, pointer, false), End::Host(_) => None };
         let written = match dst { End::Device(pointer) => device_write(recorder, pointer, bytes as u64), End::Host(_) => None };
         read.into_iter().chain(written).collect()
@@ -197,7 +197,7 @@ pub unsafe fn copy(forward: &mut Forward<'_, CUresult>, call: &'static str, dst:
 }
 
 fn memset(forward: &mut Forward<'_, CUresult>, enqueued: Enqueued, dst: CUdeviceptr, pattern: &[u8], count: usize) -> Recorded {
-    let accesses = |recorder: &Recorder| device_write(recorder, dst, (pattern.len() * count) as u64).into_iter().collect();
+    let accesses = |recorder: &mut Recorder| device_write(recorder, dst, (pattern.len() * count) as u64).into_iter().collect();
     enqueue(forward, enqueued, accesses, |recorder| fill_command(recorder, dst, pattern, count))
 }
 

@@ -1,176 +1,119 @@
-//! The program's own graphs: read from the driver when instantiated, kernel nodes followed
-//! through `cuGraphExecKernelNodeSetParams`, and each `cuGraphLaunch` recorded as one sub-graph
-//! node on the launching stream.
+//! The program's own graphs: conditions and conditional nodes kept as the program creates them
+//! (the driver cannot report them), each graph read when instantiated, every change the program
+//! makes to an executable graph followed (node parameters of each type, whole updates, nodes
+//! enabled and disabled), and each `cuGraphLaunch` recorded as one sub-graph node on the launching
+//! stream, built from the graph as it stands then. `cuGraphUpload` changes nothing recorded.
 
 use super::commands::{enqueue, Enqueued};
-use super::graphs::{ExecGraph, KernelNode, NodeRead, ReadGraph};
-use super::hooks::driver;
-use super::state::{with_recorder, with_state, State};
+use super::graph_read::{
+    conditional_kind, event_number, kernel_node, memset_node, read_graph, CUgraph, CUgraphNode, KernelNodeParams, MemsetNodeParams,
+    CHILD_GRAPH, CONDITIONAL, EVENT_RECORD, KERNEL, MEMCPY, MEMSET, WAIT_EVENT,
+};
+use super::graphs::{Condition, CreatedConditional, ExecGraph, KernelNode, NodeRead};
+use super::hooks::CUcontext;
+use super::memory::{freed_in_order, track};
 use super::rect::Memcpy3D;
-use super::{key, modules, params, succeeded, CUresult, CUstream, Recorded, CUDA_SUCCESS};
+use super::state::{with_recorder, with_state, State};
+use super::streams::stream_key;
+use super::{key, modules, succeeded, CUresult, CUstream, Recorded};
 use crate::entry::Forward;
-use crate::recorder::Recorder;
+use crate::recorder::{MemShape, Recorder};
+use std::cell::RefCell;
 use std::ffi::{c_int, c_uint, c_void};
-use trace_format::{Command, Launch};
+use trace_format::MemKind;
 
-pub type CUgraph = *mut c_void;
-pub type CUgraphNode = *mut c_void;
 pub type CUgraphExec = *mut c_void;
 
-/// `CUDA_KERNEL_NODE_PARAMS_v2` of cuda.h.
+/// `CUgraphNodeParams` of cuda.h: the node type, then (16 bytes in) a union of each type's
+/// parameters, read here as the words it starts with.
 #[repr(C)]
-pub struct KernelNodeParams {
-    function: *mut c_void,
-    grid: [c_uint; 3],
-    block: [c_uint; 3],
-    shared_bytes: c_uint,
-    params: *mut *mut c_void,
-    extra: *mut *mut c_void,
-    kernel: *mut c_void,
-    context: *mut c_void,
+pub struct NodeParams {
+    kind: c_int,
+    reserved: [c_int; 3],
+    union: [u64; 29],
+    reserved2: i64,
 }
 
-/// `CUDA_MEMSET_NODE_PARAMS` of cuda.h.
-#[repr(C)]
-pub struct MemsetNodeParams {
-    dst: u64,
-    pitch: usize,
-    value: c_uint,
-    element_size: c_uint,
-    width: usize,
-    height: usize,
-}
-
-/// `CU_MEMORYTYPE_DEVICE` and `CU_MEMORYTYPE_UNIFIED`: memory a device pointer names.
-const DEVICE_MEMORY: [c_uint; 2] = [2, 4];
-
-/// `CUgraphNodeType` values the trace describes.
-const KERNEL: c_int = 0;
-const MEMCPY: c_int = 1;
-const MEMSET: c_int = 2;
-const CHILD_GRAPH: c_int = 4;
-const EMPTY: c_int = 5;
-
-/// The driver's answer as an option.
-fn ok(status: CUresult) -> Option<()> {
-    (status == CUDA_SUCCESS).then_some(())
-}
-
-/// A list the driver fills after telling its length: `query(buffers, count)`.
-fn listed<T: Clone>(empty: T, ways: usize, query: impl Fn(&mut [Vec<T>], &mut usize) -> CUresult) -> Option<Vec<Vec<T>>> {
-    let mut count = 0usize;
-    let mut none: Vec<Vec<T>> = vec![Vec::new(); ways];
-    ok(query(&mut none, &mut count))?;
-    let mut lists = vec![vec![empty; count]; ways];
-    ok(query(&mut lists, &mut count))?;
-    lists.iter_mut().for_each(|list| list.truncate(count));
-    Some(lists)
-}
-
-/// The graph's nodes and edges, each node described (child graphs read recursively).
-unsafe fn read_graph(graph: CUgraph) -> Option<ReadGraph> {
-    let pointer = |list: &mut Vec<CUgraphNode>| if list.is_empty() { std::ptr::null_mut() } else { list.as_mut_ptr() };
-    // SAFETY: arrays of `count` handles, or null to ask for the count.
-    let nodes = listed(std::ptr::null_mut(), 1, |lists, count| unsafe { driver::cuGraphGetNodes(graph, pointer(&mut lists[0]), count) })?;
-    let edges = listed(std::ptr::null_mut(), 2, |lists, count| {
-        let (from, to) = lists.split_at_mut(1);
-        // SAFETY: as above; no edge data asked for (plain dependencies).
-        unsafe { driver::cuGraphGetEdges_v2(graph, pointer(&mut from[0]), pointer(&mut to[0]), std::ptr::null_mut(), count) }
-    })?;
-    let nodes = nodes[0].iter().map(|&node| (key(node), unsafe { read_node(node) })).collect();
-    let edges = edges[0].iter().zip(&edges[1]).map(|(&from, &to)| (key(from), key(to))).collect();
-    Some(ReadGraph { nodes, edges })
-}
-
-unsafe fn read_node(node: CUgraphNode) -> NodeRead {
-    let mut kind: c_int = -1;
-    // SAFETY: a node of a graph the driver listed.
-    if unsafe { driver::cuGraphNodeGetType(node, &mut kind) } != CUDA_SUCCESS {
-        return NodeRead::Unsupported("the driver did not say the node's type");
-    }
-    match kind {
-        KERNEL => {
-            // SAFETY: zeroed plain data the driver fills.
-            let mut params: KernelNodeParams = unsafe { std::mem::zeroed() };
-            match unsafe { driver::cuGraphKernelNodeGetParams_v2(node, &mut params) } {
-                CUDA_SUCCESS => NodeRead::Kernel(unsafe { kernel_node(&params) }),
-                _ => NodeRead::Unsupported("the driver did not report the kernel node"),
-            }
-        }
-        MEMSET => {
-            let mut params: MemsetNodeParams = unsafe { std::mem::zeroed() };
-            match unsafe { driver::cuGraphMemsetNodeGetParams(node, &mut params) } {
-                CUDA_SUCCESS => memset_node(&params),
-                _ => NodeRead::Unsupported("the driver did not report the memset node"),
-            }
-        }
-        CHILD_GRAPH => {
-            let mut child: CUgraph = std::ptr::null_mut();
-            let read = unsafe { ok(driver::cuGraphChildGraphNodeGetGraph(node, &mut child)).and_then(|()| read_graph(child)) };
-            read.map_or(NodeRead::Unsupported("the driver did not list the child graph"), NodeRead::Child)
-        }
-        EMPTY => NodeRead::Empty,
-        MEMCPY => {
-            let mut params: Memcpy3D = unsafe { std::mem::zeroed() };
-            match unsafe { driver::cuGraphMemcpyNodeGetParams(node, &mut params) } {
-                CUDA_SUCCESS => memcpy_node(&params),
-                _ => NodeRead::Unsupported("the driver did not report the memcpy node"),
-            }
-        }
-        _ => NodeRead::Unsupported("host, event, allocation and conditional nodes of the program's own graphs are not recorded"),
+impl NodeParams {
+    /// The union as a type's parameter structure, which starts it.
+    fn as_params<T>(&self) -> *const T {
+        self.union.as_ptr().cast()
     }
 }
 
-/// A kernel node's launch, its parameters read with the kernel's layout.
-unsafe fn kernel_node(params: &KernelNodeParams) -> KernelNode {
-    // The runtime's `CUkernel` where there is one: its launches name it, so the shim knows it.
-    let function = if params.kernel.is_null() { params.function } else { params.kernel };
-    let launch = Launch::Grid { grid: params.grid, block: params.block, shared_bytes: params.shared_bytes, cluster: None, cooperative: false };
-    let layout = with_state(|state| state.layouts.entry(key(function)).or_insert_with(|| params::layout(function)).clone());
-    // SAFETY: the node's parameters as the driver holds (or the program passes) them.
-    let arguments = layout.and_then(|layout| unsafe { params::arguments(&layout, params.params, params.extra) }.map(|bytes| (layout, bytes)));
-    KernelNode { function: key(function), launch, arguments, variables: Vec::new() }
+/// `CU_GRAPH_COND_ASSIGN_DEFAULT`: the default is the condition's value at each launch.
+const ASSIGN_DEFAULT: c_uint = 1;
+
+/// `cuGraphConditionalHandleCreate`: a condition gets the trace's next number.
+pub unsafe fn condition_created(
+    forward: &mut Forward<'_, CUresult>,
+    _call: &str,
+    handle: *mut u64,
+    _graph: CUgraph,
+    _context: CUcontext,
+    default: c_uint,
+    flags: c_uint,
+) -> Recorded {
+    if succeeded(forward) {
+        // SAFETY: the call succeeded, so it wrote the handle.
+        let handle = unsafe { *handle };
+        with_state(|state| {
+            let number = state.conditions.len() as u32;
+            let default = (flags & ASSIGN_DEFAULT != 0).then_some(default);
+            state.conditions.insert(handle, Condition { number, default });
+        });
+    }
+    Ok(())
 }
 
-fn memset_node(params: &MemsetNodeParams) -> NodeRead {
-    let pattern = match params.element_size {
-        1 => (params.value as u8).to_ne_bytes().to_vec(),
-        2 => (params.value as u16).to_ne_bytes().to_vec(),
-        4 => params.value.to_ne_bytes().to_vec(),
-        _ => return NodeRead::Unsupported("a memset node of an element size CUDA does not have"),
-    };
-    match params.height {
-        1 => NodeRead::Memset { dst: params.dst, pattern, count: params.width },
-        _ => NodeRead::Unsupported("2D memset nodes of the program's own graphs are not recorded"),
-    }
+/// `cuGraphAddNode_v2`: a conditional node is kept with its handle and bodies (which the driver
+/// created and wrote into the parameters).
+pub unsafe fn add_node_v2(
+    forward: &mut Forward<'_, CUresult>,
+    call: &str,
+    node: *mut CUgraphNode,
+    graph: CUgraph,
+    dependencies: *const CUgraphNode,
+    _dependency_data: *const c_void,
+    count: usize,
+    params: *mut NodeParams,
+) -> Recorded {
+    unsafe { add_node(forward, call, node, graph, dependencies, count, params) }
 }
 
-/// A linear copy between device pointers; host ends (whose contents matter at each launch),
-/// arrays and 2D/3D regions are not described.
-fn memcpy_node(params: &Memcpy3D) -> NodeRead {
-    let device = DEVICE_MEMORY.contains(&params.src_memory_type) && DEVICE_MEMORY.contains(&params.dst_memory_type);
-    let rows = [params.src_y, params.src_z, params.dst_y, params.dst_z].iter().any(|&start| start != 0) || params.height > 1 || params.depth > 1;
-    match (device, rows) {
-        (true, false) => NodeRead::Copy {
-            src: params.src_device + params.src_x_bytes as u64,
-            dst: params.dst_device + params.dst_x_bytes as u64,
-            bytes: params.width_bytes,
-        },
-        (false, _) => NodeRead::Unsupported("memcpy nodes with host or array ends in the program's own graphs are not recorded"),
-        (true, true) => NodeRead::Unsupported("2D and 3D memcpy nodes of the program's own graphs are not recorded"),
+pub unsafe fn add_node(
+    forward: &mut Forward<'_, CUresult>,
+    _call: &str,
+    node: *mut CUgraphNode,
+    _graph: CUgraph,
+    _dependencies: *const CUgraphNode,
+    _count: usize,
+    params: *mut NodeParams,
+) -> Recorded {
+    if !succeeded(forward) {
+        return Ok(());
     }
+    // SAFETY: the driver read the parameters (and, for a conditional, wrote its bodies there).
+    let Some(params) = (unsafe { params.as_ref() }).filter(|params| params.kind == CONDITIONAL) else { return Ok(()) };
+    let [handle, kind_and_size, bodies, ..] = params.union;
+    let (kind, size) = (kind_and_size as u32 as c_int, (kind_and_size >> 32) as usize);
+    let Some(kind) = conditional_kind(kind) else { return Ok(()) };
+    let bodies = bodies as usize as *const CUgraph;
+    // SAFETY: the driver's array of `size` body graphs, and the node it created.
+    let (bodies, node) = unsafe { (std::slice::from_raw_parts(bodies, if bodies.is_null() { 0 } else { size }), key(*node)) };
+    let created = CreatedConditional { handle, kind, bodies: bodies.iter().map(|&body| key(body)).collect() };
+    with_state(|state| state.conditional_nodes.insert(node, created));
+    Ok(())
 }
 
 /// Makes sure every kernel the graph launches is known to the recorder, with its program's
 /// variables.
-fn identify_kernels(state: &mut State, recorder: &mut Recorder, graph: &mut ReadGraph) {
-    for (_, node) in &mut graph.nodes {
-        match node {
-            NodeRead::Kernel(kernel) => identify_kernel(state, recorder, kernel),
-            NodeRead::Child(child) => identify_kernels(state, recorder, child),
-            _ => {}
+fn identify_kernels(state: &mut State, recorder: &mut Recorder, graph: &mut ExecGraph) {
+    graph.nodes_mut(&mut |node| {
+        if let NodeRead::Kernel(kernel) = node {
+            identify_kernel(state, recorder, kernel);
         }
-    }
+    });
 }
 
 fn identify_kernel(state: &mut State, recorder: &mut Recorder, kernel: &mut KernelNode) {
@@ -187,9 +130,10 @@ unsafe fn instantiated(forward: &mut Forward<'_, CUresult>, call: &'static str, 
     let exec = key(unsafe { *exec });
     let read = unsafe { read_graph(graph) };
     with_recorder(|state, recorder| match read {
-        Some(mut read) => {
-            identify_kernels(state, recorder, &mut read);
-            state.graph_execs.insert(exec, ExecGraph::build(recorder, call, &read));
+        Some(read) => {
+            let mut graph = ExecGraph::new(read);
+            identify_kernels(state, recorder, &mut graph);
+            state.graph_execs.insert(exec, graph);
         }
         None => {
             state.graph_execs.remove(&exec);
@@ -206,6 +150,39 @@ pub unsafe fn instantiate_with_params(forward: &mut Forward<'_, CUresult>, call:
     unsafe { instantiated(forward, call, exec, graph) }
 }
 
+/// `cuGraphExecUpdate`: the executable graph takes the parameters of `graph`'s nodes.
+pub unsafe fn exec_update(forward: &mut Forward<'_, CUresult>, call: &str, exec: CUgraphExec, graph: CUgraph, _result: *mut c_void) -> Recorded {
+    if !succeeded(forward) {
+        return Ok(());
+    }
+    // SAFETY: the graph the update succeeded from.
+    let read = unsafe { read_graph(graph) };
+    with_recorder(|state, recorder| match (read, state.graph_execs.get(&key(exec))) {
+        (Some(read), Some(before)) => {
+            let mut updated = before.updated(read);
+            identify_kernels(state, recorder, &mut updated);
+            state.graph_execs.insert(key(exec), updated);
+        }
+        (None, _) => recorder.partial(call, "the driver did not list the graph's nodes and edges"),
+        (_, None) => recorder.partial(call, "a graph the shim did not see instantiated"),
+    })
+}
+
+/// After a successful update of node `node` of `exec`: it does what `read` says from now on.
+fn node_updated(call: &str, exec: CUgraphExec, node: CUgraphNode, read: NodeRead) -> Recorded {
+    with_recorder(|state, recorder| {
+        let mut read = read;
+        if let NodeRead::Kernel(kernel) = &mut read {
+            identify_kernel(state, recorder, kernel);
+        }
+        match state.graph_execs.get_mut(&key(exec)).map(|graph| graph.set(key(node), read)) {
+            Some(true) => {}
+            Some(false) => recorder.partial(call, "a node the shim did not see in the instantiated graph"),
+            None => recorder.partial(call, "a graph the shim did not see instantiated"),
+        }
+    })
+}
+
 pub unsafe fn exec_kernel_node_set_params(
     forward: &mut Forward<'_, CUresult>,
     call: &'static str,
@@ -217,12 +194,101 @@ pub unsafe fn exec_kernel_node_set_params(
         return Ok(());
     }
     // SAFETY: the call succeeded, so the parameters were readable.
-    let Some(mut kernel) = (unsafe { params.as_ref() }).map(|params| unsafe { kernel_node(params) }) else { return Ok(()) };
+    let Some(kernel) = (unsafe { params.as_ref() }).map(|params| unsafe { kernel_node(params) }) else { return Ok(()) };
+    node_updated(call, exec, node, NodeRead::Kernel(kernel))
+}
+
+pub unsafe fn exec_memset_node_set_params(
+    forward: &mut Forward<'_, CUresult>,
+    call: &'static str,
+    exec: CUgraphExec,
+    node: CUgraphNode,
+    params: *const MemsetNodeParams,
+    _context: CUcontext,
+) -> Recorded {
+    // SAFETY: the call succeeded, so the parameters were readable.
+    match (succeeded(forward), unsafe { params.as_ref() }) {
+        (true, Some(params)) => node_updated(call, exec, node, memset_node(params)),
+        _ => Ok(()),
+    }
+}
+
+pub unsafe fn exec_memcpy_node_set_params(
+    forward: &mut Forward<'_, CUresult>,
+    call: &'static str,
+    exec: CUgraphExec,
+    node: CUgraphNode,
+    params: *const Memcpy3D,
+    _context: CUcontext,
+) -> Recorded {
+    // SAFETY: the call succeeded, so the parameters were readable.
+    match (succeeded(forward), unsafe { params.as_ref() }) {
+        (true, Some(copy)) => node_updated(call, exec, node, NodeRead::Copy(*copy)),
+        _ => Ok(()),
+    }
+}
+
+pub unsafe fn exec_child_graph_node_set_params(forward: &mut Forward<'_, CUresult>, call: &'static str, exec: CUgraphExec, node: CUgraphNode, child: CUgraph) -> Recorded {
+    if !succeeded(forward) {
+        return Ok(());
+    }
+    // SAFETY: the graph the update succeeded from.
+    match unsafe { read_graph(child) } {
+        Some(read) => node_updated(call, exec, node, NodeRead::Child(read)),
+        None => with_recorder(|_, recorder| recorder.partial(call, "the driver did not list the graph's nodes and edges")),
+    }
+}
+
+/// `cuGraphExecEventRecordNodeSetEvent` and `cuGraphExecEventWaitNodeSetEvent`.
+pub unsafe fn exec_event_node_set_event(forward: &mut Forward<'_, CUresult>, call: &'static str, exec: CUgraphExec, node: CUgraphNode, event: *mut c_void) -> Recorded {
+    if !succeeded(forward) {
+        return Ok(());
+    }
+    let event = key(event);
+    let number = with_state(|state| event_number(state, event));
+    let read = match call.contains("Record") {
+        true => NodeRead::EventRecord { event, number },
+        false => NodeRead::EventWait { event, number },
+    };
+    node_updated(call, exec, node, read)
+}
+
+/// `cuGraphExecNodeSetParams`: the parameters of any node type, named in them.
+pub unsafe fn exec_node_set_params(forward: &mut Forward<'_, CUresult>, call: &'static str, exec: CUgraphExec, node: CUgraphNode, params: *mut NodeParams) -> Recorded {
+    if !succeeded(forward) {
+        return Ok(());
+    }
+    // SAFETY: the call succeeded, so the parameters were readable, as their type says.
+    let Some(params) = (unsafe { params.as_ref() }) else { return Ok(()) };
+    let read = unsafe {
+        match params.kind {
+            KERNEL => NodeRead::Kernel(kernel_node(&*params.as_params::<KernelNodeParams>())),
+            MEMSET => memset_node(&*params.as_params::<MemsetNodeParams>()),
+            // `CUDA_MEMCPY_NODE_PARAMS`: flags, a reserved word and a context before the copy.
+            MEMCPY => NodeRead::Copy(*params.as_params::<u8>().add(16).cast::<Memcpy3D>()),
+            CHILD_GRAPH => return exec_child_graph_node_set_params(forward, call, exec, node, params.union[0] as usize as CUgraph),
+            EVENT_RECORD | WAIT_EVENT => {
+                let event = params.union[0];
+                let number = with_state(|state| event_number(state, event));
+                if params.kind == EVENT_RECORD { NodeRead::EventRecord { event, number } } else { NodeRead::EventWait { event, number } }
+            }
+            // Host code is not recorded, whatever its function.
+            super::graph_read::HOST => NodeRead::Host,
+            _ => return with_recorder(|_, recorder| recorder.partial(call, "an update of a node of this type is not recorded")),
+        }
+    };
+    node_updated(call, exec, node, read)
+}
+
+/// `cuGraphNodeSetEnabled`: a disabled node does nothing until enabled again.
+pub unsafe fn node_set_enabled(forward: &mut Forward<'_, CUresult>, call: &str, exec: CUgraphExec, node: CUgraphNode, enabled: c_uint) -> Recorded {
+    if !succeeded(forward) {
+        return Ok(());
+    }
     with_recorder(|state, recorder| {
-        identify_kernel(state, recorder, &mut kernel);
-        match state.graph_execs.get_mut(&key(exec)) {
-            Some(graph) => graph.set_kernel(recorder, call, key(node), &kernel),
-            None => recorder.partial(call, "a graph the shim did not see instantiated"),
+        let known = state.graph_execs.get_mut(&key(exec)).is_some_and(|graph| graph.set_enabled(key(node), enabled != 0));
+        if !known {
+            recorder.partial(call, "a node the shim did not see in an instantiated graph");
         }
     })
 }
@@ -233,11 +299,49 @@ pub unsafe fn exec_destroy(forward: &mut Forward<'_, CUresult>, _call: &str, exe
     Ok(())
 }
 
-/// Records the launch as one sub-graph node on the stream.
+/// Records the launch as one sub-graph node on the stream, built from the graph as it stands
+/// now: its allocations are memory of their own in each launch, its event records stand for the
+/// launch and its event waits are the launch's. A launch into a capture is part of the captured
+/// graph, read when that one is instantiated.
 pub unsafe fn launch(forward: &mut Forward<'_, CUresult>, call: &'static str, exec: CUgraphExec, stream: CUstream) -> Recorded {
-    let graph: Option<ExecGraph> = with_state(|state| state.graph_execs.get(&key(exec)).cloned());
-    let accesses = graph.as_ref().map(ExecGraph::accesses).unwrap_or_default();
-    enqueue(forward, Enqueued::new(call, stream), |_| accesses, |_| {
-        graph.map(|graph| Command::Subgraph(graph.graph)).ok_or("a graph the shim did not see instantiated")
-    })
+    let queue = stream_key(stream, call);
+    let (captured, graph) = with_state(|state| (state.capturing.contains_key(&queue), state.graph_execs.get(&key(exec)).cloned()));
+    if captured {
+        forward.call();
+        return Ok(());
+    }
+    let Some(graph) = graph else {
+        return enqueue(forward, Enqueued::new(call, stream), |_| Vec::new(), |_| Err("a graph the shim did not see instantiated"));
+    };
+    let (allocated, freed) = graph.allocations();
+    // Tracked here too for launches outside the capture range, whose nodes are not translated.
+    for &(address, size) in &allocated {
+        track(address, size, Some(queue), MemShape::Whole(MemKind::StreamOrdered), 0)?;
+    }
+    let device = with_recorder(|state, recorder| super::device::current(state, recorder).map(|(_, device)| device))?;
+    let (recorded, waited) = graph.events();
+    let command = RefCell::new(None);
+    let accesses = |recorder: &mut Recorder| {
+        let launched = graph.launched(recorder, call, device);
+        *command.borrow_mut() = Some(launched.command);
+        launched.accesses
+    };
+    let build = |recorder: &mut Recorder| {
+        for &(address, _) in &allocated {
+            recorder.allocated_in_order(address);
+        }
+        command.borrow_mut().take().ok_or("the graph was not translated")
+    };
+    enqueue(forward, Enqueued::new(call, stream).waiting(waited), accesses, build)?;
+    if succeeded(forward) {
+        with_recorder(|state, recorder| {
+            for event in recorded {
+                recorder.record_event(event, queue);
+            }
+            for address in freed {
+                freed_in_order(state, recorder, address);
+            }
+        })?;
+    }
+    Ok(())
 }

@@ -6,7 +6,8 @@
 
 #![allow(non_snake_case, clippy::too_many_arguments)]
 
-use super::graph_hooks::{self, CUgraph, CUgraphExec, CUgraphNode, KernelNodeParams, MemsetNodeParams};
+use super::graph_hooks::{self, CUgraphExec, NodeParams};
+use super::graph_read::{AllocNodeParams, CUgraph, CUgraphNode, KernelNodeParams, MemsetNodeParams};
 use super::{commands, contexts, copies, launches, memory, modules, procaddress, rect, streams, sync, CUdeviceptr, CUresult, CUstream};
 use crate::interpose::Hook;
 use std::ffi::{c_char, c_int, c_uint, c_void};
@@ -133,6 +134,16 @@ driver! {
     cuGraphMemsetNodeGetParams(node: CUgraphNode, params: *mut MemsetNodeParams);
     cuGraphMemcpyNodeGetParams(node: CUgraphNode, params: *mut rect::Memcpy3D);
     cuGraphChildGraphNodeGetGraph(node: CUgraphNode, graph: *mut CUgraph);
+    cuGraphEventRecordNodeGetEvent(node: CUgraphNode, event: *mut *mut c_void);
+    cuGraphEventWaitNodeGetEvent(node: CUgraphNode, event: *mut *mut c_void);
+    cuGraphMemAllocNodeGetParams(node: CUgraphNode, params: *mut AllocNodeParams);
+    cuGraphMemFreeNodeGetParams(node: CUgraphNode, address: *mut u64);
+    cuThreadExchangeStreamCaptureMode(mode: *mut c_int);
+    cuStreamGetCaptureInfo_v3(stream: CUstream, status: *mut c_int, id: *mut u64, graph: *mut CUgraph,
+        dependencies: *mut *const CUgraphNode, edge_data: *mut *const c_void, count: *mut usize);
+    cuCtxPushCurrent_v2(context: CUcontext);
+    cuCtxPopCurrent_v2(context: *mut CUcontext);
+    cuEventCreate(event: *mut *mut c_void, flags: c_uint);
 }
 
 hooks! {
@@ -218,6 +229,10 @@ hooks! {
     cuStreamQuery_ptsz(stream: CUstream) => sync::synchronize_stream;
     cuStreamBeginCapture_v2(stream: CUstream, mode: c_int) => sync::begin_capture;
     cuStreamBeginCapture_v2_ptsz(stream: CUstream, mode: c_int) => sync::begin_capture;
+    cuStreamBeginCaptureToGraph(stream: CUstream, graph: CUgraph, dependencies: *const CUgraphNode,
+        dependency_data: *const c_void, count: usize, mode: c_int) => sync::begin_capture_to_graph;
+    cuStreamBeginCaptureToGraph_ptsz(stream: CUstream, graph: CUgraph, dependencies: *const CUgraphNode,
+        dependency_data: *const c_void, count: usize, mode: c_int) => sync::begin_capture_to_graph;
     cuStreamEndCapture(stream: CUstream, graph: *mut *mut c_void) => sync::end_capture;
     cuStreamEndCapture_ptsz(stream: CUstream, graph: *mut *mut c_void) => sync::end_capture;
     cuProfilerStart() => sync::profiler_start;
@@ -236,17 +251,29 @@ hooks! {
         => graph_hooks::instantiate_with_params;
     cuGraphInstantiateWithParams_ptsz(exec: *mut CUgraphExec, graph: CUgraph, params: *mut c_void)
         => graph_hooks::instantiate_with_params;
+    cuGraphConditionalHandleCreate(handle: *mut u64, graph: CUgraph, context: CUcontext, default: c_uint, flags: c_uint)
+        => graph_hooks::condition_created;
+    cuGraphAddNode(node: *mut CUgraphNode, graph: CUgraph, dependencies: *const CUgraphNode, count: usize,
+        params: *mut NodeParams) => graph_hooks::add_node;
+    cuGraphAddNode_v2(node: *mut CUgraphNode, graph: CUgraph, dependencies: *const CUgraphNode,
+        dependency_data: *const c_void, count: usize, params: *mut NodeParams) => graph_hooks::add_node_v2;
     cuGraphExecKernelNodeSetParams_v2(exec: CUgraphExec, node: CUgraphNode, params: *const KernelNodeParams)
         => graph_hooks::exec_kernel_node_set_params;
     cuGraphExecDestroy(exec: CUgraphExec) => graph_hooks::exec_destroy;
-    cuGraphExecUpdate_v2(exec: CUgraphExec, graph: CUgraph, result: *mut c_void) => unrecorded;
-    cuGraphExecMemsetNodeSetParams(exec: CUgraphExec, node: CUgraphNode, params: *const c_void,
-        context: CUcontext) => unrecorded;
-    cuGraphExecMemcpyNodeSetParams(exec: CUgraphExec, node: CUgraphNode, params: *const c_void,
-        context: CUcontext) => unrecorded;
-    cuGraphExecChildGraphNodeSetParams(exec: CUgraphExec, node: CUgraphNode, child: CUgraph) => unrecorded;
-    cuGraphExecNodeSetParams(exec: CUgraphExec, node: CUgraphNode, params: *mut c_void) => unrecorded;
-    cuGraphNodeSetEnabled(exec: CUgraphExec, node: CUgraphNode, enabled: c_uint) => unrecorded;
+    cuGraphExecUpdate_v2(exec: CUgraphExec, graph: CUgraph, result: *mut c_void) => graph_hooks::exec_update;
+    cuGraphExecMemsetNodeSetParams(exec: CUgraphExec, node: CUgraphNode, params: *const MemsetNodeParams,
+        context: CUcontext) => graph_hooks::exec_memset_node_set_params;
+    cuGraphExecMemcpyNodeSetParams(exec: CUgraphExec, node: CUgraphNode, params: *const rect::Memcpy3D,
+        context: CUcontext) => graph_hooks::exec_memcpy_node_set_params;
+    cuGraphExecChildGraphNodeSetParams(exec: CUgraphExec, node: CUgraphNode, child: CUgraph)
+        => graph_hooks::exec_child_graph_node_set_params;
+    cuGraphExecEventRecordNodeSetEvent(exec: CUgraphExec, node: CUgraphNode, event: *mut c_void)
+        => graph_hooks::exec_event_node_set_event;
+    cuGraphExecEventWaitNodeSetEvent(exec: CUgraphExec, node: CUgraphNode, event: *mut c_void)
+        => graph_hooks::exec_event_node_set_event;
+    cuGraphExecNodeSetParams(exec: CUgraphExec, node: CUgraphNode, params: *mut NodeParams)
+        => graph_hooks::exec_node_set_params;
+    cuGraphNodeSetEnabled(exec: CUgraphExec, node: CUgraphNode, enabled: c_uint) => graph_hooks::node_set_enabled;
 
     // Launches.
     cuGraphLaunch(exec: CUgraphExec, stream: CUstream) => graph_hooks::launch;

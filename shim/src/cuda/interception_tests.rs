@@ -279,3 +279,108 @@ fn contexts_host_memory_variables_mappings_and_queries_are_recorded() {
     assert!(segment.initial.iter().chain(&segment.expected).all(|state| state.mem.0 < 6), "{segment:?}");
     assert_eq!(expected(2, 4), [8, 8, 8, 8, 9, 9, 9, 9]);
 }
+
+/// `test_driver/capture_program.c`: the program's captures end as they do natively (the test
+/// double fails and invalidates a capture when legacy-stream work runs during it, as the shim's
+/// reads used to be), work on other streams during a capture is recorded, and the captured work
+/// (a joined stream's kernel too) is recorded as the graphs' launches only.
+#[test]
+fn a_program_capturing_streams_keeps_its_captures_and_its_other_work_is_recorded() {
+    let (output, file) = TestProgram::build("capture_program").recorded();
+    assert!(output.starts_with("captures ended with 0 0\n"), "{output}");
+    assert!(output.ends_with("1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 \n2 2 2 2 1 1 1 1 0 0 0 0 0 0 0 0 \n2 2 1 1 1 1 1 1 0 0 0 0 0 0 0 0 \n"), "{output}");
+    let trace = &file.trace;
+    assert!(trace.partial.is_empty(), "{:?}", trace.partial);
+    let calls: Vec<&str> = trace.nodes.iter().map(|node| node.call.as_str()).collect();
+    assert_eq!(
+        calls,
+        // Synchronizing the non-blocking stream closes its two kernels only: the copies on the
+        // legacy stream close later.
+        ["cuLaunchKernel", "cuLaunchKernel", "cuMemcpyHtoD_v2", "cuMemcpyHtoD_v2", "cuGraphLaunch", "cuGraphLaunch", "cuMemcpyDtoH_v2", "cuMemcpyDtoH_v2", "cuMemcpyDtoH_v2"]
+    );
+    let n_of = |command: &Work| match command {
+        Work::Kernel(launch) => launch.args[1].clone(),
+        other => panic!("not a kernel: {other:?}"),
+    };
+    let value = |n: i32| Arg::Value(n.to_ne_bytes().to_vec());
+    // The kernel the joined stream launched is the first graph's second node, after the first.
+    let Work::Subgraph(first) = &trace.nodes[4].command else { panic!("not a graph launch") };
+    assert_eq!(first.nodes.iter().map(|node| n_of(&node.command)).collect::<Vec<_>>(), [value(4), value(8)]);
+    assert_eq!(first.edges.len(), 1);
+    let Work::Subgraph(second) = &trace.nodes[5].command else { panic!("not a graph launch") };
+    assert_eq!(second.nodes.iter().map(|node| n_of(&node.command)).collect::<Vec<_>>(), [value(2)]);
+    // c, first used by the kernel launched during the capture, was read then: all zeros.
+    let Work::Kernel(during) = &trace.nodes[1].command else { panic!("not a kernel") };
+    let Arg::Memory { mem: c, .. } = during.args[0] else { panic!("c is not memory: {:?}", during.args[0]) };
+    let initial = trace.segments.iter().flat_map(|segment| &segment.initial).find(|state| state.mem == c).expect("c's initial contents");
+    assert_eq!(file.blobs.get(initial.blob).unwrap().as_ref(), &[0u8; 64][..]);
+}
+
+/// `test_driver/graph_nodes_program.c`: a graph holding a node of every type the trace describes,
+/// launched three times with the program's updates in between (node parameters, a disabled node,
+/// a whole update), and a stream waiting for the graph's event.
+#[test]
+fn every_node_type_of_a_program_s_graph_and_every_update_are_recorded() {
+    let (output, file) = TestProgram::build("graph_nodes_program").recorded();
+    assert_eq!(output, "1 1 0 0 10 2 3 4 0 0 0 0 0 0 0 0 \n5 5 0 0 3 0 0 0 5 5 0 0 3 0 3 0 \nhost calls 2\n");
+    let trace = &file.trace;
+    assert!(trace.partial.is_empty(), "{:?}", trace.partial);
+    let launches: Vec<(usize, &trace_format::Graph)> = trace
+        .nodes
+        .iter()
+        .enumerate()
+        .filter_map(|(id, node)| match &node.command {
+            Work::Subgraph(graph) => Some((id, graph)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(launches.len(), 3);
+    let kinds = |graph: &trace_format::Graph| graph.nodes.iter().map(|node| node.command.kind_name()).collect::<Vec<_>>();
+    let all = ["mem_alloc", "kernel", "copy", "mem_free", "copy", "fill", "host_task", "event_record", "subgraph", "conditional", "conditional"];
+    assert_eq!(kinds(launches[0].1), all);
+    let mut disabled = all;
+    disabled[6] = "barrier";
+    assert_eq!(kinds(launches[1].1), disabled, "the host node is disabled in the second launch");
+    assert_eq!(kinds(launches[2].1), all);
+    let n = |graph: &trace_format::Graph| match &graph.nodes[1].command {
+        Work::Kernel(launch) => launch.args[1].clone(),
+        other => panic!("not a kernel: {other:?}"),
+    };
+    let value = |n: i32| Arg::Value(n.to_ne_bytes().to_vec());
+    assert_eq!([n(launches[0].1), n(launches[1].1), n(launches[2].1)], [value(4), value(8), value(2)]);
+    let fill = |graph: &trace_format::Graph| match &graph.nodes[5].command {
+        Work::Fill(fill) => (fill.pattern.clone(), fill.rows),
+        other => panic!("not a fill: {other:?}"),
+    };
+    assert_eq!(fill(launches[0].1), (5u32.to_ne_bytes().to_vec(), Some([32, 2, 2])));
+    assert_eq!(fill(launches[1].1).0, 6u32.to_ne_bytes().to_vec());
+    // The copy from pageable host memory takes what the host held at each launch.
+    let host_data = |graph: &trace_format::Graph| match &graph.nodes[4].command {
+        Work::Copy(trace_format::Copy { src: trace_format::Place::Host { data: Some(blob) }, .. }) => file.blobs.get(*blob).unwrap().to_vec(),
+        other => panic!("not a copy from host data: {other:?}"),
+    };
+    let ints = |values: [i32; 4]| values.iter().flat_map(|value| value.to_ne_bytes()).collect::<Vec<u8>>();
+    assert_eq!((host_data(launches[0].1), host_data(launches[1].1)), (ints([1, 2, 3, 4]), ints([10, 2, 3, 4])));
+    // Each launch's allocation is a memory object of its own, which no segment has contents of.
+    let allocated = |graph: &trace_format::Graph| match (&graph.nodes[0].command, &graph.nodes[3].command) {
+        (Work::MemAlloc { mem }, Work::MemFree { mem: freed }) if mem == freed => *mem,
+        other => panic!("not an allocation and its free: {other:?}"),
+    };
+    let scratch = [allocated(launches[0].1), allocated(launches[1].1), allocated(launches[2].1)];
+    assert!(scratch[0] != scratch[1] && scratch[1] != scratch[2], "{scratch:?}");
+    assert!(trace.memories.iter().enumerate().filter(|(id, _)| scratch.iter().any(|mem| mem.0 as usize == *id)).all(|(_, memory)| memory.kind == MemKind::StreamOrdered));
+    let states = trace.segments.iter().flat_map(|segment| segment.initial.iter().chain(&segment.expected));
+    assert!(states.clone().all(|state| !scratch.contains(&state.mem)), "{:?}", states.collect::<Vec<_>>());
+    // The conditionals: reset to 1 at each launch; the WHILE body's last kernel sets its condition.
+    let Work::Conditional(if_node) = &launches[0].1.nodes[9].command else { panic!("not a conditional") };
+    let Work::Conditional(while_node) = &launches[0].1.nodes[10].command else { panic!("not a conditional") };
+    assert_eq!((if_node.kind, if_node.default, if_node.bodies.len()), (trace_format::ConditionalKind::If, Some(1), 1));
+    assert_eq!((while_node.kind, while_node.default), (trace_format::ConditionalKind::While, Some(1)));
+    let Work::Kernel(setting) = &while_node.bodies[0].nodes[1].command else { panic!("not a kernel") };
+    assert_eq!(setting.args[1], Arg::Condition(while_node.condition));
+    assert_ne!(if_node.condition, while_node.condition);
+    // The kernel of the stream that waited for the graph's event follows the first launch.
+    let waiting = trace.nodes.iter().position(|node| matches!(node.command, Work::Kernel(_))).expect("the other stream's kernel");
+    let first = launches[0].0 as u32;
+    assert!(trace.edges.iter().any(|edge| (edge.from.0, edge.to.0, edge.kind) == (first, waiting as u32, EdgeKind::Event)), "{:?}", trace.edges);
+}

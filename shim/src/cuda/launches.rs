@@ -50,6 +50,7 @@ pub fn kernel_command(recorder: &mut Recorder, function: Key, decoded: &Decoded,
         args.push(match value {
             Value::Memory { mem, offset } => Arg::Memory { mem: recorder.mem_id(*mem).ok_or(UNTRACKED_MEMORY)?, offset: *offset },
             Value::Bytes(bytes) => Arg::Value(bytes.clone()),
+            Value::Condition(condition) => Arg::Condition(*condition),
             Value::BytesWithPointers { bytes, pointers } => {
                 let relocated = |pointer: &Embedded| Some(EmbeddedPointer { at: pointer.at, mem: recorder.mem_id(pointer.mem)?, offset: pointer.offset });
                 let pointers = pointers.iter().map(relocated).collect::<Option<Vec<_>>>().ok_or(UNTRACKED_MEMORY)?;
@@ -96,7 +97,7 @@ unsafe fn launch(
         return Ok(());
     }
     let decoded = unsafe { decode(function, params, extra) }?;
-    let accesses = |_: &Recorder| decoded.as_ref().map(kernel_accesses).unwrap_or_default();
+    let accesses = |_: &mut Recorder| decoded.as_ref().map(kernel_accesses).unwrap_or_default();
     let build = |recorder: &mut Recorder| match &decoded {
         Some(decoded) => kernel_command(recorder, key(function), decoded, grid),
         None => Err("the driver did not report the kernel's parameters"),

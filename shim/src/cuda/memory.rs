@@ -3,7 +3,6 @@
 use super::commands::{enqueue, Enqueued, UNTRACKED_MEMORY};
 use super::state::{with_recorder, with_state, State};
 use super::streams::stream_key;
-use super::sync::quiet;
 use super::{device, succeeded, CUdeviceptr, CUresult, CUstream, Recorded};
 use crate::entry::Forward;
 use crate::recorder::{Key, MemDesc, MemShape, Recorder};
@@ -29,7 +28,7 @@ fn allocated_as(pointer: *mut CUdeviceptr, size: usize, ordered_by: Option<Key>,
 /// Tracks the memory at `address` (in the current context, which frees it when destroyed).
 pub fn track(address: CUdeviceptr, size: u64, ordered_by: Option<Key>, shape: MemShape, flags: u64) -> Recorded {
     with_recorder(|state, recorder| {
-        if ordered_by.is_some_and(|queue| state.capturing.contains(&queue)) {
+        if ordered_by.is_some_and(|queue| state.capturing.contains_key(&queue)) {
             // A graph's allocation: the program's graph, not the shim's business.
             return;
         }
@@ -143,10 +142,15 @@ pub unsafe fn free(forward: &mut Forward<'_, CUresult>, _call: &str, pointer: CU
 
 /// Stream-ordered free: the memory is gone once its stream gets here, a `MemFree` node there.
 /// The window goes on: nobody can read the memory's final contents, so none are expected.
-/// While the program captures a stream the free may be part of its graph: as `cuMemFree`.
+/// On a capturing stream the free is a node of the program's graph, recorded when it runs.
 pub unsafe fn free_async(forward: &mut Forward<'_, CUresult>, call: &'static str, pointer: CUdeviceptr, stream: CUstream) -> Recorded {
-    let (tracked, quiet) = with_recorder(|state, recorder| (recorder.is_memory(pointer), quiet(state)))?;
-    if !tracked || quiet {
+    let queue = stream_key(stream, call);
+    let (tracked, captured) = with_recorder(|state, recorder| (recorder.is_memory(pointer), state.capturing.contains_key(&queue)))?;
+    if captured {
+        forward.call();
+        return Ok(());
+    }
+    if !tracked {
         return unsafe { free(forward, call, pointer) };
     }
     enqueue(forward, Enqueued::new(call, stream), |_| Vec::new(), |recorder| {
@@ -154,12 +158,15 @@ pub unsafe fn free_async(forward: &mut Forward<'_, CUresult>, call: &'static str
         Ok(Command::MemFree { mem })
     })?;
     if succeeded(forward) {
-        with_recorder(|state, recorder| {
-            recorder.freed_in_order(pointer);
-            forget_bookkeeping(state, pointer);
-        })?;
+        with_recorder(|state, recorder| freed_in_order(state, recorder, pointer))?;
     }
     Ok(())
+}
+
+/// Memory at `address` is freed once its stream gets to where it was just submitted.
+pub fn freed_in_order(state: &mut State, recorder: &mut Recorder, address: CUdeviceptr) {
+    recorder.freed_in_order(address);
+    forget_bookkeeping(state, address);
 }
 
 /// `cuMemAllocHost` and `cuMemHostAlloc`: pinned host memory, which kernels reach at its host

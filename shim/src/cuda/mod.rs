@@ -12,6 +12,7 @@ mod contexts;
 mod copies;
 mod device;
 mod graph_hooks;
+mod graph_read;
 mod graphs;
 mod hooks;
 pub mod image;

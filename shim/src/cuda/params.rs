@@ -58,13 +58,15 @@ pub enum Value {
     /// A structure whose aligned 8-byte words include addresses in tracked allocations
     /// (PyTorch's and cuBLAS's kernels take their pointers this way).
     BytesWithPointers { bytes: Vec<u8>, pointers: Vec<Embedded> },
+    /// The handle of a conditional of the kernel's graph, by the number the trace gives it.
+    Condition(u32),
 }
 
 impl Value {
     pub fn kind(&self) -> ParamKind {
         match self {
             Value::Memory { .. } => ParamKind::Memory,
-            Value::Bytes(_) | Value::BytesWithPointers { .. } => ParamKind::Value,
+            Value::Bytes(_) | Value::BytesWithPointers { .. } | Value::Condition(_) => ParamKind::Value,
         }
     }
 
@@ -72,7 +74,7 @@ impl Value {
     pub fn memories(&self) -> Vec<Key> {
         match self {
             Value::Memory { mem, .. } => vec![*mem],
-            Value::Bytes(_) => Vec::new(),
+            Value::Bytes(_) | Value::Condition(_) => Vec::new(),
             Value::BytesWithPointers { pointers, .. } => pointers.iter().map(|pointer| pointer.mem).collect(),
         }
     }

@@ -6,7 +6,7 @@ use super::commands::{device_access, enqueue, Enqueued, UNTRACKED_MEMORY};
 use super::copies::End;
 use super::{CUdeviceptr, CUresult, CUstream, Recorded};
 use crate::entry::Forward;
-use crate::recorder::Recorder;
+use crate::recorder::{Access, Recorder};
 use std::ffi::{c_uint, c_void};
 use trace_format::{Command, Copy, Extent, Fill, Place};
 
@@ -31,18 +31,20 @@ pub struct Memcpy2D {
     height: usize,
 }
 
-/// `CUDA_MEMCPY3D` of cuda.h (also what the driver reports of a graph's memcpy node).
+/// `CUDA_MEMCPY3D` of cuda.h (also what the driver reports of a graph's memcpy node, kept as
+/// long as the graph: its pointers are held as integers).
 #[repr(C)]
+#[derive(Clone, Copy, Debug)]
 pub struct Memcpy3D {
     pub src_x_bytes: usize,
     pub src_y: usize,
     pub src_z: usize,
     pub src_lod: usize,
     pub src_memory_type: c_uint,
-    pub src_host: *const c_void,
+    pub src_host: usize,
     pub src_device: CUdeviceptr,
-    pub src_array: *mut c_void,
-    pub reserved0: *mut c_void,
+    pub src_array: usize,
+    pub reserved0: usize,
     pub src_pitch: usize,
     /// Rows per slice of the source.
     pub src_height: usize,
@@ -51,10 +53,10 @@ pub struct Memcpy3D {
     pub dst_z: usize,
     pub dst_lod: usize,
     pub dst_memory_type: c_uint,
-    pub dst_host: *mut c_void,
+    pub dst_host: usize,
     pub dst_device: CUdeviceptr,
-    pub dst_array: *mut c_void,
-    pub reserved1: *mut c_void,
+    pub dst_array: usize,
+    pub reserved1: usize,
     pub dst_pitch: usize,
     pub dst_height: usize,
     pub width_bytes: usize,
@@ -68,7 +70,7 @@ const CU_MEMORYTYPE_UNIFIED: c_uint = 4;
 
 /// One side of a rectangular copy: its memory, origin (x in bytes, row, slice), row pitch and
 /// slice pitch (0 for 2D copies).
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 struct Side {
     end: End,
     origin: [usize; 3],
@@ -88,17 +90,67 @@ impl Side {
 }
 
 /// Both sides and the region (width in bytes, rows, slices).
-struct Rect {
+pub struct Rect {
     src: Side,
     dst: Side,
     region: [usize; 3],
 }
 
+impl Rect {
+    /// A copy of one row, as a linear copy's ends (origins applied) and length.
+    pub fn as_linear(&self) -> Option<(End, End, usize)> {
+        let [width, height, depth] = self.region;
+        let row_start = |side: &Side| side.origin[1] == 0 && side.origin[2] == 0;
+        let shifted = |side: &Side| match side.end {
+            End::Host(pointer) => End::Host(pointer + side.origin[0] as u64),
+            End::Device(pointer) => End::Device(pointer + side.origin[0] as u64),
+        };
+        (height <= 1 && depth <= 1 && row_start(&self.src) && row_start(&self.dst)).then(|| (shifted(&self.src), shifted(&self.dst), width))
+    }
+
+    /// The copy with host ends inside tracked memory (pinned, registered) naming that memory,
+    /// for copies that read and write it when they run rather than when submitted (a graph's).
+    pub fn naming_tracked_host_memory(mut self, recorder: &Recorder) -> Rect {
+        for side in [&mut self.src, &mut self.dst] {
+            if let End::Host(pointer) = side.end {
+                if recorder.locate(pointer).is_some() {
+                    side.end = End::Device(pointer);
+                }
+            }
+        }
+        self
+    }
+
+    /// The memory it reads and writes.
+    pub fn accesses(&self, recorder: &Recorder) -> Vec<Access> {
+        let read = match self.src.end { End::Device(pointer) => device_access(recorder, pointer, false), End::Host(_) => None };
+        let written = match self.dst.end { End::Device(pointer) => device_access(recorder, pointer, true), End::Host(_) => None };
+        read.into_iter().chain(written).collect()
+    }
+
+    /// The copy as the trace holds it; host sources are read now.
+    pub fn command(&self, recorder: &mut Recorder) -> Result<Command, &'static str> {
+        let (src, dst, region) = (self.src, self.dst, self.region);
+        let widen = |values: [usize; 3]| values.map(|value| value as u64);
+        let extent = Extent::Rect {
+            src_origin: widen(src.origin),
+            dst_origin: widen(dst.origin),
+            region: widen(region),
+            src_row_pitch: src.pitch as u64,
+            src_slice_pitch: src.slice_pitch as u64,
+            dst_row_pitch: dst.pitch as u64,
+            dst_slice_pitch: dst.slice_pitch as u64,
+        };
+        let (src, dst) = (place(recorder, src, region, true)?, place(recorder, dst, region, false)?);
+        Ok(Command::Copy(Copy { src, dst, extent }))
+    }
+}
+
 /// A side's memory: `None` for arrays (and unified pointers outside tracked memory, which the
 /// shim cannot tell from host memory safely).
-fn end(recorder: &Recorder, memory_type: c_uint, host: *const c_void, device: CUdeviceptr) -> Option<End> {
+fn end(recorder: &Recorder, memory_type: c_uint, host: usize, device: CUdeviceptr) -> Option<End> {
     match memory_type {
-        CU_MEMORYTYPE_HOST => Some(End::Host(host as usize as u64)),
+        CU_MEMORYTYPE_HOST => Some(End::Host(host as u64)),
         CU_MEMORYTYPE_DEVICE => Some(End::Device(device)),
         CU_MEMORYTYPE_UNIFIED => recorder.locate(device).map(|_| End::Device(device)),
         _ => None,
@@ -106,15 +158,16 @@ fn end(recorder: &Recorder, memory_type: c_uint, host: *const c_void, device: CU
 }
 
 /// A copy description `copy_rect` records.
-trait RectCopy {
+pub trait RectCopy {
+    /// Its sides and region; `None` for copies with arrays or untracked unified memory.
     fn rect(&self, recorder: &Recorder) -> Option<Rect>;
     fn to_host(&self) -> bool;
 }
 
 impl RectCopy for Memcpy2D {
     fn rect(&self, recorder: &Recorder) -> Option<Rect> {
-        let src = end(recorder, self.src_memory_type, self.src_host, self.src_device)?;
-        let dst = end(recorder, self.dst_memory_type, self.dst_host.cast_const(), self.dst_device)?;
+        let src = end(recorder, self.src_memory_type, self.src_host as usize, self.src_device)?;
+        let dst = end(recorder, self.dst_memory_type, self.dst_host as usize, self.dst_device)?;
         Some(Rect {
             src: Side { end: src, origin: [self.src_x_bytes, self.src_y, 0], pitch: self.src_pitch, slice_pitch: 0 },
             dst: Side { end: dst, origin: [self.dst_x_bytes, self.dst_y, 0], pitch: self.dst_pitch, slice_pitch: 0 },
@@ -130,7 +183,7 @@ impl RectCopy for Memcpy2D {
 impl RectCopy for Memcpy3D {
     fn rect(&self, recorder: &Recorder) -> Option<Rect> {
         let src = end(recorder, self.src_memory_type, self.src_host, self.src_device)?;
-        let dst = end(recorder, self.dst_memory_type, self.dst_host.cast_const(), self.dst_device)?;
+        let dst = end(recorder, self.dst_memory_type, self.dst_host, self.dst_device)?;
         // A pitch of 0 means rows (and slices) packed at the copy's own width (height).
         let pitch = |pitch: usize| if pitch == 0 { self.width_bytes } else { pitch };
         let rows = |rows: usize| if rows == 0 { self.height } else { rows };
@@ -169,34 +222,15 @@ fn copy_rect(forward: &mut Forward<'_, CUresult>, enqueued: Enqueued, copy: *con
         return Ok(());
     };
     let call = enqueued.call();
-    let Some(Rect { src, dst, region }) = super::state::with_recorder(|_, recorder| copy.rect(recorder))? else {
+    let Some(rect) = super::state::with_recorder(|_, recorder| copy.rect(recorder))? else {
         forward.call();
         return super::state::with_recorder(|_, recorder| recorder.partial(call, "copies with arrays or untracked unified memory are not recorded"));
     };
-    let enqueued = match dst.end {
-        End::Host(address) => enqueued.receiving(address as usize as *const c_void, dst.span(region)),
+    let enqueued = match rect.dst.end {
+        End::Host(address) => enqueued.receiving(address as usize as *const c_void, rect.dst.span(rect.region)),
         End::Device(_) => enqueued,
     };
-    let accesses = |recorder: &Recorder| {
-        let read = match src.end { End::Device(pointer) => device_access(recorder, pointer, false), End::Host(_) => None };
-        let written = match dst.end { End::Device(pointer) => device_access(recorder, pointer, true), End::Host(_) => None };
-        read.into_iter().chain(written).collect()
-    };
-    let build = |recorder: &mut Recorder| {
-        let widen = |values: [usize; 3]| values.map(|value| value as u64);
-        let extent = Extent::Rect {
-            src_origin: widen(src.origin),
-            dst_origin: widen(dst.origin),
-            region: widen(region),
-            src_row_pitch: src.pitch as u64,
-            src_slice_pitch: src.slice_pitch as u64,
-            dst_row_pitch: dst.pitch as u64,
-            dst_slice_pitch: dst.slice_pitch as u64,
-        };
-        let (src, dst) = (place(recorder, src, region, true)?, place(recorder, dst, region, false)?);
-        Ok(Command::Copy(Copy { src, dst, extent }))
-    };
-    enqueue(forward, enqueued, accesses, build)
+    enqueue(forward, enqueued, |recorder| rect.accesses(recorder), |recorder| rect.command(recorder))
 }
 
 /// A synchronous copy: a host synchronization when it delivers to the host.
@@ -232,7 +266,7 @@ pub fn fill_2d_command(recorder: &mut Recorder, dst: CUdeviceptr, pitch: usize, 
 }
 
 fn memset_2d(forward: &mut Forward<'_, CUresult>, enqueued: Enqueued, dst: CUdeviceptr, pitch: usize, pattern: &[u8], width: usize, height: usize) -> Recorded {
-    let accesses = |recorder: &Recorder| device_access(recorder, dst, true).into_iter().collect();
+    let accesses = |recorder: &mut Recorder| device_access(recorder, dst, true).into_iter().collect();
     enqueue(forward, enqueued, accesses, |recorder| fill_2d_command(recorder, dst, pitch, pattern, width, height))
 }
 

@@ -2,7 +2,7 @@
 //! described to the recorder, kernel parameter layouts, library kernels' names, streams the
 //! program is capturing, and the streams of stream-ordered allocations.
 
-use super::graphs::ExecGraph;
+use super::graphs::{Condition, CreatedConditional, ExecGraph};
 use super::Failure;
 use crate::recorder::{Key, Recorder};
 use crate::session;
@@ -22,8 +22,9 @@ pub struct State {
     pub layouts: HashMap<Key, Option<Layout>>,
     /// Library kernels: their library and name, for the functions `cuKernelGetFunction` gives.
     pub kernels: HashMap<Key, (Key, String)>,
-    /// Streams the program is capturing into a graph of its own.
-    pub capturing: HashSet<Key>,
+    /// Streams the program is capturing into a graph of its own (begun there, or joined through
+    /// an event), each with the driver's id of its capture.
+    pub capturing: HashMap<Key, u64>,
     /// Stream-ordered allocations and the stream (key) that allocated each.
     pub ordered_allocations: HashMap<Key, Key>,
     /// Tracked memory (by key) and the context (key) it lives in: destroying the context frees it.
@@ -45,6 +46,12 @@ pub struct State {
     pub unread_images: HashMap<Key, UnreadImage>,
     /// The program's executable graphs, as read when instantiated.
     pub graph_execs: HashMap<Key, ExecGraph>,
+    /// Conditional nodes the program created, which the driver cannot report.
+    pub conditional_nodes: HashMap<Key, CreatedConditional>,
+    /// Conditions the program created (by handle).
+    pub conditions: HashMap<u64, Condition>,
+    /// The trace's number for each event a graph node names.
+    pub event_numbers: HashMap<Key, u32>,
 }
 
 /// A module image still where the program keeps it.

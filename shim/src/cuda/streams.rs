@@ -115,8 +115,9 @@ pub unsafe fn create_with_priority(
 pub unsafe fn destroy(forward: &mut Forward<'_, CUresult>, call: &str, stream: CUstream) -> Recorded {
     // The stream's pending work closes while the stream can still be waited for.
     let queue = key(stream);
-    if with_recorder(|state, recorder| !quiet(state) && recorder.queue_busy(queue))? {
-        wait_for(queue);
+    let (busy, capture_active) = with_recorder(|state, recorder| (recorder.queue_busy(queue), quiet(state)))?;
+    if busy {
+        wait_for(queue, capture_active);
     }
     with_recorder(|state, recorder| {
         recorder.queue_released(queue, call, &DeviceAccess::new(state));
@@ -132,7 +133,7 @@ pub unsafe fn record_event(forward: &mut Forward<'_, CUresult>, call: &str, even
     }
     let queue = stream_key(stream, call);
     with_recorder(|state, recorder| {
-        if !state.capturing.contains(&queue) {
+        if !state.capturing.contains_key(&queue) {
             ensure_queue(state, recorder, queue);
             recorder.record_event(key(event), queue);
         }
@@ -154,8 +155,10 @@ pub unsafe fn wait_event(forward: &mut Forward<'_, CUresult>, call: &str, stream
         return Ok(());
     }
     let queue = stream_key(stream, call);
+    // A wait for an event of a capture makes the stream join the capture.
+    super::sync::maybe_joined(queue)?;
     with_recorder(|state, recorder| {
-        if !state.capturing.contains(&queue) {
+        if !state.capturing.contains_key(&queue) {
             ensure_queue(state, recorder, queue);
             recorder.queue_waits(queue, key(event));
         }

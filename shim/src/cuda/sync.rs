@@ -4,8 +4,10 @@
 use super::access::DeviceAccess;
 use super::hooks::CUcontext;
 use super::state::{with_recorder, with_state, State};
-use super::streams::stream_key;
-use super::{key, succeeded, CUresult, CUstream, Recorded};
+use super::hooks::driver;
+use super::streams::{driver_stream, stream_key, DriverStream};
+use super::{key, succeeded, CUresult, CUstream, Recorded, CUDA_SUCCESS};
+use crate::recorder::Key;
 use crate::entry::Forward;
 use crate::recorder::SyncScope;
 use std::ffi::{c_int, c_void};
@@ -50,22 +52,73 @@ pub unsafe fn synchronize_event(forward: &mut Forward<'_, CUresult>, call: &str,
     Ok(())
 }
 
-/// The program captures a stream into a graph of its own: work on capturing streams passes
-/// through unrecorded (it becomes the program's graph, recorded when launched), and the shim's
-/// calls must not touch the stream until the capture ends.
+/// The program captures a stream into a graph of its own (`cuStreamBeginCapture_v2`): work on
+/// capturing streams passes through unrecorded (it becomes the program's graph, recorded when
+/// launched); work on other streams is recorded as usual.
 pub unsafe fn begin_capture(forward: &mut Forward<'_, CUresult>, call: &str, stream: CUstream, _mode: c_int) -> Recorded {
     if succeeded(forward) {
-        let queue = stream_key(stream, call);
-        with_state(|state| state.capturing.insert(queue));
+        captures(stream_key(stream, call));
     }
     Ok(())
 }
 
+/// `cuStreamBeginCaptureToGraph`: a capture into a graph the program made (a conditional
+/// node's body, say).
+pub unsafe fn begin_capture_to_graph(
+    forward: &mut Forward<'_, CUresult>,
+    call: &str,
+    stream: CUstream,
+    _graph: *mut c_void,
+    _dependencies: *const *mut c_void,
+    _dependency_data: *const c_void,
+    _count: usize,
+    _mode: c_int,
+) -> Recorded {
+    unsafe { begin_capture(forward, call, stream, _mode) }
+}
+
+/// `queue` takes part in a capture now (it began one, or joined one through an event): until
+/// the capture ends its work is the program's graph's.
+fn captures(queue: Key) {
+    let id = capture_id(queue).unwrap_or(0);
+    with_state(|state| state.capturing.insert(queue, id));
+}
+
+/// The driver's id of the capture the stream behind `queue` takes part in, if it does.
+fn capture_id(queue: Key) -> Option<u64> {
+    let DriverStream::Handle(stream) = driver_stream(queue) else { return None };
+    let (mut status, mut id): (c_int, u64) = (0, 0);
+    let (mut graph, mut dependencies, mut edge_data, mut count) = (std::ptr::null_mut(), std::ptr::null(), std::ptr::null(), 0usize);
+    // SAFETY: out-parameters of the right types; a stream the program just used.
+    let found = unsafe { driver::cuStreamGetCaptureInfo_v3(stream, &mut status, &mut id, &mut graph, &mut dependencies, &mut edge_data, &mut count) };
+    (found == CUDA_SUCCESS && status == CAPTURE_STATUS_ACTIVE).then_some(id)
+}
+
+/// `CU_STREAM_CAPTURE_STATUS_ACTIVE`.
+const CAPTURE_STATUS_ACTIVE: c_int = 1;
+
+/// After `queue` waited for an event: a stream that waits for an event recorded in a capturing
+/// stream joins that capture. Asked of the driver only while some capture is active.
+pub fn maybe_joined(queue: Key) -> Recorded {
+    let joining = with_state(|state| !state.capturing.is_empty() && !state.capturing.contains_key(&queue));
+    if joining {
+        if let Some(id) = capture_id(queue) {
+            with_state(|state| state.capturing.insert(queue, id));
+        }
+    }
+    Ok(())
+}
+
+/// `cuStreamEndCapture`: the capture is over for every stream that took part in it.
 pub unsafe fn end_capture(forward: &mut Forward<'_, CUresult>, call: &str, stream: CUstream, _graph: *mut *mut c_void) -> Recorded {
     forward.call();
     // Failed or not, the capture is over.
     let queue = stream_key(stream, call);
-    with_state(|state| state.capturing.remove(&queue));
+    with_state(|state| {
+        if let Some(id) = state.capturing.remove(&queue) {
+            state.capturing.retain(|_, other| *other != id);
+        }
+    });
     Ok(())
 }
 

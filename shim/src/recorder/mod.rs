@@ -584,13 +584,17 @@ impl Recorder {
     }
 }
 
-/// Nodes inside a command buffer belong to the segment of the command that runs them.
+/// Nodes inside a command buffer (and a conditional's bodies) belong to the segment of the
+/// command that runs them.
 fn set_segment(command: &mut Command, segment: SegmentId) {
-    if let Command::Subgraph(graph) = command {
-        for node in &mut graph.nodes {
-            node.segment = segment;
-            set_segment(&mut node.command, segment);
-        }
+    let graphs = match command {
+        Command::Subgraph(graph) => std::slice::from_mut(graph),
+        Command::Conditional(conditional) => conditional.bodies.as_mut_slice(),
+        _ => return,
+    };
+    for node in graphs.iter_mut().flat_map(|graph| &mut graph.nodes) {
+        node.segment = segment;
+        set_segment(&mut node.command, segment);
     }
 }
 

@@ -4,20 +4,9 @@
 // with the virtual memory calls; a 3D copy of a box out of a host volume; peer copies within a
 // device and to a context of another device; stream and event queries polled until the work is
 // done; stream-ordered scratch memory allocated, used and freed twice in one window.
-#include <dlfcn.h>
-#include <stdio.h>
-#include <stdint.h>
-#include <string.h>
-typedef uint64_t CUdeviceptr;
-static int (*launch_kernel)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *, void **, void **);
-static void add1(void *function, CUdeviceptr data, int n) {
-    void *params[] = {&data, &n};
-    launch_kernel(function, 1, 1, 1, 32, 1, 1, 0, 0, params, 0);
-}
+#include "driver.h"
 int main(void) {
-    void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!cuda) { printf("no libcuda\n"); return 2; }
-#define F(name, ...) int (*name)(__VA_ARGS__) = (int (*)(__VA_ARGS__))dlsym(cuda, #name)
+    if (!open_driver()) return 2;
     F(cuModuleLoadData, void **, const void *);
     F(cuModuleGetFunction, void **, void *, const char *);
     F(cuModuleGetGlobal_v2, CUdeviceptr *, size_t *, void *, const char *);
@@ -45,7 +34,6 @@ int main(void) {
     F(cuMemsetD32Async, CUdeviceptr, unsigned, size_t, void *);
     F(cuMemcpyDtoDAsync_v2, CUdeviceptr, CUdeviceptr, size_t, void *);
     F(cuCtxSynchronize, void);
-    launch_kernel = dlsym(cuda, "cuLaunchKernel");
     void *module, *function;
     cuModuleLoadData(&module, ".version 9.0\n.target sm_90\n.visible .global .align 4 .b8 counter[16];\n.visible .entry add1() { ret; }\n");
     cuModuleGetFunction(&function, module, "add1");
@@ -56,23 +44,23 @@ int main(void) {
     int zeros[4] = {0};
     cuMemAlloc_v2(&a, sizeof zeros);
     cuMemcpyHtoD_v2(a, zeros, sizeof zeros);
-    add1(function, a, 4);
+    add1(function, 0, a, 4);
     cuCtxDestroy_v2(context);
     // The destroyed context's address is no memory any more (n = 0: nothing is touched).
-    add1(function, a, 0);
+    add1(function, 0, a, 0);
 
     int *host;
     CUdeviceptr host_device;
     cuMemHostAlloc((void **)&host, 4 * sizeof(int), 2);
     for (int i = 0; i < 4; i++) host[i] = 10 + i;
     cuMemHostGetDevicePointer_v2(&host_device, host, 0);
-    add1(function, host_device + 4, 3);
+    add1(function, 0, host_device + 4, 3);
 
     CUdeviceptr counter, again;
     size_t counter_size;
     cuModuleGetGlobal_v2(&counter, &counter_size, module, "counter");
     cuModuleGetGlobal_v2(&again, 0, module, "counter");
-    add1(function, counter, 2);
+    add1(function, 0, counter, 2);
 
     CUdeviceptr mapped;
     unsigned long long handle;
@@ -81,7 +69,7 @@ int main(void) {
     cuMemMap(mapped, 64, 0, handle, 0);
     cuMemSetAccess(mapped, 64, 0, 0);
     memset((void *)mapped, 0, 64);
-    add1(function, mapped + 8, 2);
+    add1(function, 0, mapped + 8, 2);
 
     // A 2 x 2 x 2 int box at (1, 1, 0) of a 4 x 3 x 2 int host volume, packed on the device.
     int volume[24];
@@ -102,7 +90,7 @@ int main(void) {
     int polls = 0;
     cuStreamCreate(&stream, 0);
     while (cuStreamQuery(stream) == 600) polls++;
-    add1(function, mapped, 1);
+    add1(function, 0, mapped, 1);
     void *event = (void *)0xe0;
     cuEventRecord(event, 0);
     while (cuEventQuery(event) == 600) polls++;
@@ -111,7 +99,7 @@ int main(void) {
         CUdeviceptr scratch;
         cuMemAllocAsync(&scratch, 4 * sizeof(int), 0);
         cuMemsetD32Async(scratch, 7 + round, 4, 0);
-        add1(function, scratch, 4);
+        add1(function, 0, scratch, 4);
         cuMemcpyDtoDAsync_v2(box + round * 4 * sizeof(int), scratch, 4 * sizeof(int), 0);
         cuMemFreeAsync(scratch, 0);
     }

@@ -18,13 +18,14 @@ CUresult cuDeviceGetName(char *n, int len, int d) { strncpy(n, "Fake GPU", len);
 CUresult cuDeviceGetAttribute(int *v, int a, int d) { *v = a == 75 ? 9 : 0; return 0; }
 CUresult cuDriverGetVersion(int *v) { *v = 13000; return 0; }
 CUresult cuPointerGetAttribute(void *d, int a, CUdeviceptr p) { return 1; }
-CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) { *p = (CUdeviceptr)malloc(n); return 0; }
+CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) { *p = (CUdeviceptr)calloc(1, n); return 0; }
 CUresult cuMemFree_v2(CUdeviceptr p) { free((void *)p); return 0; }
 CUresult cuMemAllocAsync(CUdeviceptr *p, size_t n, void *s) { *p = (CUdeviceptr)malloc(n); return 0; }
 CUresult cuMemFreeAsync(CUdeviceptr p, void *s) { free((void *)p); return 0; }
 CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr d, CUdeviceptr s, size_t n, void *st) { memmove((void *)d, (void *)s, n); return 0; }
-CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n) { memcpy((void *)d, s, n); return 0; }
-CUresult cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n) { memcpy(d, (void *)s, n); return 0; }
+static CUresult implicit(void);
+CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n) { if (implicit()) return 906; memcpy((void *)d, s, n); return 0; }
+CUresult cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n) { if (implicit()) return 906; memcpy(d, (void *)s, n); return 0; }
 CUresult cuMemsetD32_v2(CUdeviceptr d, unsigned v, size_t n) { for (size_t i = 0; i < n; i++) ((unsigned *)d)[i] = v; return 0; }
 typedef struct {
     size_t srcX, srcY; int srcType; const void *srcHost; CUdeviceptr srcDevice; void *srcArray; size_t srcPitch;
@@ -56,7 +57,7 @@ CUresult cuMemcpy3D_v2(const Copy3D *c) {
 CUresult cuCtxGetDevice_v2(int *d, void *c) { *d = c == (void *)0xd1; return 0; }
 CUresult cuMemcpyPeer(CUdeviceptr d, void *dc, CUdeviceptr s, void *sc, size_t n) { memcpy((void *)d, (void *)s, n); return 0; }
 CUresult cuStreamCreate(void **s, unsigned f) { *s = malloc(64); return 0; }
-CUresult cuStreamSynchronize(void *s) { return 0; }
+CUresult cuStreamSynchronize(void *s) { return s == 0 || s == (void *)1 ? implicit() : 0; }
 // The first query of a stream finds its work still running.
 static int stream_queries;
 CUresult cuStreamQuery(void *s) { return stream_queries++ == 0 ? 600 : 0; }
@@ -78,15 +79,17 @@ CUresult cuModuleGetGlobal_v2(CUdeviceptr *d, size_t *n, void *m, const char *na
     return 0;
 }
 CUresult cuMemsetD32Async(CUdeviceptr d, unsigned v, size_t n, void *s) { return cuMemsetD32_v2(d, v, n); }
-CUresult cuEventRecord(void *e, void *s) { return 0; }
-CUresult cuStreamWaitEvent(void *s, void *e, unsigned f) { return 0; }
-CUresult cuCtxSynchronize(void) { return 0; }
+CUresult cuCtxSynchronize(void) { return implicit(); }
 CUresult cuModuleLoadData(void **m, const void *image) { *m = (void *)0xa00; return 0; }
 CUresult cuModuleLoad(void **m, const char *path) { *m = (void *)0xb00; return 0; }
-CUresult cuModuleGetFunction(void **f, void *m, const char *name) { *f = (char *)m + 0x500; return 0; }
+// Every function is add1(int *data, int n) but set_condition(int *data, condition handle), whose
+// second parameter has 8 bytes.
+#define SET_CONDITION 0x10000
+CUresult cuModuleGetFunction(void **f, void *m, const char *name) { *f = (char *)m + 0x500 + (strcmp(name, "set_condition") ? 0 : SET_CONDITION); return 0; }
+static size_t second_size(void *f) { return (uintptr_t)f & SET_CONDITION ? 8 : 4; }
 CUresult cuFuncGetParamInfo(void *f, size_t i, size_t *o, size_t *s) {
     if (i > 1) return 1;
-    *o = i * 8; *s = i == 0 ? 8 : 4; return 0;
+    *o = i * 8; *s = i == 0 ? 8 : second_size(f); return 0;
 }
 static CUresult launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned sh,
                        void *stream, void **params, void **extra) {
@@ -94,27 +97,96 @@ static CUresult launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned 
     for (int i = 0; i < n; i++) data[i] += 1;
     return 0;
 }
+static CUresult captured(void *f, void *stream, void **params);
 CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned sh,
-                        void *stream, void **params, void **extra) { return launch(f, gx, gy, gz, bx, by, bz, sh, stream, params, extra); }
+                        void *stream, void **params, void **extra) {
+    CUresult r = captured(f, stream, params);
+    return r != 500 ? r : launch(f, gx, gy, gz, bx, by, bz, sh, stream, params, extra);
+}
 CUresult cuLaunchKernel_ptsz(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned sh,
                         void *stream, void **params, void **extra) { return launch(f, gx, gy, gz, bx, by, bz, sh, stream, params, extra) + 0; }
-// Graphs of kernel nodes, each node's launch kept by value as the driver keeps it; a node
-// depends on at most one other; an executable graph is a copy that remembers its source.
+// Graphs: nodes of every type the shim reads, each node's parameters kept by value as the driver
+// keeps them, up to 4 dependencies each; an executable graph is a copy that remembers its source
+// (a node keeps its index). A launch runs the nodes in the order they were added. Memory
+// allocation nodes get their address when created; a conditional node runs its first body while
+// (WHILE: at most 3 times) or if its condition is non-zero, or the body its value names (SWITCH);
+// the condition starts at the handle's default at each launch, and a kernel node given a
+// condition handle as its n sets the condition to 0 instead of adding.
 typedef struct { void *func; unsigned grid[3], block[3], shared; void **params, **extra; void *kern, *ctx; } KernelNodeParams;
-typedef struct Node { KernelNodeParams launch; int *data; int n; void *args[2]; struct Node *after; } Node;
-typedef struct Graph { Node nodes[4]; size_t count; struct Graph *source; } Graph;
+typedef struct { CUdeviceptr dst; size_t pitch; unsigned value, element; size_t width, height; } MemsetParams;
+typedef struct { void (*fn)(void *); void *data; } HostParams;
+typedef struct { char pool[88]; const void *access; size_t access_count; size_t bytes; CUdeviceptr dptr; } AllocParams;
+typedef struct { uint64_t handle; int type; unsigned size; struct Graph **bodies; void *ctx; } ConditionalParams;
+typedef struct { int type, reserved[3]; union { long long pad[29]; ConditionalParams conditional; }; long long reserved2; } NodeParams;
+enum { KERNEL, MEMCPY, MEMSET, HOST, CHILD, EMPTY, WAIT_EVENT, EVENT_RECORD, ALLOC = 10, FREE = 11, CONDITIONAL = 13 };
+typedef struct Node {
+    int type; struct Node *deps[4]; size_t ndeps;
+    KernelNodeParams launch; int *data; int64_t n; void *args[2];
+    Copy3D copy; MemsetParams set; HostParams host; struct Graph *child; void *event; CUdeviceptr dptr; size_t bytes;
+    ConditionalParams conditional; struct Graph *bodies[2];
+} Node;
+typedef struct Graph { Node nodes[16]; size_t count; struct Graph *source; } Graph;
+static struct { uint64_t handle; unsigned value, fallback; } conditions[8];
+static size_t condition_count;
 static void keep(Node *node, const KernelNodeParams *p) {
-    node->launch = *p; node->data = *(int **)p->params[0]; node->n = *(int *)p->params[1];
+    node->launch = *p; node->data = *(int **)p->params[0]; node->n = 0; memcpy(&node->n, p->params[1], second_size(p->func));
     node->args[0] = &node->data; node->args[1] = &node->n; node->launch.params = node->args; node->launch.extra = 0;
+}
+static CUresult add(Node **n, Graph *g, Node **deps, size_t ndeps, int type) {
+    if (g->count == 16 || ndeps > 4) return 1;
+    *n = &g->nodes[g->count++]; memset(*n, 0, sizeof **n); (*n)->type = type; (*n)->ndeps = ndeps;
+    for (size_t i = 0; i < ndeps; i++) (*n)->deps[i] = deps[i];
+    return 0;
 }
 CUresult cuGraphCreate(Graph **g, unsigned flags) { *g = calloc(1, sizeof **g); return 0; }
 CUresult cuGraphAddKernelNode_v2(Node **n, Graph *g, Node **deps, size_t ndeps, const KernelNodeParams *p) {
-    if (g->count == 4 || ndeps > 1) return 1;
-    *n = &g->nodes[g->count++]; keep(*n, p); (*n)->after = ndeps ? deps[0] : 0; return 0;
+    CUresult r = add(n, g, deps, ndeps, KERNEL); if (!r) keep(*n, p); return r;
+}
+CUresult cuGraphAddMemcpyNode(Node **n, Graph *g, Node **deps, size_t ndeps, const Copy3D *c, void *ctx) {
+    CUresult r = add(n, g, deps, ndeps, MEMCPY); if (!r) (*n)->copy = *c; return r;
+}
+CUresult cuGraphAddMemsetNode(Node **n, Graph *g, Node **deps, size_t ndeps, const MemsetParams *p, void *ctx) {
+    CUresult r = add(n, g, deps, ndeps, MEMSET); if (!r) (*n)->set = *p; return r;
+}
+CUresult cuGraphAddHostNode(Node **n, Graph *g, Node **deps, size_t ndeps, const HostParams *p) {
+    CUresult r = add(n, g, deps, ndeps, HOST); if (!r) (*n)->host = *p; return r;
+}
+CUresult cuGraphAddChildGraphNode(Node **n, Graph *g, Node **deps, size_t ndeps, Graph *child) {
+    CUresult r = add(n, g, deps, ndeps, CHILD); if (!r) (*n)->child = child; return r;
+}
+CUresult cuGraphAddEmptyNode(Node **n, Graph *g, Node **deps, size_t ndeps) { return add(n, g, deps, ndeps, EMPTY); }
+CUresult cuGraphAddEventRecordNode(Node **n, Graph *g, Node **deps, size_t ndeps, void *e) {
+    CUresult r = add(n, g, deps, ndeps, EVENT_RECORD); if (!r) (*n)->event = e; return r;
+}
+CUresult cuGraphAddEventWaitNode(Node **n, Graph *g, Node **deps, size_t ndeps, void *e) {
+    CUresult r = add(n, g, deps, ndeps, WAIT_EVENT); if (!r) (*n)->event = e; return r;
+}
+CUresult cuGraphAddMemAllocNode(Node **n, Graph *g, Node **deps, size_t ndeps, AllocParams *p) {
+    CUresult r = add(n, g, deps, ndeps, ALLOC);
+    if (!r) { p->dptr = (*n)->dptr = (CUdeviceptr)calloc(1, p->bytes); (*n)->bytes = p->bytes; }
+    return r;
+}
+CUresult cuGraphAddMemFreeNode(Node **n, Graph *g, Node **deps, size_t ndeps, CUdeviceptr p) {
+    CUresult r = add(n, g, deps, ndeps, FREE); if (!r) (*n)->dptr = p; return r;
+}
+CUresult cuGraphConditionalHandleCreate(uint64_t *h, Graph *g, void *ctx, unsigned value, unsigned flags) {
+    if (condition_count == 8) return 1;
+    conditions[condition_count].handle = *h = 0x5e00 + condition_count; conditions[condition_count++].fallback = value;
+    return 0;
+}
+// Only conditional nodes: the other types have calls of their own here.
+CUresult cuGraphAddNode_v2(Node **n, Graph *g, Node **deps, const void *data, size_t ndeps, NodeParams *p) {
+    if (p->type != CONDITIONAL || p->conditional.size > 2) return 1;
+    CUresult r = add(n, g, deps, ndeps, CONDITIONAL);
+    if (r) return r;
+    (*n)->conditional = p->conditional;
+    for (unsigned i = 0; i < p->conditional.size; i++) cuGraphCreate(&(*n)->bodies[i], 0);
+    p->conditional.bodies = (*n)->conditional.bodies = (*n)->bodies;
+    return 0;
 }
 CUresult cuGraphInstantiateWithFlags(Graph **exec, Graph *g, unsigned long long flags) {
     *exec = malloc(sizeof **exec); **exec = *g; (*exec)->source = g;
-    for (size_t i = 0; i < g->count; i++) keep(&(*exec)->nodes[i], &g->nodes[i].launch);
+    for (size_t i = 0; i < g->count; i++) if (g->nodes[i].type == KERNEL) keep(&(*exec)->nodes[i], &g->nodes[i].launch);
     return 0;
 }
 CUresult cuGraphGetNodes(Graph *g, Node **nodes, size_t *count) {
@@ -123,20 +195,125 @@ CUresult cuGraphGetNodes(Graph *g, Node **nodes, size_t *count) {
 }
 CUresult cuGraphGetEdges_v2(Graph *g, Node **from, Node **to, void *data, size_t *count) {
     size_t edges = 0;
-    for (size_t i = 0; i < g->count; i++) if (g->nodes[i].after) {
-        if (from && edges < *count) { from[edges] = g->nodes[i].after; to[edges] = &g->nodes[i]; }
-        edges++;
-    }
+    for (size_t i = 0; i < g->count; i++)
+        for (size_t d = 0; d < g->nodes[i].ndeps; d++) {
+            if (from && edges < *count) { from[edges] = g->nodes[i].deps[d]; to[edges] = &g->nodes[i]; }
+            edges++;
+        }
     *count = edges; return 0;
 }
-CUresult cuGraphNodeGetType(Node *n, int *type) { *type = 0; return 0; }
+CUresult cuGraphNodeGetType(Node *n, int *type) { *type = n->type; return 0; }
 CUresult cuGraphKernelNodeGetParams_v2(Node *n, KernelNodeParams *p) { *p = n->launch; return 0; }
-CUresult cuGraphExecKernelNodeSetParams_v2(Graph *exec, Node *n, const KernelNodeParams *p) {
-    keep(&exec->nodes[n - exec->source->nodes], p); return 0;
+CUresult cuGraphMemcpyNodeGetParams(Node *n, Copy3D *c) { *c = n->copy; return 0; }
+CUresult cuGraphMemsetNodeGetParams(Node *n, MemsetParams *p) { *p = n->set; return 0; }
+CUresult cuGraphHostNodeGetParams(Node *n, HostParams *p) { *p = n->host; return 0; }
+CUresult cuGraphChildGraphNodeGetGraph(Node *n, Graph **g) { *g = n->child; return 0; }
+CUresult cuGraphEventRecordNodeGetEvent(Node *n, void **e) { *e = n->event; return 0; }
+CUresult cuGraphEventWaitNodeGetEvent(Node *n, void **e) { *e = n->event; return 0; }
+CUresult cuGraphMemAllocNodeGetParams(Node *n, AllocParams *p) { memset(p, 0, sizeof *p); p->bytes = n->bytes; p->dptr = n->dptr; return 0; }
+CUresult cuGraphMemFreeNodeGetParams(Node *n, CUdeviceptr *p) { *p = n->dptr; return 0; }
+static Node *exec_node(Graph *exec, Node *n) { return &exec->nodes[n - exec->source->nodes]; }
+CUresult cuGraphExecKernelNodeSetParams_v2(Graph *exec, Node *n, const KernelNodeParams *p) { keep(exec_node(exec, n), p); return 0; }
+CUresult cuGraphExecMemsetNodeSetParams(Graph *exec, Node *n, const MemsetParams *p, void *ctx) { exec_node(exec, n)->set = *p; return 0; }
+CUresult cuGraphExecMemcpyNodeSetParams(Graph *exec, Node *n, const Copy3D *c, void *ctx) { exec_node(exec, n)->copy = *c; return 0; }
+CUresult cuGraphNodeSetEnabled(Graph *exec, Node *n, unsigned enabled) { exec_node(exec, n)->type = enabled ? n->type : EMPTY; return 0; }
+CUresult cuGraphExecUpdate_v2(Graph *exec, Graph *g, void *info) {
+    if (g->count != exec->count) return 1;
+    for (size_t i = 0; i < g->count; i++) {
+        exec->nodes[i] = g->nodes[i];
+        if (g->nodes[i].type == KERNEL) keep(&exec->nodes[i], &g->nodes[i].launch);
+    }
+    return 0;
+}
+static unsigned *condition(uint64_t handle) {
+    for (size_t i = 0; i < condition_count; i++) if (conditions[i].handle == handle) return &conditions[i].value;
+    return 0;
+}
+static void run(Graph *g, void *stream) {
+    for (size_t i = 0; i < g->count; i++) {
+        Node *node = &g->nodes[i];
+        unsigned *value;
+        switch (node->type) {
+        case KERNEL:
+            if ((value = condition((uint64_t)node->n))) *value = 0;
+            else launch(0, 1, 1, 1, 1, 1, 1, 0, stream, node->args, 0);
+            break;
+        case MEMCPY: cuMemcpy3D_v2(&node->copy); break;
+        case MEMSET:
+            for (size_t row = 0; row < node->set.height; row++)
+                for (size_t e = 0; e < node->set.width; e++) memcpy((char *)node->set.dst + row * node->set.pitch + e * node->set.element, &node->set.value, node->set.element);
+            break;
+        case HOST: node->host.fn(node->host.data); break;
+        case CHILD: run(node->child, stream); break;
+        case CONDITIONAL:
+            value = condition(node->conditional.handle);
+            if (node->conditional.type == 2) { if (*value < node->conditional.size) run(node->bodies[*value], stream); }
+            else for (int round = 0; *value && round < (node->conditional.type == 1 ? 3 : 1); round++) run(node->bodies[0], stream);
+            break;
+        }
+    }
 }
 CUresult cuGraphLaunch(Graph *exec, void *stream) {
-    for (size_t i = 0; i < exec->count; i++) launch(0, 1, 1, 1, 1, 1, 1, 0, stream, exec->nodes[i].args, 0);
+    for (size_t i = 0; i < condition_count; i++) conditions[i].value = conditions[i].fallback;
+    run(exec, stream);
     return 0;
+}
+// Stream capture: launches on a capturing stream become kernel nodes of the capture's graph
+// after the stream's last one; an event recorded there stands for that node, and a stream
+// waiting for it joins the capture. While a capture goes on, synchronous legacy-stream work
+// (the shim's old way of reading memory) invalidates it and fails with
+// CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, as the real driver does when the capturing stream is blocking.
+static Graph *capture_graph;
+static int capture_invalid;
+static struct { void *stream; Node *tail; } capture_streams[4];
+static struct { void *event; Node *node; } capture_events[4];
+static int capturing(void *stream, Node ***tail) {
+    for (int i = 0; i < 4; i++)
+        if (capture_graph && capture_streams[i].stream == stream) { if (tail) *tail = &capture_streams[i].tail; return 1; }
+    return 0;
+}
+static CUresult implicit(void) {
+    if (!capture_graph) return 0;
+    capture_invalid = 1; return 906;
+}
+CUresult cuStreamBeginCaptureToGraph(void *s, Graph *g, Node **deps, const void *data, size_t n, int mode) {
+    if (capture_graph) return 1;
+    capture_graph = g; capture_invalid = 0; memset(capture_streams, 0, sizeof capture_streams); memset(capture_events, 0, sizeof capture_events);
+    capture_streams[0].stream = s; return 0;
+}
+CUresult cuStreamBeginCapture_v2(void *s, int mode) { Graph *g; cuGraphCreate(&g, 0); return cuStreamBeginCaptureToGraph(s, g, 0, 0, 0, mode); }
+CUresult cuStreamEndCapture(void *s, Graph **g) {
+    if (!capturing(s, 0)) return 1;
+    if (g) *g = capture_graph;
+    capture_graph = 0;
+    return capture_invalid ? 901 : 0;
+}
+CUresult cuStreamGetCaptureInfo_v3(void *s, int *status, uint64_t *id, Graph **g, const Node ***deps, const void **data, size_t *n) {
+    *status = capturing(s, 0); if (id) *id = 7; return 0;
+}
+CUresult cuEventRecord(void *e, void *s) {
+    Node **tail;
+    if (capturing(s, &tail)) for (int i = 0; i < 4; i++) if (!capture_events[i].event || capture_events[i].event == e) {
+        capture_events[i].event = e; capture_events[i].node = *tail; break;
+    }
+    return 0;
+}
+CUresult cuStreamWaitEvent(void *s, void *e, unsigned f) {
+    for (int i = 0; i < 4 && capture_graph; i++) if (capture_events[i].event == e) {
+        Node **tail;
+        if (!capturing(s, &tail)) for (int j = 0; j < 4; j++) if (!capture_streams[j].stream) { capture_streams[j].stream = s; tail = &capture_streams[j].tail; break; }
+        *tail = capture_events[i].node;
+    }
+    return 0;
+}
+CUresult cuGraphUpload(Graph *exec, void *stream) { return 0; }
+static CUresult captured(void *f, void *stream, void **params) {
+    Node **tail, *node;
+    if (!capturing(stream, &tail)) return 500;
+    KernelNodeParams p = {f, {1, 1, 1}, {32, 1, 1}, 0, params, 0, 0, 0};
+    CUresult r = cuGraphAddKernelNode_v2(&node, capture_graph, tail, *tail ? 1 : 0, &p);
+    if (!r) *tail = node;
+    return r;
 }
 CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, uint64_t flags, int *status) {
     struct { const char *name; void *plain, *per_thread; } table[] = {
@@ -157,3 +334,12 @@ CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, uint64
         if (!strcmp(table[i].name, symbol)) { *pfn = (flags & 2) ? table[i].per_thread : table[i].plain; if (status) *status = 1; return 0; }
     *pfn = 0; return 500;
 }
+// The shim's own reads: a non-blocking stream of its own, an event ordering it, copies on it,
+// and the thread's capture mode exchanged around them.
+CUresult cuEventCreate(void **e, unsigned flags) { *e = malloc(8); return 0; }
+CUresult cuMemcpyDtoHAsync_v2(void *d, CUdeviceptr s, size_t n, void *st) {
+    if ((st == 0 || st == (void *)1) && implicit()) return 906;
+    memcpy(d, (void *)s, n); return 0;
+}
+static int capture_mode;
+CUresult cuThreadExchangeStreamCaptureMode(int *mode) { int old = capture_mode; capture_mode = *mode; *mode = old; return 0; }
