@@ -2,7 +2,7 @@
 //! talk to this trait, never to an API.
 
 use std::collections::BTreeSet;
-use trace_format::{BlobStore, Command, MemId, NodeId, Patch, Trace};
+use trace_format::{BlobStore, Command, MemId, Node, NodeId, Patch, Trace};
 
 /// What a backend can fail with; `Unavailable` maps to exit code 3.
 #[derive(Debug, thiserror::Error)]
@@ -91,8 +91,17 @@ pub trait Backend {
     /// others eagerly between partitions.
     fn can_record(&self, command: &Command) -> bool;
 
-    /// Create programs, kernels, queues and memory objects for the whole trace.
+    /// Create programs, kernels, queues and memory objects for the whole trace. `trace` holds
+    /// its objects only (`TraceReader::objects`): nodes come a segment at a time, to `stage`,
+    /// `build` and `run_eager`.
     fn load(&mut self, trace: &Trace, blobs: &BlobStore) -> BackendResult<()>;
+
+    /// Called with a segment's nodes before it runs, outside the timed part: a backend may
+    /// prepare what they need from the trace's blobs, and let go of what earlier segments needed
+    /// that nothing built holds.
+    fn stage(&mut self, _nodes: &[Node], _blobs: &BlobStore) -> BackendResult<()> {
+        Ok(())
+    }
 
     /// Replace the contents of a memory object (initial state, `--input`).
     fn write_memory(&mut self, mem: MemId, data: &[u8]) -> BackendResult<()>;

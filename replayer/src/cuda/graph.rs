@@ -3,11 +3,13 @@
 
 use super::commands::{copy_params, memset_params, Addresses, KernelCall};
 use super::driver::check;
+use super::memory::HostBuffer;
 use super::objects::Objects;
 use crate::backend::{BackendError, BackendResult, PartitionNodes};
 use cudarc::driver::sys::{self, CUcontext, CUdevice, CUdeviceptr, CUgraph, CUgraphExec, CUgraphNode};
 use std::collections::{BTreeSet, HashMap};
-use trace_format::{Command, KernelLaunch, MemId, Node, NodeId, Patch};
+use std::rc::Rc;
+use trace_format::{Command, Copy, KernelLaunch, MemId, Node, NodeId, Patch, Place};
 
 /// Stands for the program's host code, which the trace does not hold: the host node keeps the
 /// order and the round trip to the host that the program's own host function had.
@@ -28,6 +30,8 @@ pub struct BuiltGraph {
     /// Memory the partition allocates and frees itself, at the address its allocation node has
     /// in every launch.
     allocated: HashMap<MemId, CUdeviceptr>,
+    /// The pinned host data its copies to the device read: held as long as the graph.
+    _sources: Vec<Rc<HostBuffer>>,
 }
 
 /// Builds a graph from the nodes of a partition and instantiates it.
@@ -40,6 +44,14 @@ pub fn build(objects: &Objects, context: CUcontext, part: &PartitionNodes<'_>) -
         patched: BTreeSet::new(),
         first: part.nodes.first().map(|(id, node)| (*id, node.queue.map_or(0, |q| q.index()))),
         allocated: HashMap::new(),
+        _sources: part
+            .nodes
+            .iter()
+            .filter_map(|(_, node)| match &node.command {
+                Command::Copy(Copy { src: Place::Host { data: Some(blob) }, .. }) => objects.sources.get(blob).cloned(),
+                _ => None,
+            })
+            .collect(),
     };
     let nodes: Vec<&Node> = part.nodes.iter().map(|(_, node)| *node).collect();
     let own_memory = objects.memories.allocated_by(part);

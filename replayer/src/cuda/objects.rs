@@ -1,5 +1,6 @@
 //! What `load` creates for a whole trace: modules and their functions, streams for the recorded
-//! queues, memory, and pinned host memory for the host side of copies.
+//! queues, and memory; and what `stage` prepares for each segment: pinned host memory for the
+//! host side of its copies.
 
 use super::driver::check;
 use super::memory::{HostBuffer, Memories};
@@ -7,6 +8,7 @@ use crate::backend::{BackendError, BackendResult};
 use cudarc::driver::sys::{self, CUdevice, CUdeviceptr, CUfunction, CUmodule, CUstream};
 use std::collections::{BTreeSet, HashMap};
 use std::ffi::CString;
+use std::rc::Rc;
 use trace_format::{BlobId, BlobStore, Command, Extent, ImageKind, MemKind, Node, Param, Place, Program, ProgramId, Trace};
 
 pub struct Objects {
@@ -18,10 +20,13 @@ pub struct Objects {
     /// By `QueueId` index.
     pub streams: Vec<CUstream>,
     pub memories: Memories,
-    /// Recorded host data of copies to the device, pinned, by blob.
-    pub sources: HashMap<BlobId, HostBuffer>,
+    /// Recorded host data of the current segment's copies to the device, pinned, by blob; a
+    /// graph holds on to those it copies from.
+    pub sources: HashMap<BlobId, Rc<HostBuffer>>,
     /// Where copies to the host land; what they read is not kept (comparisons read memory).
     pub sink: HostBuffer,
+    /// Smaller sinks that graphs built before may still copy into.
+    outgrown_sinks: Vec<HostBuffer>,
 }
 
 impl Objects {
@@ -41,6 +46,7 @@ impl Objects {
             memories: Memories::none(),
             sources: HashMap::new(),
             sink: HostBuffer::zeroed(0)?,
+            outgrown_sinks: Vec::new(),
         };
         for (index, program) in trace.programs.iter().enumerate() {
             if !used.contains(&index) {
@@ -73,21 +79,35 @@ impl Objects {
             check(unsafe { sys::cuStreamCreate(&mut stream, sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32) }, "cuStreamCreate")?;
             objects.streams.push(stream);
         }
-        let mut sink_len = 0;
-        for_each_copy(&trace.nodes, &mut |copy| {
+        Ok(objects)
+    }
+
+    /// Pins the host data `nodes` copy to the device, and lets go of what earlier segments pinned
+    /// that no graph holds; grows the sink to what they copy to the host.
+    pub fn stage(&mut self, nodes: &[Node], blobs: &BlobStore) -> BackendResult<()> {
+        let mut needed = BTreeSet::new();
+        let mut sink_len = self.sink.len as u64;
+        for_each_copy(nodes, &mut |copy| {
             if let Place::Host { data: Some(blob) } = copy.src {
-                if let std::collections::hash_map::Entry::Vacant(entry) = objects.sources.entry(blob) {
-                    let bytes = blobs.get(blob).map_err(|e| BackendError::Unsupported(e.to_string()))?;
-                    entry.insert(HostBuffer::with_contents(&bytes)?);
-                }
+                needed.insert(blob);
             }
             if let Place::Host { .. } = copy.dst {
                 sink_len = sink_len.max(host_span(&copy.extent, false));
             }
             Ok(())
         })?;
-        objects.sink = HostBuffer::zeroed(sink_len as usize)?;
-        Ok(objects)
+        self.sources.retain(|blob, _| needed.contains(blob));
+        for blob in needed {
+            if let std::collections::hash_map::Entry::Vacant(entry) = self.sources.entry(blob) {
+                let bytes = blobs.get(blob).map_err(|e| BackendError::Unsupported(e.to_string()))?;
+                entry.insert(Rc::new(HostBuffer::with_contents(&bytes)?));
+            }
+        }
+        if sink_len > self.sink.len as u64 {
+            let grown = HostBuffer::zeroed(sink_len as usize)?;
+            self.outgrown_sinks.push(std::mem::replace(&mut self.sink, grown));
+        }
+        Ok(())
     }
 }
 

@@ -11,7 +11,7 @@ use opencl_sys::*;
 use std::collections::HashMap;
 use std::ffi::c_void;
 use std::ptr;
-use trace_format::{Command, Launch, NodeId, Patch};
+use trace_format::{Arg, Command, Launch, NodeId, Patch};
 
 /// A finalized command buffer.
 pub struct Built {
@@ -20,8 +20,8 @@ pub struct Built {
     mutable: HashMap<NodeId, cl_mutable_command_khr>,
     /// The node whose timing stands for the whole buffer.
     pub first_node: NodeId,
-    /// The buffer's own kernel objects: patches set on them must not reach eager runs of the
-    /// same nodes (and PoCL reads a recorded kernel's arguments at each run).
+    /// The buffer's own kernel objects, one per command: PoCL reads a recorded kernel's
+    /// arguments at each run, so they must not change after recording.
     kernels: Vec<cl_kernel>,
 }
 
@@ -172,13 +172,16 @@ struct Recorder<'b> {
 }
 
 impl Recorder<'_> {
-    /// A copy of the kernel of `node` with its recorded arguments and the patched ones.
-    fn own_kernel(&mut self, node: NodeId, loaded: cl_kernel) -> BackendResult<cl_kernel> {
+    /// A copy of the kernel of `node` with its recorded arguments `args` and the patched ones.
+    fn own_kernel(&mut self, node: NodeId, loaded: cl_kernel, args: &[Arg]) -> BackendResult<cl_kernel> {
         let api = self.objects.api;
         let mut code = CL_SUCCESS;
         let kernel = unsafe { (api.clCloneKernel)(loaded, &mut code) };
         check(code, "clCloneKernel")?;
         self.kernels.push(kernel);
+        for (index, arg) in args.iter().enumerate() {
+            self.objects.set_arg(kernel, index as u32, arg).map_err(|e| annotate(e, &format!("node {node}")))?;
+        }
         for patch in self.patches {
             if let Patch::Arg { node: patched, index, value } = patch {
                 if *patched == node {
@@ -197,8 +200,8 @@ impl Recorder<'_> {
         let mut handle: cl_mutable_command_khr = ptr::null_mut();
         let launch = self.launches.get(&node).copied();
         match resolve(self.objects, node, command, launch)? {
-            Resolved::Kernel { kernel, range } => {
-                let kernel = self.own_kernel(node, kernel)?;
+            Resolved::Kernel { kernel, args, range } => {
+                let kernel = self.own_kernel(node, kernel, args)?;
                 let mutable_properties = [CL_MUTABLE_DISPATCH_UPDATABLE_FIELDS_KHR, self.mutable_fields.unwrap_or(0), 0];
                 let (properties, handle_out) = match self.mutable_fields {
                     Some(_) => (mutable_properties.as_ptr(), &mut handle as *mut cl_mutable_command_khr),

@@ -1,13 +1,13 @@
-//! The OpenCL objects a trace needs: programs, memory, queues and one kernel per launch.
+//! The OpenCL objects a trace needs: programs, memory, queues and one kernel object per kernel,
+//! whose arguments are set before each launch (eager) or on a clone per recorded command.
 
 use super::api::{check, error_name, Api};
 use super::device::text;
 use crate::backend::{BackendError, BackendResult};
 use opencl_sys::*;
-use std::collections::HashMap;
 use std::ffi::{c_void, CString};
 use std::ptr;
-use trace_format::{Arg, BlobStore, Command, ImageKind, KernelLaunch, MemKind, NodeId, Program, Trace};
+use trace_format::{Arg, BlobStore, ImageKind, KernelId, MemKind, Program, Trace};
 
 /// A recorded memory object as replay created it.
 #[derive(Clone, Copy)]
@@ -44,8 +44,19 @@ pub struct Objects {
     pub queues: Vec<cl_command_queue>,
     /// In-order queue for command buffers, memory transfers and commands without a queue.
     pub main_queue: cl_command_queue,
-    /// One kernel object per recorded launch: PoCL re-reads arguments at each replay.
-    pub kernels: HashMap<NodeId, cl_kernel>,
+    /// One kernel object per recorded kernel. Not one per launch: PoCL keeps a program's kernels
+    /// in a list it walks at each creation and release, so a trace's launches would cost their
+    /// square.
+    pub kernels: Vec<LoadedKernel>,
+}
+
+/// A recorded kernel as replay created it.
+#[derive(Clone, Copy)]
+pub struct LoadedKernel {
+    pub kernel: cl_kernel,
+    /// Arguments it takes: a launch must set them all (an argument left unset crashes PoCL when
+    /// the launch is recorded).
+    pub args: usize,
 }
 
 /// Host-pointer flags name memory of the recording process, which does not exist now.
@@ -54,7 +65,7 @@ const HOST_POINTER_FLAGS: cl_mem_flags = CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_
 impl Objects {
     pub fn create(api: &'static Api, context: cl_context, device: cl_device_id, trace: &Trace, blobs: &BlobStore, profile: bool) -> BackendResult<Objects> {
         let main_queue = create_queue(api, context, device, true, profile)?;
-        let mut objects = Objects { api, context, programs: Vec::new(), memories: Vec::new(), queues: Vec::new(), main_queue, kernels: HashMap::new() };
+        let mut objects = Objects { api, context, programs: Vec::new(), memories: Vec::new(), queues: Vec::new(), main_queue, kernels: Vec::new() };
         for queue in &trace.queues {
             objects.queues.push(create_queue(api, context, device, queue.in_order, profile)?);
         }
@@ -67,41 +78,19 @@ impl Objects {
                 .map_err(|e| annotate(e, &format!("program {index}")))?;
             objects.programs.push(built);
         }
-        for (index, node) in trace.nodes.iter().enumerate() {
-            if let Command::Kernel(launch) = &node.command {
-                objects.create_launch_kernel(trace, NodeId(index as u32), launch)?;
-            }
+        for (index, recorded) in trace.kernels.iter().enumerate() {
+            let program = *objects.programs.get(recorded.program.index()).ok_or_else(|| {
+                BackendError::Unsupported(format!("kernel {index} ({}) names program {} that the trace does not define", recorded.name, recorded.program))
+            })?;
+            let kernel = create_kernel(api, program, &recorded.name)?;
+            let mut args: cl_uint = 0;
+            let code = unsafe {
+                (api.clGetKernelInfo)(kernel, CL_KERNEL_NUM_ARGS, std::mem::size_of::<cl_uint>(), &mut args as *mut cl_uint as *mut c_void, ptr::null_mut())
+            };
+            objects.kernels.push(LoadedKernel { kernel, args: args as usize });
+            check(code, "clGetKernelInfo(CL_KERNEL_NUM_ARGS)")?;
         }
         Ok(objects)
-    }
-
-    /// The kernel object of the launch at `node`, with its recorded arguments set.
-    fn create_launch_kernel(&mut self, trace: &Trace, node: NodeId, launch: &KernelLaunch) -> BackendResult<()> {
-        let recorded = trace.kernels.get(launch.kernel.index()).ok_or_else(|| {
-            BackendError::Unsupported(format!("node {node} launches kernel {} that the trace does not define", launch.kernel))
-        })?;
-        let program = *self.programs.get(recorded.program.index()).ok_or_else(|| {
-            BackendError::Unsupported(format!("kernel {} names program {} that the trace does not define", recorded.name, recorded.program))
-        })?;
-        let kernel = create_kernel(self.api, program, &recorded.name)?;
-        self.kernels.insert(node, kernel);
-        // An argument left unset crashes PoCL when the launch is recorded.
-        let mut expected: cl_uint = 0;
-        let code = unsafe {
-            (self.api.clGetKernelInfo)(kernel, CL_KERNEL_NUM_ARGS, std::mem::size_of::<cl_uint>(), &mut expected as *mut cl_uint as *mut c_void, ptr::null_mut())
-        };
-        check(code, "clGetKernelInfo(CL_KERNEL_NUM_ARGS)")?;
-        if launch.args.len() != expected as usize {
-            return Err(BackendError::Unsupported(format!(
-                "node {node} launches {} with {} arguments; the kernel takes {expected}",
-                recorded.name,
-                launch.args.len()
-            )));
-        }
-        for (arg_index, arg) in launch.args.iter().enumerate() {
-            self.set_arg(kernel, arg_index as u32, arg).map_err(|e| annotate(e, &format!("node {node} ({})", recorded.name)))?;
-        }
-        Ok(())
     }
 
     fn create_memory(&self, index: usize, memory: &trace_format::Memory) -> BackendResult<MemObject> {
@@ -187,8 +176,8 @@ impl Objects {
         queue.and_then(|q| self.queues.get(q.index()).copied()).unwrap_or(self.main_queue)
     }
 
-    pub fn kernel(&self, node: NodeId) -> BackendResult<cl_kernel> {
-        self.kernels.get(&node).copied().ok_or_else(|| BackendError::Unsupported(format!("node {node} has no kernel object")))
+    pub fn kernel(&self, kernel: KernelId) -> BackendResult<LoadedKernel> {
+        self.kernels.get(kernel.index()).copied().ok_or_else(|| BackendError::Unsupported(format!("kernel {kernel} is not in the trace")))
     }
 }
 
@@ -200,8 +189,8 @@ impl Drop for Objects {
             for &queue in self.queues.iter().chain([&self.main_queue]) {
                 (api.clFinish)(queue);
             }
-            for (_, kernel) in self.kernels.drain() {
-                (api.clReleaseKernel)(kernel);
+            for loaded in self.kernels.drain(..) {
+                (api.clReleaseKernel)(loaded.kernel);
             }
             for &program in &self.programs {
                 (api.clReleaseProgram)(program);

@@ -6,11 +6,12 @@ use super::objects::{MemObject, Objects};
 use crate::backend::{BackendError, BackendResult};
 use opencl_sys::{cl_kernel, cl_mem};
 use std::ffi::c_void;
-use trace_format::{BlobId, Command, Copy, Extent, Fill, Launch, MemId, NodeId, Place};
+use trace_format::{Arg, BlobId, Command, Copy, Extent, Fill, Launch, MemId, NodeId, Place};
 
 /// A command ready to record or enqueue.
 pub enum Resolved<'n> {
-    Kernel { kernel: cl_kernel, range: NdRange },
+    /// The kernel's object, whose arguments the caller sets to `args`.
+    Kernel { kernel: cl_kernel, args: &'n [Arg], range: NdRange },
     Copy { src: cl_mem, dst: cl_mem, src_offset: usize, dst_offset: usize, bytes: usize },
     CopyRect { src: cl_mem, dst: cl_mem, rect: Rect },
     SvmCopy { dst: *mut c_void, src: *const c_void, bytes: usize },
@@ -45,9 +46,17 @@ pub fn resolve<'n>(objects: &Objects, node: NodeId, command: &'n Command, launch
     let context = |e: BackendError| super::objects::annotate(e, &format!("node {node}"));
     match command {
         Command::Kernel(kernel_launch) => {
-            let kernel = objects.kernel(node)?;
+            let loaded = objects.kernel(kernel_launch.kernel).map_err(context)?;
+            if kernel_launch.args.len() != loaded.args {
+                return Err(context(BackendError::Unsupported(format!(
+                    "it launches kernel {} with {} arguments; the kernel takes {}",
+                    kernel_launch.kernel,
+                    kernel_launch.args.len(),
+                    loaded.args
+                ))));
+            }
             let range = nd_range(launch.unwrap_or(&kernel_launch.launch)).map_err(context)?;
-            Ok(Resolved::Kernel { kernel, range })
+            Ok(Resolved::Kernel { kernel: loaded.kernel, args: &kernel_launch.args, range })
         }
         Command::Copy(copy) => resolve_copy(objects, copy).map_err(context),
         Command::Fill(fill) => resolve_fill(objects, fill).map_err(context),

@@ -2,8 +2,8 @@ use super::frame::{Codec, BLOB_PREFIX_LEN, FRAME_HEADER_LEN};
 use super::source::Source;
 use super::FormatError;
 use crate::BlobId;
+use rustc_hash::FxHashMap;
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 /// Blob contents by id. Blobs of a trace file are not read when the file is opened: the store
@@ -11,7 +11,8 @@ use std::sync::Arc;
 /// so sizes can be reported without reading anything. Cloning a store is cheap (shared).
 #[derive(Clone, Debug, Default)]
 pub struct BlobStore {
-    blobs: Arc<HashMap<BlobId, Stored>>,
+    /// FxHash: blob ids are hashes already, and a trace may hold a million blobs.
+    blobs: Arc<FxHashMap<BlobId, Stored>>,
     /// The file the `InFile` blobs are in.
     file: Option<Arc<Source>>,
 }
@@ -104,22 +105,19 @@ impl BlobStore {
 }
 
 fn read_blob(file: &Source, id: BlobId, blob: &StoredBlob) -> Result<Vec<u8>, FormatError> {
-    let StoredBlob { offset, codec, raw_len, crc, .. } = *blob;
-    let mut prefix = [0u8; BLOB_PREFIX_LEN];
-    let mut stored = vec![0u8; blob.stored_len() as usize];
-    let payload_at = offset + FRAME_HEADER_LEN as u64;
-    file.read_at(payload_at, &mut prefix)?;
-    file.read_at(payload_at + BLOB_PREFIX_LEN as u64, &mut stored)?;
-    let mut checksum = crc32fast::Hasher::new();
-    checksum.update(&prefix);
-    checksum.update(&stored);
-    if checksum.finalize() != crc {
+    let StoredBlob { offset, payload_len, codec, raw_len, crc } = *blob;
+    let mut payload = vec![0u8; payload_len as usize];
+    file.read_at(offset + FRAME_HEADER_LEN as u64, &mut payload)?;
+    if crc32fast::hash(&payload) != crc {
         return Err(FormatError::Checksum { offset });
     }
     let malformed = |problem: String| FormatError::Malformed { offset, problem };
     let bytes = match codec {
-        Codec::Raw => stored,
-        Codec::Lz4 => lz4_flex::block::decompress(&stored, raw_len as usize)
+        Codec::Raw => {
+            payload.drain(..BLOB_PREFIX_LEN);
+            payload
+        }
+        Codec::Lz4 => lz4_flex::block::decompress(&payload[BLOB_PREFIX_LEN..], raw_len as usize)
             .map_err(|e| malformed(format!("holds blob {id} that does not decompress: {e}")))?,
     };
     // The checksum guards the stored bytes; the length guards the codec.

@@ -44,6 +44,10 @@ pub fn read_trace_bytes(bytes: &[u8]) -> Result<TraceFile, FormatError> {
     TraceReader::from_bytes(bytes)?.read_all()
 }
 
+/// Batches of segments `TraceReader::for_each_segment` reads ahead, and their size in nodes.
+const BATCHES_AHEAD: usize = 4;
+const BATCH_NODES: usize = 4096;
+
 /// A trace opened for streaming (see the module's documentation).
 #[derive(Debug)]
 pub struct TraceReader {
@@ -53,8 +57,9 @@ pub struct TraceReader {
     completeness: Completeness,
     /// Where the whole frames before any index end.
     end: u64,
-    /// The id of each segment's first node.
+    /// The id of each segment's first node, and the index of its first edge.
     first_nodes: Vec<u32>,
+    first_edges: Vec<usize>,
     nodes: usize,
     edges: usize,
 }
@@ -109,9 +114,48 @@ impl TraceReader {
         after.checked_sub(1).map(|index| SegmentId(index as u32))
     }
 
+    /// How many node and edge records segment `index` spans, from where it begins to where the
+    /// next one does.
+    fn records_of(&self, index: usize) -> (usize, usize) {
+        let nodes_at = |index: usize| self.first_nodes.get(index).map_or(self.nodes, |&first| first as usize);
+        let edges_at = |index: usize| self.first_edges.get(index).copied().unwrap_or(self.edges);
+        (nodes_at(index + 1).saturating_sub(nodes_at(index)), edges_at(index + 1).saturating_sub(edges_at(index)))
+    }
+
     /// Reads the segments one at a time, in order.
     pub fn segments(&self) -> Segments<'_> {
-        Segments { frames: Frames::new(&self.source, HEADER_LEN as u64, self.end), current: None, begun: 0, next_node: 0, next_edge: 0, done: false }
+        Segments { reader: self, frames: Frames::new(&self.source, HEADER_LEN as u64, self.end), current: None, begun: 0, next_node: 0, next_edge: 0, done: false }
+    }
+
+    /// Hands the segments to `consume`, in order, while another thread reads and decodes the
+    /// next ones: reading overlaps the consumer's work. The thread reads ahead by a few batches
+    /// of segments, each of about `BATCH_NODES` nodes (or one larger segment).
+    pub fn for_each_segment<E: From<FormatError>>(&self, mut consume: impl FnMut(TraceSegment) -> Result<(), E>) -> Result<(), E> {
+        std::thread::scope(|scope| {
+            let (sender, receiver) = std::sync::mpsc::sync_channel::<Vec<Result<TraceSegment, FormatError>>>(BATCHES_AHEAD);
+            scope.spawn(move || {
+                let mut batch = Vec::new();
+                let mut nodes = 0;
+                for segment in self.segments() {
+                    nodes += segment.as_ref().map_or(0, |s| s.nodes.len() + 1);
+                    batch.push(segment);
+                    if nodes >= BATCH_NODES {
+                        nodes = 0;
+                        // The consumer stopped: so does the reading.
+                        if sender.send(std::mem::take(&mut batch)).is_err() {
+                            return;
+                        }
+                    }
+                }
+                let _ = sender.send(batch);
+            });
+            for batch in receiver {
+                for segment in batch {
+                    consume(segment?)?;
+                }
+            }
+            Ok(())
+        })
     }
 
     /// The whole trace in memory.
@@ -137,6 +181,7 @@ impl TraceReader {
             completeness: Completeness::Complete,
             end: 0,
             first_nodes: Vec::new(),
+            first_edges: Vec::new(),
             nodes: 0,
             edges: 0,
         };
@@ -166,6 +211,7 @@ impl TraceReader {
             Some(RecordKind::SegmentBegin) => {
                 let first = u32::try_from(self.nodes).map_err(|_| malformed("begins a segment after more nodes than ids can number".into()))?;
                 self.first_nodes.push(first);
+                self.first_edges.push(self.edges);
             }
             Some(RecordKind::Node) => self.nodes += 1,
             Some(RecordKind::Edge) => self.edges += 1,
@@ -191,6 +237,7 @@ impl TraceReader {
 
 /// The segments of a trace, read one at a time (`TraceReader::segments`).
 pub struct Segments<'r> {
+    reader: &'r TraceReader,
     frames: Frames<'r>,
     /// The segment being read: it ends where the next one begins.
     current: Option<TraceSegment>,
@@ -240,7 +287,11 @@ impl Segments<'_> {
                 let id = SegmentId(self.begun);
                 self.begun += 1;
                 let segment = Segment { ordinal, ended_by: String::new(), initial: Vec::new(), expected: Vec::new() };
-                let begun = TraceSegment { id, segment, first_node: NodeId(self.next_node), nodes: Vec::new(), first_edge: self.next_edge, edges: Vec::new() };
+                // As many nodes and edges as the trace was opened with, when they are written together.
+                let (nodes, edges) = self.reader.records_of(id.index());
+                let nodes = Vec::with_capacity(nodes.min(1 << 16));
+                let edges = Vec::with_capacity(edges.min(1 << 16));
+                let begun = TraceSegment { id, segment, first_node: NodeId(self.next_node), nodes, first_edge: self.next_edge, edges };
                 return Ok(self.current.replace(begun));
             }
             Record::Node(node) => {

@@ -52,7 +52,6 @@ pub(super) fn record_kind(payload: &[u8]) -> Option<RecordKind> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::*;
 
     #[test]
     fn the_kind_of_every_record_is_its_first_byte() {
