@@ -4,8 +4,10 @@
 //! segments), then `reduce`, then reads the 16-byte result back, which is the data the host
 //! received. The values are computed as the kernels compute them, so the trace replays and
 //! compares for real. For benchmarks of the replayer at scale (`scripts/bench-replayer-scale.sh`).
+//! With FAMILIES, each segment first fills the result with a value that cycles through FAMILIES
+//! values: a fill no patch changes, so the segments fall into that many families.
 //!
-//! Usage: synthetic_trace OUTPUT SEGMENTS
+//! Usage: synthetic_trace OUTPUT SEGMENTS [FAMILIES]
 
 use std::path::PathBuf;
 use trace_format::*;
@@ -30,9 +32,10 @@ fn memory_arg(mem: u32) -> Arg {
 fn main() -> Result<(), FormatError> {
     let mut args = std::env::args().skip(1);
     let (Some(output), Some(segments)) = (args.next(), args.next().and_then(|s| s.parse::<u32>().ok())) else {
-        eprintln!("usage: synthetic_trace OUTPUT SEGMENTS");
+        eprintln!("usage: synthetic_trace OUTPUT SEGMENTS [FAMILIES]");
         std::process::exit(2);
     };
+    let families = args.next().and_then(|s| s.parse::<u32>().ok()).filter(|&f| f > 1);
     let mut writer = TraceWriter::create(&PathBuf::from(&output))?;
     let command_line = vec!["many_segments".to_string(), segments.to_string()];
     writer.record(&Record::Header(Header { api: Api::OpenCl, producer: "reprise synthetic_trace".into(), command_line, process_id: 1, started_unix_s: 0 }))?;
@@ -63,6 +66,12 @@ fn main() -> Result<(), FormatError> {
         }
         let node = |command| Record::Node(Node { queue: Some(QueueId(0)), segment, command, call: "clEnqueueNDRangeKernel".into() });
         let mut nodes = Vec::new();
+        if let Some(families) = families {
+            // `reduce` overwrites the whole result: the fill only shapes the family.
+            let pattern = (index % families).to_le_bytes().to_vec();
+            let fill = Fill { mem: MemId(2), offset: 0, bytes: (LANES * 4) as u64, pattern, rows: None };
+            nodes.push(Record::Node(Node { queue: Some(QueueId(0)), segment, command: Command::Fill(fill), call: "clEnqueueFillBuffer".into() }));
+        }
         for step in 0..STEPS {
             let k = index.wrapping_mul(16).wrapping_add(step);
             let (src, dst) = if step % 2 == 0 { (1, 0) } else { (0, 1) };

@@ -205,7 +205,7 @@ impl Backend for OpenClBackend {
     }
 
     fn build(&mut self, part: &PartitionNodes<'_>) -> BackendResult<BufferHandle> {
-        let built = self.build_buffer(part, &[])?;
+        let built = self.build_buffer(part, &[], Vec::new())?;
         self.built.push(Some(built));
         Ok(BufferHandle(self.built.len() - 1))
     }

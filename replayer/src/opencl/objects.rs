@@ -44,9 +44,7 @@ pub struct Objects {
     pub queues: Vec<cl_command_queue>,
     /// In-order queue for command buffers, memory transfers and commands without a queue.
     pub main_queue: cl_command_queue,
-    /// One kernel object per recorded kernel. Not one per launch: PoCL keeps a program's kernels
-    /// in a list it walks at each creation and release, so a trace's launches would cost their
-    /// square.
+    /// One kernel object per recorded kernel, not one per launch: a trace may hold millions.
     pub kernels: Vec<LoadedKernel>,
 }
 
@@ -189,7 +187,8 @@ impl Drop for Objects {
             for &queue in self.queues.iter().chain([&self.main_queue]) {
                 (api.clFinish)(queue);
             }
-            for loaded in self.kernels.drain(..) {
+            // Newest first (see `release_buffer`).
+            for loaded in self.kernels.drain(..).rev() {
                 (api.clReleaseKernel)(loaded.kernel);
             }
             for &program in &self.programs {
