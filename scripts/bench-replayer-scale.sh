@@ -9,6 +9,10 @@
 # eagerly on PoCL (a warm-up iteration, then one timed; "per iteration" is the timed one).
 # usage: scripts/bench-replayer-scale.sh [SEGMENTS...]   (default: 1000 10000 100000 1000000)
 #   REPRISE_BENCH_DIR: where the traces go (default: a temporary directory, removed at the end)
+#   REPRISE_BASELINE_REPLAYER: an older replayer binary to measure beside this one, where it can:
+#     `info` and `validate` up to 100,000 segments, `replay` up to 10,000 (it held whole traces in
+#     memory, and its replay set-up grew with the square of the segments)
+#   REPRISE_BENCH_FAMILIES: also a trace of that many segments, each a family of its own
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
@@ -41,25 +45,45 @@ holds() {
 print("%d segments, %d nodes, %d families, %.0f MB" % (i["segments"], i["nodes"], len(i["families"] or []), os.path.getsize(sys.argv[1]) / 2**20))' "$1"
 }
 
+baseline=${REPRISE_BASELINE_REPLAYER:-}
+
+# bench NAME TRACE SEGMENTS
 bench() {
-  local name=$1 trace=$2
+  local name=$1 trace=$2 segments=$3
   echo "== $name: $(holds "$trace")"
-  echo "  info:     $(measure "$name-info" "$replayer" info "$trace")"
-  echo "  validate: $(measure "$name-validate" "$replayer" validate "$trace")"
+  for command in info validate; do
+    local line
+    line="  $command: $(measure "$name-$command" "$replayer" "$command" "$trace")"
+    if [ -n "$baseline" ] && [ "$segments" -le 100000 ]; then
+      line+="; baseline $(measure "$name-$command-baseline" "$baseline" "$command" "$trace")"
+    fi
+    echo "$line"
+  done
   for mode in graph eager; do
-    local run
-    run=$(measure "$name-$mode" "$replayer" replay "$trace" --iterations 1 --mode "$mode" --compare --json --device portable)
-    echo "  replay $mode: $run; per iteration $(per_iteration "$name-$mode") s"
+    local line
+    line="  replay $mode: $(measure "$name-$mode" "$replayer" replay "$trace" --iterations 1 --mode "$mode" --compare --json --device portable)"
+    line+="; per iteration $(per_iteration "$name-$mode") s"
+    if [ -n "$baseline" ] && [ "$segments" -le 10000 ]; then
+      line+="; baseline $(measure "$name-$mode-baseline" "$baseline" replay "$trace" --iterations 1 --mode "$mode" --compare --json --device portable)"
+      line+=", per iteration $(per_iteration "$name-$mode-baseline") s"
+    fi
+    echo "$line"
   done
 }
 
 echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB, $(lscpu | sed -n 's/^Model name: *//p'); load $(cut -d' ' -f1-3 /proc/loadavg)"
 for segments in "${sizes[@]}"; do
   target/release/examples/synthetic_trace "$work/synthetic-$segments.trace" "$segments"
-  bench "synthetic $segments" "$work/synthetic-$segments.trace"
+  bench "synthetic $segments" "$work/synthetic-$segments.trace" "$segments"
   rm -f "$work/synthetic-$segments.trace"
 done
+if [ -n "${REPRISE_BENCH_FAMILIES:-}" ]; then
+  families=$REPRISE_BENCH_FAMILIES
+  target/release/examples/synthetic_trace "$work/families-$families.trace" "$families" "$families"
+  bench "synthetic $families, each its own family" "$work/families-$families.trace" "$families"
+  rm -f "$work/families-$families.trace"
+fi
 cc -O2 -o "$work/many_segments" tests/opencl/many_segments.c -lOpenCL -lm
 echo "== many_segments 10000, natively: $(measure native "$work/many_segments" 10000)"
 echo "   recorded under the shim: $(measure recording env REPRISE_OUTPUT="$work/recorded.trace" LD_PRELOAD="$PWD/target/release/libshim.so" "$work/many_segments" 10000)"
-bench "recorded 10000" "$work/recorded.trace"
+bench "recorded 10000" "$work/recorded.trace" 10000
