@@ -9,8 +9,9 @@
 //!    the segment's host data (`Backend::stage`);
 //! 3. write the initial states the device does not hold (`RecordedContents`), untimed;
 //! 4. run it, timed: graph mode builds the family's command buffers at its first member and
-//!    patches them before each one, running eager partitions from the member's own nodes; eager
-//!    mode submits the member's nodes partition by partition; then wait;
+//!    patches them before each one (the patches made before the clock starts), running eager
+//!    partitions from the member's own nodes; eager mode submits the member's nodes partition by
+//!    partition; then wait;
 //! 5. with a comparison, compare what it left with the recording after the first and the last
 //!    iteration (`compare_segment`, see `compare`); with a profile, keep the last iteration's
 //!    device times; then drop the segment.
@@ -97,12 +98,17 @@ struct CommandBuffer {
     applied: Vec<Patch>,
 }
 
-/// A family's command buffers, built from its base.
-struct BuiltFamily {
-    /// Per partition of the family's plan: its command buffer, `None` for eager partitions.
-    buffers: Vec<Option<CommandBuffer>>,
+/// How a family runs: its base's plan, which every member runs by.
+struct FamilyPlan {
+    plan: SegmentPlan,
     /// The partition each of the base's nodes is in.
     partition_of: HashMap<NodeId, usize>,
+}
+
+/// A family's command buffers, built from its base: per partition of its plan, `None` for
+/// eager partitions.
+struct BuiltFamily {
+    buffers: Vec<Option<CommandBuffer>>,
 }
 
 #[derive(Default)]
@@ -117,8 +123,8 @@ pub struct Replayer<'r> {
     reader: &'r TraceReader,
     overrides: Overrides,
     families: FamilyFinder<'r>,
-    /// Per family: the plan of its base, which every member runs by.
-    plans: Vec<Option<SegmentPlan>>,
+    /// Per family: how it runs, made on first use.
+    plans: Vec<Option<FamilyPlan>>,
     /// Graph mode, per family: its command buffers, made on first use.
     built: Vec<Option<BuiltFamily>>,
 }
@@ -170,14 +176,18 @@ impl<'r> Replayer<'r> {
                 let graph = inliner.graph(segment);
                 let backend = &*self.backend;
                 let placement = self.families.place(&graph, &|command| backend.can_record(command));
-                partitions += self.plan(placement.family)?.partitions.len();
+                partitions += self.plan(placement.family)?.plan.partitions.len();
                 self.backend.stage(&graph.nodes, self.reader.blobs())?;
                 for state in contents.to_write(&graph.recorded) {
                     self.backend.write_memory(state.mem, &self.reader.blobs().get(state.blob)?)?;
                 }
+                let patches = match options.mode {
+                    Mode::Graph => self.patches_by_partition(&graph, placement.family),
+                    Mode::Eager => Vec::new(),
+                };
                 let started = Instant::now();
                 match options.mode {
-                    Mode::Graph => self.run_graph(&graph, placement.family, &mut counters)?,
+                    Mode::Graph => self.run_graph(&graph, placement.family, patches, &mut counters)?,
                     Mode::Eager => self.run_eager(&graph, placement.family)?,
                 }
                 self.backend.finish()?;
@@ -229,17 +239,36 @@ impl<'r> Replayer<'r> {
         Ok(first)
     }
 
-    /// The plan of `family`'s base, made on first use.
-    fn plan(&mut self, family: usize) -> Result<&SegmentPlan, PlanError> {
+    /// How `family` runs, planned from its base on first use.
+    fn plan(&mut self, family: usize) -> Result<&FamilyPlan, PlanError> {
         if self.plans.len() <= family {
             self.plans.resize_with(family + 1, || None);
             self.built.resize_with(family + 1, || None);
         }
         if self.plans[family].is_none() {
             let backend = &*self.backend;
-            self.plans[family] = Some(plan_segment(&self.families.family(family).base, &|command| backend.can_record(command))?);
+            let base = &self.families.family(family).base;
+            let plan = plan_segment(base, &|command| backend.can_record(command))?;
+            let mut partition_of = HashMap::new();
+            for (index, partition) in plan.partitions.iter().enumerate() {
+                partition_of.extend(partition.nodes.iter().map(|&local| (base.ids[local], index)));
+            }
+            self.plans[family] = Some(FamilyPlan { plan, partition_of });
         }
         Ok(self.plans[family].as_ref().expect("planned above"))
+    }
+
+    /// The patches that turn `family`'s command buffers into `graph`, by partition.
+    fn patches_by_partition(&self, graph: &SegmentGraph, family: usize) -> Vec<Vec<Patch>> {
+        let planned = self.plans[family].as_ref().expect("a family is planned before it runs");
+        let mut by_partition = vec![Vec::new(); planned.plan.partitions.len()];
+        for patch in self.families.patches(family, graph) {
+            let (Patch::Arg { node, .. } | Patch::Launch { node, .. }) = &patch;
+            if let Some(&index) = planned.partition_of.get(node) {
+                by_partition[index].push(patch);
+            }
+        }
+        by_partition
     }
 
     /// The last iteration's device times of `graph`'s nodes.
@@ -253,20 +282,14 @@ impl<'r> Replayer<'r> {
         Ok(())
     }
 
-    fn run_graph(&mut self, graph: &SegmentGraph, family: usize, counters: &mut Counters) -> Result<(), ReplayError> {
+    /// Runs `graph` from its family's command buffers, patched by `patches` (by partition).
+    fn run_graph(&mut self, graph: &SegmentGraph, family: usize, patches: Vec<Vec<Patch>>, counters: &mut Counters) -> Result<(), ReplayError> {
         if self.built[family].is_none() {
             self.built[family] = Some(self.build_family(family, counters)?);
         }
-        let (Some(plan), Some(built)) = (&self.plans[family], &mut self.built[family]) else { return Ok(()) };
+        let (Some(planned), Some(built)) = (&self.plans[family], &mut self.built[family]) else { return Ok(()) };
         let base = &self.families.family(family).base;
-        let mut patches = vec![Vec::new(); plan.partitions.len()];
-        for patch in self.families.patches(family, graph) {
-            let (Patch::Arg { node, .. } | Patch::Launch { node, .. }) = &patch;
-            if let Some(&index) = built.partition_of.get(node) {
-                patches[index].push(patch);
-            }
-        }
-        for ((partition, buffer), patches) in plan.partitions.iter().zip(&mut built.buffers).zip(patches) {
+        for ((partition, buffer), patches) in planned.plan.partitions.iter().zip(&mut built.buffers).zip(patches) {
             match buffer {
                 Some(buffer) => {
                     if patches != buffer.applied {
@@ -288,11 +311,9 @@ impl<'r> Replayer<'r> {
     /// Builds a command buffer per recorded partition of `family`'s plan, from its base.
     fn build_family(&mut self, family: usize, counters: &mut Counters) -> Result<BuiltFamily, ReplayError> {
         let base = &self.families.family(family).base;
-        let plan = self.plans[family].as_ref().expect("a family is planned before it runs");
-        let mut partition_of = HashMap::new();
-        let mut buffers = Vec::with_capacity(plan.partitions.len());
-        for (index, partition) in plan.partitions.iter().enumerate() {
-            partition_of.extend(partition.nodes.iter().map(|&local| (base.ids[local], index)));
+        let planned = self.plans[family].as_ref().expect("a family is planned before it runs");
+        let mut buffers = Vec::with_capacity(planned.plan.partitions.len());
+        for partition in &planned.plan.partitions {
             buffers.push(match partition.kind {
                 PartitionKind::Recorded => {
                     let handle = self.backend.build(&partition.nodes_of(base))?;
@@ -303,13 +324,13 @@ impl<'r> Replayer<'r> {
                 PartitionKind::Eager => None,
             });
         }
-        Ok(BuiltFamily { buffers, partition_of })
+        Ok(BuiltFamily { buffers })
     }
 
     /// Runs `graph`'s own nodes partition by partition, as its family's plan cuts them.
     fn run_eager(&mut self, graph: &SegmentGraph, family: usize) -> Result<(), ReplayError> {
-        let plan = self.plans[family].as_ref().expect("a family is planned before it runs");
-        for partition in &plan.partitions {
+        let planned = self.plans[family].as_ref().expect("a family is planned before it runs");
+        for partition in &planned.plan.partitions {
             self.backend.run_eager(&partition.nodes_of(graph), self.reader.blobs())?;
         }
         Ok(())
