@@ -1,8 +1,8 @@
 //! Buffers, sub-buffers and SVM allocations.
 
 use super::dispatch::call;
-use super::state::{with_recorder, MemObject};
-use super::{created, info, key, Recorded};
+use super::state::{with_recorder, with_state, MemObject};
+use super::{created, info, key, succeeded, Recorded};
 use crate::entry::Forward;
 use crate::recorder::{Key, MemDesc, MemShape};
 use libc::size_t;
@@ -71,6 +71,7 @@ pub unsafe fn svm_alloc(
 fn memory_created(context: cl_context, mem: Key, flags: u64, shape: MemShape, size: usize, svm: bool) -> Recorded {
     with_recorder(|state, recorder| {
         state.memories.objects.insert(mem, MemObject { context, flags, svm });
+        state.references.created(mem);
         // SVM and memory over the program's own host memory: the host writes it directly.
         let host_writable = svm || flags & CL_MEM_USE_HOST_PTR != 0;
         let desc = MemDesc { shape, size: size as u64, address: mem, flags, device: None, addressable: svm, host_writable };
@@ -78,13 +79,17 @@ fn memory_created(context: cl_context, mem: Key, flags: u64, shape: MemShape, si
     })
 }
 
+pub unsafe fn retain(forward: &mut Forward<'_, cl_int>, mem: cl_mem) -> Recorded {
+    if succeeded(forward) {
+        with_state(|state| state.references.retained(key(mem)));
+    }
+    Ok(())
+}
+
 pub unsafe fn release(forward: &mut Forward<'_, cl_int>, mem: cl_mem) -> Recorded {
-    let references: Option<cl_uint> =
-        info::value(|size, value, size_ret| call!(clGetMemObjectInfo(mem, CL_MEM_REFERENCE_COUNT, size, value, size_ret)));
-    if references == Some(1) {
+    if succeeded(forward) && with_state(|state| state.references.released(key(mem))) {
         released(key(mem))?;
     }
-    forward.call();
     Ok(())
 }
 

@@ -17,6 +17,7 @@ mod memory;
 mod mutable_dispatch;
 mod programs;
 mod queues;
+mod references;
 mod state;
 mod sync;
 

@@ -2,6 +2,7 @@
 //! read memory back, each kernel's current arguments (OpenCL cannot report them), and the
 //! regions the program has mapped.
 
+use super::references::References;
 use super::Failure;
 use crate::recorder::{Access, Key, Recorder};
 use crate::session;
@@ -77,6 +78,8 @@ pub struct Mapping {
 #[derive(Default)]
 pub struct State {
     pub memories: Memories,
+    /// The program's references to memory, queues and kernels.
+    pub references: References,
     /// Each kernel's arguments.
     pub kernels: HashMap<Key, KernelArgs>,
     /// Mapped regions by the host address the program got.
