@@ -2,7 +2,7 @@
 //! talk to this trait, never to an API.
 
 use std::collections::BTreeSet;
-use trace_format::{BlobStore, Command, MemId, NodeId, Patch, Trace};
+use trace_format::{BlobStore, Command, MemId, Node, NodeId, Patch, Trace};
 
 /// What a backend can fail with; `Invalid` maps to exit code 2, the others to 3.
 #[derive(Debug, thiserror::Error)]
@@ -101,8 +101,18 @@ pub trait Backend {
     /// others eagerly between partitions.
     fn can_record(&self, command: &Command) -> bool;
 
-    /// Create programs, kernels, queues and memory objects for the whole trace.
+    /// Create programs, kernels, queues and memory objects for the whole trace. `trace` holds
+    /// its objects only (`TraceReader::objects`): nodes come a segment at a time, to `stage`,
+    /// `build` and `run_eager`.
     fn load(&mut self, trace: &Trace, blobs: &BlobStore) -> BackendResult<()>;
+
+    /// Called with a segment's nodes (`ids[i]` is the id of `nodes[i]`) before it runs, outside
+    /// the timed part: a backend checks them against its objects and the device, prepares what
+    /// they need from the trace's blobs, and lets go of what earlier segments needed that nothing
+    /// built holds.
+    fn stage(&mut self, _ids: &[NodeId], _nodes: &[Node], _blobs: &BlobStore) -> BackendResult<()> {
+        Ok(())
+    }
 
     /// Replace the contents of a memory object (initial state, `--input`).
     fn write_memory(&mut self, mem: MemId, data: &[u8]) -> BackendResult<()>;

@@ -1,21 +1,13 @@
 //! `replayer diff` (issue 6): what differs between two recordings of the same program.
-//! Segments are paired by position; inside a pair, nodes are aligned by kind and kernel
-//! name (longest common subsequence), and the aligned nodes are compared.
+//! Segments are paired by position as both traces stream by; inside a pair, nodes are aligned
+//! by kind and kernel name (longest common subsequence), and the aligned nodes are compared.
 
 use crate::describe;
 use crate::memory_diff::byte_difference;
-use crate::segments::{segment_graphs, SegmentGraph};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashSet};
 use std::fmt;
-use trace_format::{BlobStore, Command, FormatError, MemState, Program, Trace};
-
-/// One recording: its model and its blobs.
-#[derive(Clone, Copy)]
-pub struct Side<'a> {
-    pub trace: &'a Trace,
-    pub blobs: &'a BlobStore,
-}
+use trace_format::{BlobStore, Command, FormatError, MemState, Node, Program, Segment, SegmentId, Trace, TraceReader, TraceSegment};
 
 #[derive(Debug, Default, Serialize)]
 pub struct TraceDiff {
@@ -101,39 +93,44 @@ impl TraceDiff {
     }
 }
 
-/// Compares two validated traces; fails only when a blob cannot be read.
-pub fn diff_traces(a: Side<'_>, b: Side<'_>) -> Result<TraceDiff, FormatError> {
+/// Compares two validated traces; fails only when a trace cannot be read.
+pub fn diff_traces(a: &TraceReader, b: &TraceReader) -> Result<TraceDiff, FormatError> {
     let mut diff = TraceDiff {
-        segments_a: a.trace.segments.len(),
-        segments_b: b.trace.segments.len(),
-        kernels_changed: kernel_changes(a.trace, b.trace),
+        segments_a: a.segment_count(),
+        segments_b: b.segment_count(),
+        kernels_changed: kernel_changes(a.objects(), b.objects()),
         ..TraceDiff::default()
     };
-    let (graphs_a, graphs_b) = (segment_graphs(a.trace), segment_graphs(b.trace));
-    let empty = |segment| SegmentGraph { segment, nodes: Vec::new(), edges: Vec::new() };
-    for index in 0..graphs_a.len().max(graphs_b.len()) {
-        let ga = graphs_a.get(index).cloned().unwrap_or_else(|| empty(trace_format::SegmentId(index as u32)));
-        let gb = graphs_b.get(index).cloned().unwrap_or_else(|| empty(trace_format::SegmentId(index as u32)));
-        compare_segment(&mut diff, index, (a.trace, &ga), (b.trace, &gb));
-        compare_memory(&mut diff, index, (a, expected_of(a.trace, index)), (b, expected_of(b.trace, index)))?;
+    let (mut segments_a, mut segments_b) = (a.segments(), b.segments());
+    for index in 0.. {
+        let (sa, sb) = (segments_a.next().transpose()?, segments_b.next().transpose()?);
+        if sa.is_none() && sb.is_none() {
+            break;
+        }
+        let empty = || TraceSegment {
+            id: SegmentId(index as u32),
+            segment: Segment { ordinal: 0, ended_by: String::new(), initial: Vec::new(), expected: Vec::new() },
+            first_node: trace_format::NodeId(0),
+            nodes: Vec::new(),
+            first_edge: 0,
+            edges: Vec::new(),
+        };
+        let (sa, sb) = (sa.unwrap_or_else(empty), sb.unwrap_or_else(empty));
+        compare_segment(&mut diff, index, (a.objects(), &sa), (b.objects(), &sb));
+        compare_memory(&mut diff, index, (a.blobs(), &sa.segment.expected), (b.blobs(), &sb.segment.expected))?;
     }
     Ok(diff)
 }
 
-fn expected_of(trace: &Trace, segment: usize) -> &[MemState] {
-    trace.segments.get(segment).map_or(&[], |s| &s.expected)
+/// A segment's edges between its own nodes, as local indices, with their kinds.
+fn local_edges(segment: &TraceSegment) -> Vec<(usize, usize, trace_format::EdgeKind)> {
+    let local = |id: trace_format::NodeId| segment.holds(id).then(|| (id.0 - segment.first_node.0) as usize);
+    segment.edges.iter().filter_map(|e| Some((local(e.from)?, local(e.to)?, e.kind))).collect()
 }
 
-fn compare_segment(diff: &mut TraceDiff, segment: usize, (ta, ga): (&Trace, &SegmentGraph), (tb, gb): (&Trace, &SegmentGraph)) {
-    let key = |trace: &Trace, graph: &SegmentGraph| -> Vec<(&'static str, String)> {
-        graph
-            .nodes
-            .iter()
-            .map(|id| {
-                let node = &trace.nodes[id.index()];
-                (node.command.kind_name(), describe::node_title(trace, node))
-            })
-            .collect()
+fn compare_segment(diff: &mut TraceDiff, segment: usize, (ta, ga): (&Trace, &TraceSegment), (tb, gb): (&Trace, &TraceSegment)) {
+    let key = |trace: &Trace, graph: &TraceSegment| -> Vec<(&'static str, String)> {
+        graph.nodes.iter().map(|node| (node.command.kind_name(), describe::node_title(trace, node))).collect()
     };
     let (keys_a, keys_b) = (key(ta, ga), key(tb, gb));
     let pairs = align(&keys_a, &keys_b);
@@ -142,42 +139,41 @@ fn compare_segment(diff: &mut TraceDiff, segment: usize, (ta, ga): (&Trace, &Seg
     for &(i, j) in &pairs {
         a_to_b[i] = Some(j);
         b_matched[j] = true;
-        compare_nodes(diff, segment, (ta, ga.nodes[i].0), (tb, gb.nodes[j].0), &keys_a[i].1);
+        compare_nodes(diff, segment, (&ga.nodes[i], ga.first_node.0 + i as u32), (&gb.nodes[j], gb.first_node.0 + j as u32), &keys_a[i].1);
     }
-    let node_ref = |graph: &SegmentGraph, keys: &[(&str, String)], local: usize| NodeRef {
+    let node_ref = |graph: &TraceSegment, keys: &[(&str, String)], local: usize| NodeRef {
         segment,
-        node: graph.nodes[local].0,
+        node: graph.first_node.0 + local as u32,
         title: keys[local].1.clone(),
     };
     diff.nodes_removed.extend((0..ga.nodes.len()).filter(|&i| a_to_b[i].is_none()).map(|i| node_ref(ga, &keys_a, i)));
     diff.nodes_added.extend((0..gb.nodes.len()).filter(|&j| !b_matched[j]).map(|j| node_ref(gb, &keys_b, j)));
 
-    let edge_ref = |graph: &SegmentGraph, from: usize, to: usize, kind| EdgeRef {
+    let edge_ref = |graph: &TraceSegment, from: usize, to: usize, kind| EdgeRef {
         segment,
-        from: graph.nodes[from].0,
-        to: graph.nodes[to].0,
+        from: graph.first_node.0 + from as u32,
+        to: graph.first_node.0 + to as u32,
         kind: describe::edge_kind(kind),
     };
-    let mut unmatched_b: HashSet<(usize, usize, &'static str)> =
-        gb.edges.iter().map(|e| (e.from, e.to, describe::edge_kind(e.kind))).collect();
-    for edge in &ga.edges {
-        let mapped = a_to_b[edge.from].zip(a_to_b[edge.to]);
-        let found = mapped.is_some_and(|(from, to)| unmatched_b.remove(&(from, to, describe::edge_kind(edge.kind))));
+    let (edges_a, edges_b) = (local_edges(ga), local_edges(gb));
+    let mut unmatched_b: HashSet<(usize, usize, &'static str)> = edges_b.iter().map(|&(from, to, kind)| (from, to, describe::edge_kind(kind))).collect();
+    for &(from, to, kind) in &edges_a {
+        let mapped = a_to_b[from].zip(a_to_b[to]);
+        let found = mapped.is_some_and(|(from, to)| unmatched_b.remove(&(from, to, describe::edge_kind(kind))));
         if !found {
-            diff.edges_removed.push(edge_ref(ga, edge.from, edge.to, edge.kind));
+            diff.edges_removed.push(edge_ref(ga, from, to, kind));
         }
     }
     diff.edges_added.extend(
-        gb.edges
+        edges_b
             .iter()
-            .filter(|e| unmatched_b.contains(&(e.from, e.to, describe::edge_kind(e.kind))))
-            .map(|e| edge_ref(gb, e.from, e.to, e.kind)),
+            .filter(|&&(from, to, kind)| unmatched_b.contains(&(from, to, describe::edge_kind(kind))))
+            .map(|&(from, to, kind)| edge_ref(gb, from, to, kind)),
     );
 }
 
-fn compare_nodes(diff: &mut TraceDiff, segment: usize, (ta, node_a): (&Trace, u32), (tb, node_b): (&Trace, u32), kernel: &str) {
-    let (Command::Kernel(la), Command::Kernel(lb)) = (&ta.nodes[node_a as usize].command, &tb.nodes[node_b as usize].command)
-    else {
+fn compare_nodes(diff: &mut TraceDiff, segment: usize, (a, node_a): (&Node, u32), (b, node_b): (&Node, u32), kernel: &str) {
+    let (Command::Kernel(la), Command::Kernel(lb)) = (&a.command, &b.command) else {
         return;
     };
     let describe_arg = |args: &[trace_format::Arg], index: usize| args.get(index).map_or("absent".to_string(), describe::arg);
@@ -241,8 +237,8 @@ fn kernel_changes(a: &Trace, b: &Trace) -> Vec<KernelChange> {
 fn compare_memory(
     diff: &mut TraceDiff,
     segment: usize,
-    (a, states_a): (Side<'_>, &[MemState]),
-    (b, states_b): (Side<'_>, &[MemState]),
+    (a, states_a): (&BlobStore, &[MemState]),
+    (b, states_b): (&BlobStore, &[MemState]),
 ) -> Result<(), FormatError> {
     let by_mem = |states: &[MemState]| states.iter().map(|s| (s.mem, s.blob)).collect::<BTreeMap<_, _>>();
     let (ma, mb) = (by_mem(states_a), by_mem(states_b));
@@ -252,8 +248,8 @@ fn compare_memory(
         if blob_a == blob_b {
             continue;
         }
-        let bytes_a = blob_a.map(|&id| a.blobs.get(id)).transpose()?.unwrap_or_default();
-        let bytes_b = blob_b.map(|&id| b.blobs.get(id)).transpose()?.unwrap_or_default();
+        let bytes_a = blob_a.map(|&id| a.get(id)).transpose()?.unwrap_or_default();
+        let bytes_b = blob_b.map(|&id| b.get(id)).transpose()?.unwrap_or_default();
         let Some(difference) = byte_difference(&bytes_a, &bytes_b) else { continue };
         diff.memory_differs.push(MemoryChange {
             segment,
@@ -381,7 +377,7 @@ mod tests {
     }
 
     fn diff(a: &TraceBuilder, b: &TraceBuilder) -> TraceDiff {
-        diff_traces(Side { trace: &a.trace, blobs: &a.blobs }, Side { trace: &b.trace, blobs: &b.blobs }).expect("blobs present")
+        diff_traces(&a.reader(), &b.reader()).expect("the traces read")
     }
 
     #[test]

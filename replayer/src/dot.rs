@@ -1,30 +1,44 @@
 //! The trace's graph in Graphviz DOT, in the style of SYCL's `print_graph`: one box per
 //! node with its id, kind and kernel name, edges labelled with their kind, one cluster per
-//! segment; `verbose` adds arguments, launch sizes and copy sources and destinations.
+//! segment; `verbose` adds arguments, launch sizes and copy sources and destinations. Written
+//! segment by segment as the trace streams by.
 
 use crate::describe;
-use crate::segments::segment_graphs;
-use std::fmt::Write;
-use trace_format::{Command, Edge, Graph, Node, Trace};
+use std::fmt::Write as _;
+use std::io::Write;
+use trace_format::{Command, Edge, FormatError, Graph, Node, Trace, TraceReader};
 
-pub fn to_dot(trace: &Trace, verbose: bool) -> String {
-    let mut out = String::from("digraph reprise {\n  node [shape=box, style=rounded];\n");
-    for (segment, graph) in trace.segments.iter().zip(segment_graphs(trace)) {
-        let id = graph.segment;
-        let label = format!("segment {id} (window {}, ended by {})", segment.ordinal, segment.ended_by);
-        let _ = writeln!(out, "  subgraph cluster_segment_{id} {{\n    label=\"{}\";", escape(&label));
-        for node_id in graph.nodes {
-            write_node(&mut out, trace, &format!("n{node_id}"), node_id.index(), &trace.nodes[node_id.index()], verbose, "    ");
+/// Why the graph could not be written: the trace, or the output.
+#[derive(Debug)]
+pub enum DotError {
+    Trace(FormatError),
+    Output(std::io::Error),
+}
+
+impl From<FormatError> for DotError {
+    fn from(error: FormatError) -> DotError {
+        DotError::Trace(error)
+    }
+}
+
+/// Writes the graph of the trace `reader` reads to `out`.
+pub fn write_dot(reader: &TraceReader, verbose: bool, out: &mut dyn Write) -> Result<(), DotError> {
+    let trace = reader.objects();
+    out.write_all(b"digraph reprise {\n  node [shape=box, style=rounded];\n").map_err(DotError::Output)?;
+    let mut text = String::new();
+    reader.for_each_segment(|segment| {
+        text.clear();
+        let id = segment.id;
+        let label = format!("segment {id} (window {}, ended by {})", segment.segment.ordinal, segment.segment.ended_by);
+        let _ = writeln!(text, "  subgraph cluster_segment_{id} {{\n    label=\"{}\";", escape(&label));
+        for (node_id, node) in segment.nodes_with_ids() {
+            write_node(&mut text, trace, &format!("n{node_id}"), node_id.index(), node, verbose, "    ");
         }
-        out += "  }\n";
-    }
-    // Nodes whose segment does not exist (a damaged trace) are still drawn.
-    for (node_id, node) in trace.nodes.iter().enumerate().filter(|(_, n)| n.segment.index() >= trace.segments.len()) {
-        write_node(&mut out, trace, &format!("n{node_id}"), node_id, node, verbose, "  ");
-    }
-    write_edges(&mut out, "n", &trace.edges, "  ");
-    out += "}\n";
-    out
+        text += "  }\n";
+        write_edges(&mut text, "n", &segment.edges, "  ");
+        out.write_all(text.as_bytes()).map_err(DotError::Output)
+    })?;
+    out.write_all(b"}\n").map_err(DotError::Output)
 }
 
 fn write_node(out: &mut String, trace: &Trace, name: &str, id: usize, node: &Node, verbose: bool, indent: &str) {
@@ -116,6 +130,12 @@ fn escape(text: &str) -> String {
 mod tests {
     use super::*;
     use crate::test_traces::{mem, value, TraceBuilder};
+
+    fn to_dot(b: &TraceBuilder, verbose: bool) -> String {
+        let mut out = Vec::new();
+        write_dot(&b.reader(), verbose, &mut out).expect("written");
+        String::from_utf8(out).expect("DOT is text")
+    }
     use trace_format::{Copy, EdgeKind, Extent, Place};
 
     fn sample() -> TraceBuilder {
@@ -139,7 +159,7 @@ mod tests {
 
     #[test]
     fn nodes_show_id_kind_and_kernel_name_and_edges_their_kind() {
-        let dot = to_dot(&sample().trace, false);
+        let dot = to_dot(&sample(), false);
         assert!(dot.starts_with("digraph reprise {"));
         assert!(dot.contains("subgraph cluster_segment_0 {"), "{dot}");
         assert!(dot.contains(r#"n0 [label="ID = 0\nTYPE = kernel\nNAME = scale \"x\"\n"];"#), "{dot}");
@@ -150,7 +170,7 @@ mod tests {
 
     #[test]
     fn verbose_adds_arguments_and_copy_ends() {
-        let dot = to_dot(&sample().trace, true);
+        let dot = to_dot(&sample(), true);
         assert!(dot.contains(r"ARG 0 = mem 0 + 0\nARG 1 = 0x00000002\nLAUNCH = global [16]\n"), "{dot}");
         assert!(dot.contains(r"SRC = mem 0 + 8\nDST = host\nSIZE = 32 bytes\n"), "{dot}");
     }
@@ -160,7 +180,7 @@ mod tests {
         let mut b = sample();
         let inner = trace_format::Graph { nodes: b.trace.nodes.clone(), edges: b.trace.edges.clone() };
         b.node(trace_format::SegmentId(0), Command::Subgraph(inner));
-        let dot = to_dot(&b.trace, false);
+        let dot = to_dot(&b, false);
         assert!(dot.contains("subgraph cluster_n2 {"), "{dot}");
         assert!(dot.contains(r#"n2_0 -> n2_1 [label="in_order"];"#), "{dot}");
         assert!(dot.contains(r#"n2 -> n2_0 [style=dotted, label="contains"];"#), "{dot}");

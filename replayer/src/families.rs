@@ -7,51 +7,143 @@
 //! of the same kind. Memory a segment allocates and frees itself (stream-ordered scratch)
 //! has no contents before or after it, so a member's n-th such allocation stands for the
 //! base's n-th: the member's commands are compared, and patched, in the base's terms.
+//!
+//! Segments are placed one at a time as the trace streams by: each is hashed by what a patch
+//! cannot change, and compared only with the bases of its hash, so placing costs the same
+//! however many families there are.
 
 use crate::plan::runs_eagerly;
 use crate::segments::SegmentGraph;
+use rustc_hash::{FxHashMap, FxHasher};
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
-use trace_format::{Arg, Command, Conditional, Copy, Graph, KernelId, KernelLaunch, Launch, MemId, Patch, Place, SegmentId, Trace};
+use std::hash::{Hash, Hasher};
+use trace_format::{Arg, Command, Conditional, Copy, Extent, Graph, KernelId, KernelLaunch, Launch, MemId, Patch, Place, Trace};
 
-#[derive(Clone, Debug, PartialEq)]
+/// A family as found so far.
+#[derive(Debug)]
 pub struct Family {
     /// The first segment of the family: its graph is planned and built.
-    pub base: SegmentId,
-    /// Every segment of the family in trace order, the base first.
-    pub members: Vec<SegmentId>,
-    /// For each member, the patches that turn the base's command buffer into it. A list
-    /// sets every argument and launch that varies anywhere in the family (the base's list
-    /// holds its own values), so applying it is right whichever member ran before.
-    /// Patches name the base's nodes.
-    pub patches: Vec<Vec<Patch>>,
+    pub base: SegmentGraph,
+    /// Every argument and launch of the base's kernels that some member sets otherwise, by
+    /// local index: each member's patches set them all.
+    varying: BTreeSet<(usize, Slot)>,
+    /// The base's topology and own memory, which every candidate is compared with.
+    topology: Vec<(usize, usize)>,
+    own_memory: Vec<MemId>,
 }
 
-/// The families of a validated trace, in the order of their bases; `can_record` is the
-/// backend's `Backend::can_record`.
-pub fn find_families(trace: &Trace, graphs: &[SegmentGraph], can_record: &dyn Fn(&Command) -> bool) -> Vec<Family> {
-    let topologies: Vec<Vec<(usize, usize)>> = graphs.iter().map(topology).collect();
-    let mut families: Vec<(usize, Vec<usize>)> = Vec::new();
-    for (index, graph) in graphs.iter().enumerate() {
-        let joined = families.iter_mut().find(|(base, _)| {
-            topologies[*base] == topologies[index] && same_shape(trace, &graphs[*base], graph, can_record)
-        });
-        match joined {
-            Some((_, members)) => members.push(index),
-            None => families.push((index, vec![index])),
-        }
+impl Family {
+    /// Patches each member gets: the arguments and launches that vary in the family so far.
+    pub fn varying_slots(&self) -> usize {
+        self.varying.len()
     }
-    families
-        .into_iter()
-        .map(|(base, members)| {
-            let member_graphs: Vec<&SegmentGraph> = members.iter().map(|&m| &graphs[m]).collect();
-            Family {
-                base: graphs[base].segment,
-                members: member_graphs.iter().map(|g| g.segment).collect(),
-                patches: member_patches(trace, &member_graphs),
+}
+
+/// Where a segment was placed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Placement {
+    pub family: usize,
+    /// The segment is its family's base: the family began with it.
+    pub founded: bool,
+}
+
+/// Places the segments of a validated trace, in order, in families.
+pub struct FamilyFinder<'o> {
+    objects: &'o Trace,
+    families: Vec<Family>,
+    /// Families by the hash of what patches cannot change, in the order of their bases.
+    by_shape: FxHashMap<u64, Vec<usize>>,
+    /// Each kernel's hash by what `same_kernel` compares: its name, its program's images and options.
+    kernel_keys: Vec<u64>,
+}
+
+impl<'o> FamilyFinder<'o> {
+    /// For the segments of the trace whose objects are `objects`.
+    pub fn new(objects: &'o Trace) -> FamilyFinder<'o> {
+        let kernel_keys = objects
+            .kernels
+            .iter()
+            .map(|kernel| {
+                let mut hasher = FxHasher::default();
+                kernel.name.hash(&mut hasher);
+                if let Some(program) = objects.programs.get(kernel.program.index()) {
+                    program.build_options.hash(&mut hasher);
+                    for image in &program.images {
+                        (image.blob, image.kind as u8).hash(&mut hasher);
+                    }
+                }
+                hasher.finish()
+            })
+            .collect();
+        FamilyFinder { objects, families: Vec::new(), by_shape: FxHashMap::default(), kernel_keys }
+    }
+
+    pub fn families(&self) -> &[Family] {
+        &self.families
+    }
+
+    pub fn family(&self, index: usize) -> &Family {
+        &self.families[index]
+    }
+
+    /// Places `graph` in the first family whose base it can be patched into, or founds a new one
+    /// with it; `can_record` is the backend's `Backend::can_record`. What differs from the base
+    /// joins the family's varying slots. A segment placed again (a second pass over the trace)
+    /// lands where it did.
+    pub fn place(&mut self, graph: &SegmentGraph, can_record: &dyn Fn(&Command) -> bool) -> Placement {
+        let own_memory = own_memory(graph);
+        let topology = topology(graph);
+        let key = shape_key(self.objects, &self.kernel_keys, graph, &topology, &own_memory, can_record);
+        let candidates = self.by_shape.entry(key).or_default();
+        let objects = self.objects;
+        let found = candidates.iter().copied().find(|&index| {
+            let family = &self.families[index];
+            family.topology == topology && same_shape(objects, family, graph, &own_memory, can_record)
+        });
+        let Some(index) = found else {
+            candidates.push(self.families.len());
+            self.families.push(Family { base: graph.clone(), varying: BTreeSet::new(), topology, own_memory });
+            return Placement { family: self.families.len() - 1, founded: true };
+        };
+        let family = &mut self.families[index];
+        let stand_ins = stand_ins(objects, &family.own_memory, &own_memory);
+        for (local, (base, member)) in family.base.nodes.iter().zip(&graph.nodes).enumerate() {
+            let member = in_base_terms(&member.command, &stand_ins);
+            let (Some(a), Some(b)) = (launch_of(&base.command), launch_of(&member)) else { continue };
+            for (index, (x, y)) in a.args.iter().zip(&b.args).enumerate() {
+                if x != y {
+                    family.varying.insert((local, Slot::Arg(index as u32)));
+                }
             }
-        })
-        .collect()
+            if a.launch != b.launch {
+                family.varying.insert((local, Slot::Launch));
+            }
+        }
+        Placement { family: index, founded: family.base.segment == graph.segment }
+    }
+
+    /// The patches that turn the base's command buffer of `family` into `graph`, a segment
+    /// placed in it. They set every argument and launch that varies in the family so far (the
+    /// rest hold the base's values in the command buffer whichever member ran before), and name
+    /// the base's nodes.
+    pub fn patches(&self, family: usize, graph: &SegmentGraph) -> Vec<Patch> {
+        let family = &self.families[family];
+        let stand_ins = stand_ins(self.objects, &family.own_memory, &own_memory(graph));
+        family
+            .varying
+            .iter()
+            .filter_map(|&(local, slot)| {
+                let command = in_base_terms(&graph.nodes.get(local)?.command, &stand_ins);
+                let launch = launch_of(&command)?;
+                let node = family.base.ids[local];
+                Some(match slot {
+                    Slot::Arg(index) => Patch::Arg { node, index, value: launch.args.get(index as usize)?.clone() },
+                    Slot::Launch => Patch::Launch { node, launch: launch.launch.clone() },
+                })
+            })
+            .collect()
+    }
 }
 
 /// A segment's edges without their kinds, which do not change how it runs.
@@ -62,46 +154,121 @@ fn topology(graph: &SegmentGraph) -> Vec<(usize, usize)> {
     edges
 }
 
-fn same_shape(trace: &Trace, base: &SegmentGraph, other: &SegmentGraph, can_record: &dyn Fn(&Command) -> bool) -> bool {
-    if base.nodes.len() != other.nodes.len() {
-        return false;
-    }
-    let stand_ins = stand_ins(trace, base, other);
-    base.nodes.iter().zip(&other.nodes).all(|(a, b)| {
-        let (a, b) = (&trace.nodes[a.index()].command, &trace.nodes[b.index()].command);
-        match (runs_eagerly(a, can_record), runs_eagerly(b, can_record)) {
-            (true, true) => a.kind_name() == b.kind_name(),
-            (false, false) => patchable_into(trace, a, &in_base_terms(b, &stand_ins)),
-            _ => false,
-        }
-    })
-}
-
 /// Memory the segment allocates and frees itself, in allocation order.
-fn own_memory(trace: &Trace, graph: &SegmentGraph) -> Vec<MemId> {
-    let commands = || graph.nodes.iter().map(|node| &trace.nodes[node.index()].command);
-    let freed: BTreeSet<MemId> = commands()
-        .filter_map(|command| match command {
-            Command::MemFree { mem } => Some(*mem),
+fn own_memory(graph: &SegmentGraph) -> Vec<MemId> {
+    let freed: BTreeSet<MemId> = graph
+        .nodes
+        .iter()
+        .filter_map(|node| match node.command {
+            Command::MemFree { mem } => Some(mem),
             _ => None,
         })
         .collect();
-    commands()
-        .filter_map(|command| match command {
-            Command::MemAlloc { mem } if freed.contains(mem) => Some(*mem),
+    if freed.is_empty() {
+        return Vec::new();
+    }
+    graph
+        .nodes
+        .iter()
+        .filter_map(|node| match node.command {
+            Command::MemAlloc { mem } if freed.contains(&mem) => Some(mem),
             _ => None,
         })
         .collect()
 }
 
-/// For each of `other`'s own memory objects, the base's that stands for it: the n-th
-/// allocation for the n-th, where both are of the same kind and size.
-fn stand_ins(trace: &Trace, base: &SegmentGraph, other: &SegmentGraph) -> BTreeMap<MemId, MemId> {
-    let alike = |a: MemId, b: MemId| {
-        let (a, b) = (&trace.memories[a.index()], &trace.memories[b.index()]);
-        a.kind == b.kind && a.size == b.size
+/// A hash of what patches cannot change: equal for any two segments one could be patched into
+/// the other (`same_shape`). A segment's own memory counts by its allocation order, kind and size.
+fn shape_key(objects: &Trace, kernel_keys: &[u64], graph: &SegmentGraph, topology: &[(usize, usize)], own: &[MemId], can_record: &dyn Fn(&Command) -> bool) -> u64 {
+    let mut hasher = FxHasher::default();
+    (graph.nodes.len(), topology).hash(&mut hasher);
+    for &mem in own {
+        objects.memories.get(mem.index()).map(|m| (format!("{:?}", m.kind), m.size)).hash(&mut hasher);
+    }
+    let canonical = |mem: MemId| own.iter().position(|&m| m == mem).map_or(u64::from(mem.0), |ordinal| u64::MAX - ordinal as u64);
+    for node in &graph.nodes {
+        let eager = runs_eagerly(&node.command, can_record);
+        (eager, node.command.kind_name()).hash(&mut hasher);
+        if eager {
+            continue;
+        }
+        match &node.command {
+            Command::Kernel(launch) => hash_kernel_shape(kernel_keys, launch, &mut hasher),
+            Command::Copy(copy) => {
+                hash_place(&copy.src, &canonical, &mut hasher);
+                if !matches!(copy.dst, Place::Host { .. }) {
+                    hash_place(&copy.dst, &canonical, &mut hasher);
+                }
+                hash_extent(&copy.extent, &mut hasher);
+            }
+            Command::Fill(fill) => (canonical(fill.mem), fill.offset, fill.bytes, &fill.pattern, fill.rows).hash(&mut hasher),
+            Command::MemAlloc { mem } | Command::MemFree { mem } => canonical(*mem).hash(&mut hasher),
+            // Bodies are compared by `same_shape`; the hash needs only what decides.
+            Command::Conditional(conditional) => {
+                (conditional.kind as u8, conditional.condition, conditional.default, conditional.bodies.len()).hash(&mut hasher)
+            }
+            Command::EventRecord { event } | Command::EventWait { event } => event.hash(&mut hasher),
+            Command::Barrier | Command::HostTask(_) | Command::Subgraph(_) => {}
+        }
+    }
+    hasher.finish()
+}
+
+fn hash_kernel_shape(kernel_keys: &[u64], launch: &KernelLaunch, hasher: &mut FxHasher) {
+    kernel_keys.get(launch.kernel.index()).hash(hasher);
+    for arg in &launch.args {
+        match arg {
+            Arg::Value(bytes) | Arg::ValueWithPointers { bytes, .. } => (0u8, bytes.len()).hash(hasher),
+            Arg::Memory { .. } | Arg::NullMemory => 1u8.hash(hasher),
+            Arg::Local(_) => 2u8.hash(hasher),
+            Arg::Condition(condition) => (3u8, condition).hash(hasher),
+        }
+    }
+    match &launch.launch {
+        Launch::NdRange { dims, local, .. } => (0u8, dims, local.is_some()).hash(hasher),
+        Launch::Grid { cluster, cooperative, .. } => (1u8, cluster, cooperative).hash(hasher),
+    }
+}
+
+fn hash_place(place: &Place, canonical: &dyn Fn(MemId) -> u64, hasher: &mut FxHasher) {
+    match place {
+        Place::Memory { mem, offset } => (0u8, canonical(*mem), offset).hash(hasher),
+        Place::Host { data } => (1u8, data).hash(hasher),
+    }
+}
+
+fn hash_extent(extent: &Extent, hasher: &mut FxHasher) {
+    match extent {
+        Extent::Linear { bytes } => (0u8, bytes).hash(hasher),
+        Extent::Rect { src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch } => {
+            (1u8, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch).hash(hasher)
+        }
+    }
+}
+
+fn same_shape(objects: &Trace, base: &Family, other: &SegmentGraph, other_own: &[MemId], can_record: &dyn Fn(&Command) -> bool) -> bool {
+    if base.base.nodes.len() != other.nodes.len() {
+        return false;
+    }
+    let stand_ins = stand_ins(objects, &base.own_memory, other_own);
+    base.base.nodes.iter().zip(&other.nodes).all(|(a, b)| {
+        let (a, b) = (&a.command, &b.command);
+        match (runs_eagerly(a, can_record), runs_eagerly(b, can_record)) {
+            (true, true) => a.kind_name() == b.kind_name(),
+            (false, false) => patchable_into(objects, a, &in_base_terms(b, &stand_ins)),
+            _ => false,
+        }
+    })
+}
+
+/// For each of a segment's own memory objects (`other_own`), the base's that stands for it: the
+/// n-th allocation for the n-th, where both are of the same kind and size.
+fn stand_ins(objects: &Trace, base_own: &[MemId], other_own: &[MemId]) -> BTreeMap<MemId, MemId> {
+    let alike = |a: MemId, b: MemId| match (objects.memories.get(a.index()), objects.memories.get(b.index())) {
+        (Some(a), Some(b)) => a.kind == b.kind && a.size == b.size,
+        _ => false,
     };
-    own_memory(trace, other).into_iter().zip(own_memory(trace, base)).filter(|&(mine, theirs)| alike(mine, theirs)).collect()
+    other_own.iter().zip(base_own).filter(|&(&mine, &theirs)| alike(mine, theirs)).map(|(&mine, &theirs)| (mine, theirs)).collect()
 }
 
 /// `command` with the memory in `stand_ins` replaced by what stands for it.
@@ -123,10 +290,10 @@ fn in_base_terms<'c>(command: &'c Command, stand_ins: &BTreeMap<MemId, MemId>) -
 }
 
 /// Whether patches can turn command `base` into command `other`.
-fn patchable_into(trace: &Trace, base: &Command, other: &Command) -> bool {
+fn patchable_into(objects: &Trace, base: &Command, other: &Command) -> bool {
     match (base, other) {
         (Command::Kernel(a), Command::Kernel(b)) => {
-            same_kernel(trace, a.kernel, b.kernel)
+            same_kernel(objects, a.kernel, b.kernel)
                 && a.args.len() == b.args.len()
                 && a.args.iter().zip(&b.args).all(|(x, y)| arg_patchable_into(x, y))
                 && launch_patchable_into(&a.launch, &b.launch)
@@ -166,9 +333,9 @@ fn same_conditional(a: &Conditional, b: &Conditional) -> bool {
 
 /// Two kernel objects of the same function (same name, same program images and options)
 /// run the same code.
-fn same_kernel(trace: &Trace, a: KernelId, b: KernelId) -> bool {
-    let (ka, kb) = (&trace.kernels[a.index()], &trace.kernels[b.index()]);
-    a == b || (ka.name == kb.name && trace.programs[ka.program.index()] == trace.programs[kb.program.index()])
+fn same_kernel(objects: &Trace, a: KernelId, b: KernelId) -> bool {
+    let (Some(ka), Some(kb)) = (objects.kernels.get(a.index()), objects.kernels.get(b.index())) else { return false };
+    a == b || (ka.name == kb.name && objects.programs.get(ka.program.index()) == objects.programs.get(kb.program.index()))
 }
 
 fn arg_patchable_into(base: &Arg, other: &Arg) -> bool {
@@ -216,62 +383,34 @@ fn launch_of(command: &Command) -> Option<&KernelLaunch> {
     }
 }
 
-/// The patch lists of a family's members (`graphs[0]` is the base).
-fn member_patches(trace: &Trace, graphs: &[&SegmentGraph]) -> Vec<Vec<Patch>> {
-    let base = graphs[0];
-    // Each member's commands in the base's terms.
-    let commands: Vec<Vec<Cow<'_, Command>>> = graphs
-        .iter()
-        .map(|graph| {
-            let stand_ins = stand_ins(trace, base, graph);
-            graph.nodes.iter().map(|node| in_base_terms(&trace.nodes[node.index()].command, &stand_ins)).collect()
-        })
-        .collect();
-    let mut varying: BTreeSet<(usize, Slot)> = BTreeSet::new();
-    for member in &commands[1..] {
-        for (local, (a, b)) in commands[0].iter().zip(member).enumerate() {
-            let (Some(a), Some(b)) = (launch_of(a), launch_of(b)) else { continue };
-            for (index, (x, y)) in a.args.iter().zip(&b.args).enumerate() {
-                if x != y {
-                    varying.insert((local, Slot::Arg(index as u32)));
-                }
-            }
-            if a.launch != b.launch {
-                varying.insert((local, Slot::Launch));
-            }
-        }
-    }
-    commands
-        .iter()
-        .map(|member| {
-            varying
-                .iter()
-                .filter_map(|&(local, slot)| {
-                    let launch = launch_of(&member[local])?;
-                    let node = base.nodes[local];
-                    Some(match slot {
-                        Slot::Arg(index) => Patch::Arg { node, index, value: launch.args[index as usize].clone() },
-                        Slot::Launch => Patch::Launch { node, launch: launch.launch.clone() },
-                    })
-                })
-                .collect()
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::segments::segment_graphs;
     use crate::test_traces::{mem, value, TraceBuilder};
-    use trace_format::{Extent, MemId, NodeId};
+    use trace_format::{MemId, NodeId};
 
-    fn families_of(builder: &TraceBuilder) -> Vec<Family> {
-        find_families(&builder.trace, &segment_graphs(&builder.trace), &|_| true)
+    /// Each segment's placement and patches, as the trace streams by.
+    fn placements(b: &TraceBuilder, can_record: &dyn Fn(&Command) -> bool) -> Vec<(Placement, Vec<Patch>)> {
+        let mut finder = FamilyFinder::new(&b.trace);
+        b.graphs()
+            .iter()
+            .map(|graph| {
+                let placement = finder.place(graph, can_record);
+                (placement, finder.patches(placement.family, graph))
+            })
+            .collect()
     }
 
-    fn members(families: &[Family]) -> Vec<Vec<u32>> {
-        families.iter().map(|f| f.members.iter().map(|s| s.0).collect()).collect()
+    /// The members of each family, in the order of their bases.
+    fn members(placements: &[(Placement, Vec<Patch>)]) -> Vec<Vec<u32>> {
+        let mut families: Vec<Vec<u32>> = Vec::new();
+        for (segment, (placement, _)) in placements.iter().enumerate() {
+            if placement.family == families.len() {
+                families.push(Vec::new());
+            }
+            families[placement.family].push(segment as u32);
+        }
+        families
     }
 
     /// Jacobi: `step(in, out, weight)` then `check(out)`, buffers swapped and weight changed each segment.
@@ -292,13 +431,13 @@ mod tests {
 
     #[test]
     fn swapped_buffers_and_new_scalars_are_patches_of_one_family() {
-        let b = jacobi(3);
-        let families = families_of(&b);
-        assert_eq!(members(&families), vec![vec![0, 1, 2]]);
+        let placed = placements(&jacobi(3), &|_| true);
+        assert_eq!(members(&placed), vec![vec![0, 1, 2]]);
+        assert!(placed[0].0.founded && !placed[1].0.founded);
         let (x, y) = (MemId(0), MemId(1));
-        // Every member sets all four varying slots; patches name the base's nodes 0 and 1.
+        // The second member sets all four slots that vary from the base; patches name the base's nodes 0 and 1.
         assert_eq!(
-            families[0].patches[1],
+            placed[1].1,
             vec![
                 Patch::Arg { node: NodeId(0), index: 0, value: mem(y) },
                 Patch::Arg { node: NodeId(0), index: 1, value: mem(x) },
@@ -306,8 +445,23 @@ mod tests {
                 Patch::Arg { node: NodeId(1), index: 0, value: mem(x) },
             ]
         );
-        assert_eq!(families[0].patches[0][2], Patch::Arg { node: NodeId(0), index: 2, value: value(10) });
-        assert_eq!(families[0].patches.len(), 3);
+        assert_eq!(placed[2].1[2], Patch::Arg { node: NodeId(0), index: 2, value: value(12) });
+        assert_eq!(placed[2].1.len(), 4, "every slot that varied so far");
+    }
+
+    #[test]
+    fn a_segment_placed_again_lands_in_its_family_with_every_varying_slot() {
+        let b = jacobi(3);
+        let mut finder = FamilyFinder::new(&b.trace);
+        let graphs = b.graphs();
+        for graph in &graphs {
+            finder.place(graph, &|_| true);
+        }
+        let again = finder.place(&graphs[0], &|_| true);
+        assert!(again.founded);
+        assert_eq!(finder.patches(again.family, &graphs[0]).len(), 4, "the base sets back its own values");
+        assert_eq!(finder.families().len(), 1);
+        assert_eq!(finder.family(0).varying_slots(), 4);
     }
 
     #[test]
@@ -322,11 +476,11 @@ mod tests {
             b.launch(segment, k, vec![mem(scratch), mem(acc), value(round)], 16);
             b.node(segment, Command::MemFree { mem: scratch });
         }
-        let families = families_of(&b);
+        let placed = placements(&b, &|_| true);
         // Scratch of another size is not a stand-in: the third segment is a family of its own.
-        assert_eq!(members(&families), vec![vec![0, 1], vec![2]]);
+        assert_eq!(members(&placed), vec![vec![0, 1], vec![2]]);
         // The second segment's scratch (memory 2) is reached as the base's (memory 1): only the scalar varies.
-        assert_eq!(families[0].patches[1], vec![Patch::Arg { node: NodeId(1), index: 2, value: value(1) }]);
+        assert_eq!(placed[1].1, vec![Patch::Arg { node: NodeId(1), index: 2, value: value(1) }]);
     }
 
     #[test]
@@ -338,9 +492,9 @@ mod tests {
             let segment = b.segment();
             b.launch(segment, k, vec![mem(buffer)], 16);
         }
-        let families = families_of(&b);
-        assert_eq!(members(&families), vec![vec![0, 1]]);
-        assert!(families[0].patches.iter().all(Vec::is_empty));
+        let placed = placements(&b, &|_| true);
+        assert_eq!(members(&placed), vec![vec![0, 1]]);
+        assert!(placed.iter().all(|(_, patches)| patches.is_empty()));
     }
 
     #[test]
@@ -352,9 +506,9 @@ mod tests {
             let segment = b.segment();
             b.launch(segment, k, vec![mem(buffer)], global);
         }
-        let families = families_of(&b);
-        assert_eq!(members(&families), vec![vec![0, 1]]);
-        assert!(matches!(&families[0].patches[1][..], [Patch::Launch { node: NodeId(0), launch: Launch::NdRange { global: [32, 1, 1], .. } }]));
+        let placed = placements(&b, &|_| true);
+        assert_eq!(members(&placed), vec![vec![0, 1]]);
+        assert!(matches!(&placed[1].1[..], [Patch::Launch { node: NodeId(0), launch: Launch::NdRange { global: [32, 1, 1], .. } }]));
     }
 
     #[test]
@@ -366,7 +520,7 @@ mod tests {
             let segment = b.segment();
             b.launch(segment, kernel, vec![mem(buffer)], 16);
         }
-        assert_eq!(members(&families_of(&b)), vec![vec![0, 2], vec![1]]);
+        assert_eq!(members(&placements(&b, &|_| true)), vec![vec![0, 2], vec![1]]);
     }
 
     #[test]
@@ -382,7 +536,7 @@ mod tests {
                 b.edge(first, second);
             }
         }
-        assert_eq!(members(&families_of(&b)), vec![vec![0], vec![1]]);
+        assert_eq!(members(&placements(&b, &|_| true)), vec![vec![0], vec![1]]);
     }
 
     #[test]
@@ -393,7 +547,7 @@ mod tests {
             let segment = b.segment();
             b.launch(segment, k, vec![Arg::Value(bytes)], 16);
         }
-        assert_eq!(members(&families_of(&b)), vec![vec![0], vec![1]]);
+        assert_eq!(members(&placements(&b, &|_| true)), vec![vec![0], vec![1]]);
     }
 
     #[test]
@@ -409,10 +563,9 @@ mod tests {
                 extent: Extent::Linear { bytes: 32 },
             }));
         }
-        let graphs = segment_graphs(&b.trace);
-        assert_eq!(members(&find_families(&b.trace, &graphs, &|_| true)), vec![vec![0], vec![1]]);
+        assert_eq!(members(&placements(&b, &|_| true)), vec![vec![0], vec![1]]);
         let no_copies = |c: &Command| !matches!(c, Command::Copy(_));
-        assert_eq!(members(&find_families(&b.trace, &graphs, &no_copies)), vec![vec![0, 1]]);
+        assert_eq!(members(&placements(&b, &no_copies)), vec![vec![0, 1]]);
     }
 
     #[test]
@@ -429,6 +582,18 @@ mod tests {
             let data = b.blobs.insert(vec![contents; bytes as usize]);
             b.node(segment, read(bytes, data));
         }
-        assert_eq!(members(&families_of(&b)), vec![vec![0, 1], vec![2]]);
+        assert_eq!(members(&placements(&b, &|_| true)), vec![vec![0, 1], vec![2]]);
     }
+
+    #[test]
+    fn fills_of_other_values_are_families_of_their_own_found_by_hash() {
+        let mut b = TraceBuilder::new();
+        let buffer = b.memory(64);
+        for value in [1u8, 2, 1] {
+            let segment = b.segment();
+            b.node(segment, Command::Fill(trace_format::Fill { mem: buffer, offset: 0, bytes: 64, pattern: vec![value], rows: None }));
+        }
+        assert_eq!(members(&placements(&b, &|_| true)), vec![vec![0, 2], vec![1]]);
+    }
+
 }

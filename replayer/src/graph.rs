@@ -13,18 +13,29 @@ pub fn topological_order(
     node_count: usize,
     edges: impl IntoIterator<Item = (usize, usize)>,
 ) -> Result<Vec<usize>, Vec<usize>> {
-    let mut successors = vec![Vec::new(); node_count];
+    // Successors in one array, each node's from `first_successor[node]` on: no list per node.
+    let edges: Vec<(usize, usize)> = edges.into_iter().collect();
+    let mut first_successor = vec![0usize; node_count + 1];
     let mut waiting_on = vec![0usize; node_count];
-    for (from, to) in edges {
-        successors[from].push(to);
+    for &(from, to) in &edges {
+        first_successor[from + 1] += 1;
         waiting_on[to] += 1;
+    }
+    for node in 0..node_count {
+        first_successor[node + 1] += first_successor[node];
+    }
+    let mut successors = vec![0usize; edges.len()];
+    let mut filled = first_successor.clone();
+    for &(from, to) in &edges {
+        successors[filled[from]] = to;
+        filled[from] += 1;
     }
     let mut ready: BinaryHeap<Reverse<usize>> =
         (0..node_count).filter(|&n| waiting_on[n] == 0).map(Reverse).collect();
     let mut order = Vec::with_capacity(node_count);
     while let Some(Reverse(node)) = ready.pop() {
         order.push(node);
-        for &next in &successors[node] {
+        for &next in &successors[first_successor[node]..first_successor[node + 1]] {
             waiting_on[next] -= 1;
             if waiting_on[next] == 0 {
                 ready.push(Reverse(next));

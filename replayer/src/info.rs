@@ -1,14 +1,14 @@
-//! `replayer info`: what a trace holds, for people (`Display`) and scripts (`Serialize`).
+//! `replayer info`: what a trace holds, for people (`Display`) and scripts (`Serialize`), read in
+//! one pass over its segments (blob contents are not read).
 
-use crate::families::find_families;
-use crate::inline::inline_subgraphs;
-use crate::segments::segment_graphs;
-use crate::validate::validate;
 use crate::describe;
+use crate::families::FamilyFinder;
+use crate::inline::Inliner;
+use crate::validate::Validator;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt;
-use trace_format::{Completeness, MemKind, TraceFile};
+use trace_format::{BlobId, Completeness, FormatError, MemKind, SegmentId, TraceReader};
 
 #[derive(Debug, Serialize)]
 pub struct TraceInfo {
@@ -32,7 +32,7 @@ pub struct TraceInfo {
     pub truncated: Option<Truncation>,
     /// Why the recording stopped early, as the recorder said.
     pub partial: Vec<PartialInfo>,
-    /// What `validate` finds wrong.
+    /// What `validate` finds wrong, but in blob contents.
     pub problems: Vec<String>,
 }
 
@@ -46,7 +46,9 @@ pub struct DeviceInfo {
 #[derive(Debug, Serialize)]
 pub struct FamilyInfo {
     pub base: u32,
-    pub segments: Vec<u32>,
+    /// The members, as runs of consecutive segments: `[[first, last], ...]`.
+    pub segments: SegmentRuns,
+    pub members: usize,
     /// Patches applied before each member: the arguments and launches that vary.
     pub patches_per_segment: usize,
 }
@@ -61,7 +63,8 @@ pub struct BlobsInfo {
 
 #[derive(Debug, Serialize)]
 pub struct BlobInfo {
-    pub id: String,
+    #[serde(serialize_with = "hex_id")]
+    pub id: BlobId,
     pub raw_bytes: u64,
     pub stored_bytes: u64,
 }
@@ -78,45 +81,63 @@ pub struct PartialInfo {
     pub reason: String,
 }
 
-pub fn trace_info(file: &TraceFile) -> TraceInfo {
-    let trace = &file.trace;
-    let problems: Vec<String> = validate(trace, &file.blobs).iter().map(ToString::to_string).collect();
+fn hex_id<S: serde::Serializer>(id: &BlobId, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.collect_str(id)
+}
+
+pub fn trace_info(reader: &TraceReader) -> Result<TraceInfo, FormatError> {
+    let trace = reader.objects();
+    let mut validator = Validator::new(reader);
+    // Without a backend, as if every command were recorded: the strictest grouping; with the
+    // program's graphs inlined, as replay sees them. Meaningless once a problem is found.
+    let mut inliner = Inliner::new(reader.node_count());
+    let mut finder = FamilyFinder::new(trace);
+    let mut members: Vec<SegmentRuns> = Vec::new();
+    let mut nodes_by_kind = BTreeMap::new();
+    let mut edges_by_kind = BTreeMap::new();
+    reader.for_each_segment(|segment| {
+        for node in &segment.nodes {
+            *nodes_by_kind.entry(node.command.kind_name()).or_insert(0) += 1;
+        }
+        for edge in &segment.edges {
+            *edges_by_kind.entry(describe::edge_kind(edge.kind)).or_insert(0) += 1;
+        }
+        validator.segment(&segment);
+        if validator.problems().is_empty() {
+            let graph = inliner.graph(segment);
+            let placement = finder.place(&graph, &|_| true);
+            if placement.founded && placement.family == members.len() {
+                members.push(SegmentRuns::default());
+            }
+            members[placement.family].push(graph.segment);
+        }
+        Ok::<(), FormatError>(())
+    })?;
+    let problems: Vec<String> = validator.finish().iter().map(ToString::to_string).collect();
     let families = problems.is_empty().then(|| {
-        // Without a backend, as if every command were recorded: the strictest grouping; with the
-        // program's graphs inlined, as replay sees them.
-        let inlined = inline_subgraphs(trace);
-        find_families(&inlined, &segment_graphs(&inlined), &|_| true)
-            .into_iter()
-            .map(|family| FamilyInfo {
-                base: family.base.0,
-                segments: family.members.iter().map(|s| s.0).collect(),
-                patches_per_segment: family.patches.first().map_or(0, Vec::len),
+        finder
+            .families()
+            .iter()
+            .zip(members)
+            .map(|(family, segments)| FamilyInfo {
+                base: family.base.segment.0,
+                members: segments.count(),
+                segments,
+                patches_per_segment: family.varying_slots(),
             })
             .collect()
     });
-    let mut nodes_by_kind = BTreeMap::new();
-    for node in &trace.nodes {
-        *nodes_by_kind.entry(node.command.kind_name()).or_insert(0) += 1;
-    }
-    let mut edges_by_kind = BTreeMap::new();
-    for edge in &trace.edges {
-        *edges_by_kind.entry(describe::edge_kind(edge.kind)).or_insert(0) += 1;
-    }
-    let mut list: Vec<BlobInfo> = file
-        .blobs
+    let blobs = reader.blobs();
+    let mut list: Vec<BlobInfo> = blobs
         .ids()
-        .map(|id| BlobInfo {
-            id: id.to_string(),
-            raw_bytes: file.blobs.raw_len(id).unwrap_or(0),
-            stored_bytes: file.blobs.stored_len(id).unwrap_or(0),
-        })
+        .map(|id| BlobInfo { id, raw_bytes: blobs.raw_len(id).unwrap_or(0), stored_bytes: blobs.stored_len(id).unwrap_or(0) })
         .collect();
     list.sort_by(|a, b| b.raw_bytes.cmp(&a.raw_bytes).then_with(|| a.id.cmp(&b.id)));
-    let truncated = match &file.completeness {
+    let truncated = match reader.completeness() {
         Completeness::Complete => None,
         Completeness::Truncated { valid_bytes, reason } => Some(Truncation { valid_bytes: *valid_bytes, reason: reason.clone() }),
     };
-    TraceInfo {
+    Ok(TraceInfo {
         api: trace.header.as_ref().map(|h| h.api.to_string()),
         producer: trace.header.as_ref().map(|h| h.producer.clone()),
         command_line: trace.header.as_ref().map(|h| h.command_line.clone()).unwrap_or_default(),
@@ -125,11 +146,11 @@ pub fn trace_info(file: &TraceFile) -> TraceInfo {
             .iter()
             .map(|d| DeviceInfo { name: d.name.clone(), vendor: d.vendor.clone(), driver_version: d.driver_version.clone() })
             .collect(),
-        nodes: trace.nodes.len(),
+        nodes: reader.node_count(),
         nodes_by_kind,
-        edges: trace.edges.len(),
+        edges: reader.edge_count(),
         edges_by_kind,
-        segments: trace.segments.len(),
+        segments: reader.segment_count(),
         families,
         memories: trace.memories.len(),
         memory_bytes: trace
@@ -148,6 +169,50 @@ pub fn trace_info(file: &TraceFile) -> TraceInfo {
         truncated,
         partial: trace.partial.iter().map(|p| PartialInfo { call: p.call.clone(), reason: p.reason.clone() }).collect(),
         problems,
+    })
+}
+
+/// Segments by id, as runs of consecutive ids: how families list their members.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SegmentRuns(Vec<(u32, u32)>);
+
+impl SegmentRuns {
+    /// Adds `segment`, which comes after every segment added before.
+    pub fn push(&mut self, segment: SegmentId) {
+        match self.0.last_mut() {
+            Some((_, last)) if *last + 1 == segment.0 => *last = segment.0,
+            _ => self.0.push((segment.0, segment.0)),
+        }
+    }
+
+    pub fn count(&self) -> usize {
+        self.0.iter().map(|&(first, last)| (last - first) as usize + 1).sum()
+    }
+
+    /// Each run's first and last segment.
+    pub fn runs(&self) -> &[(u32, u32)] {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for SegmentRuns {
+    /// `0-3, 5, 7-9`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (index, &(first, last)) in self.0.iter().enumerate() {
+            let separator = if index == 0 { "" } else { ", " };
+            match first == last {
+                true => write!(f, "{separator}{first}")?,
+                false => write!(f, "{separator}{first}-{last}")?,
+            }
+        }
+        Ok(())
+    }
+}
+
+impl serde::Serialize for SegmentRuns {
+    /// `[[0, 3], [5, 5], [7, 9]]`.
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(serializer)
     }
 }
 
@@ -182,14 +247,7 @@ impl fmt::Display for TraceInfo {
             Some(families) => {
                 writeln!(f, "families:   {} (if every command is recorded)", families.len())?;
                 for family in families {
-                    let segments: Vec<String> = family.segments.iter().map(u32::to_string).collect();
-                    writeln!(
-                        f,
-                        "  base {}: segments {} ({} patches each)",
-                        family.base,
-                        segments.join(", "),
-                        family.patches_per_segment
-                    )?;
+                    writeln!(f, "  base {}: segments {} ({} patches each)", family.base, family.segments, family.patches_per_segment)?;
                 }
             }
             None => writeln!(f, "families:   not computed (the trace has problems)")?,
@@ -238,8 +296,7 @@ mod tests {
             b.initial(segment, buffer, vec![7; 64]);
         }
         b.trace.partial.push(trace_format::PartialReason { call: "clFoo".to_string(), reason: "not supported".to_string() });
-        let file = TraceFile { trace: b.trace, blobs: b.blobs, completeness: Completeness::Complete };
-        let info = trace_info(&file);
+        let info = trace_info(&b.reader()).expect("the trace reads");
         assert_eq!(info.api.as_deref(), Some("OpenCL"));
         assert_eq!(info.nodes_by_kind, BTreeMap::from([("host_task", 2), ("kernel", 2)]));
         assert_eq!(info.edges_by_kind, BTreeMap::from([("event", 2)]));
@@ -250,7 +307,17 @@ mod tests {
         assert!(!info.complete);
         let text = info.to_string();
         assert!(text.contains("nodes:      4 (2 host_task, 2 kernel)"), "{text}");
-        assert!(text.contains("  base 0: segments 0, 1 (0 patches each)"), "{text}");
+        assert!(text.contains("  base 0: segments 0-1 (0 patches each)"), "{text}");
         assert!(text.contains("partial:    recording stopped at clFoo: not supported"), "{text}");
+    }
+
+    #[test]
+    fn segment_runs_print_as_ranges() {
+        let mut runs = SegmentRuns::default();
+        for segment in [0, 1, 2, 3, 5, 7, 8, 9] {
+            runs.push(SegmentId(segment));
+        }
+        assert_eq!((runs.to_string(), runs.count()), ("0-3, 5, 7-9".to_string(), 8));
+        assert_eq!(serde_json::to_string(&runs).expect("serializes"), "[[0,3],[5,5],[7,9]]");
     }
 }

@@ -13,62 +13,116 @@
 //! twice), counted from 0 in launch order, so that segments doing the same work number them
 //! the same and stay one family.
 
+use crate::segments::SegmentGraph;
 use std::collections::HashMap;
-use trace_format::{Arg, Command, Conditional, Edge, EdgeKind, Graph, Node, NodeId, SegmentId, Trace};
+use trace_format::{Arg, Command, Conditional, Edge, EdgeKind, Graph, Node, NodeId, TraceSegment};
 
-/// `trace` with every sub-graph, nested ones too, inlined into its segment. Inner nodes take
-/// ids after the recorded ones, in launch order, and the queue and segment of their launch.
-pub fn inline_subgraphs(trace: &Trace) -> Trace {
-    let mut inlined = Trace { nodes: Vec::with_capacity(trace.nodes.len()), edges: Vec::new(), ..trace.clone() };
-    // The recorded nodes keep their ids: place them all before any inner node is appended.
-    inlined.nodes.extend(trace.nodes.iter().map(|node| Node { command: Command::Barrier, ..node.clone() }));
-    let mut exits: Vec<Vec<NodeId>> = Vec::with_capacity(trace.nodes.len());
-    let mut conditions_used: HashMap<SegmentId, u32> = HashMap::new();
-    for (index, node) in trace.nodes.iter().enumerate() {
-        let launch = match &node.command {
-            Command::Subgraph(graph) if has_conditions(graph) => {
-                let mut numbering = Numbering { next: conditions_used.entry(node.segment).or_insert(0), numbered: HashMap::new() };
-                Node { command: Command::Subgraph(numbering.graph(graph)), ..node.clone() }
-            }
-            _ => node.clone(),
-        };
-        exits.push(place(&mut inlined, NodeId(index as u32), &launch));
-    }
-    for edge in &trace.edges {
-        for &from in exits.get(edge.from.index()).map_or(&[edge.from][..], Vec::as_slice) {
-            inlined.edges.push(Edge { from, ..*edge });
-        }
-    }
-    inlined
+/// Turns the segments of a trace, in order, into their graphs with every sub-graph, nested ones
+/// too, inlined. Inner nodes take ids after the trace's recorded ones, in launch order, and the
+/// queue and segment of their launch.
+pub struct Inliner {
+    next_id: u32,
 }
 
-/// Puts `node` at `id` of `inlined`; a sub-graph leaves a barrier there and appends its nodes.
-/// Returns the nodes whose completion is the node's completion (a graph's leaves).
-fn place(inlined: &mut Trace, id: NodeId, node: &Node) -> Vec<NodeId> {
-    let Command::Subgraph(graph) = &node.command else {
-        inlined.nodes[id.index()].command = node.command.clone();
+impl Inliner {
+    /// For a trace of `recorded_nodes` nodes, read from its first segment on.
+    pub fn new(recorded_nodes: usize) -> Inliner {
+        Inliner { next_id: recorded_nodes as u32 }
+    }
+
+    pub fn graph(&mut self, segment: TraceSegment) -> SegmentGraph {
+        let TraceSegment { id, segment: recorded, first_node, nodes, edges, .. } = segment;
+        if !nodes.iter().any(|node| matches!(node.command, Command::Subgraph(_))) {
+            let ids = (0..nodes.len() as u32).map(|index| NodeId(first_node.0 + index)).collect();
+            return SegmentGraph::new(id, recorded, ids, nodes, &edges);
+        }
+        let mut inlined = Inlined { first: first_node.0, recorded: nodes.len(), inner_start: self.next_id, nodes: Vec::with_capacity(nodes.len()), edges: Vec::new() };
+        let mut commands = Vec::with_capacity(nodes.len());
+        let mut next_condition = 0;
+        // The recorded nodes keep their ids: place them all before any inner node is appended.
+        for node in nodes {
+            let (command, located) = take_command(node);
+            inlined.nodes.push(located);
+            commands.push(match command {
+                Command::Subgraph(graph) if has_conditions(&graph) => {
+                    Command::Subgraph(Numbering { next: &mut next_condition, numbered: HashMap::new() }.graph(&graph))
+                }
+                command => command,
+            });
+        }
+        let exits: Vec<Vec<NodeId>> =
+            commands.into_iter().enumerate().map(|(index, command)| place(&mut inlined, NodeId(first_node.0 + index as u32), command)).collect();
+        for edge in &edges {
+            let recorded_exits = edge.from.0.checked_sub(first_node.0).and_then(|index| exits.get(index as usize));
+            for &from in recorded_exits.map_or(&[edge.from][..], Vec::as_slice) {
+                inlined.edges.push(Edge { from, ..*edge });
+            }
+        }
+        self.next_id += (inlined.nodes.len() - inlined.recorded) as u32;
+        let ids = (0..inlined.nodes.len()).map(|index| inlined.id(index)).collect();
+        SegmentGraph::new(id, recorded, ids, inlined.nodes, &inlined.edges)
+    }
+}
+
+/// A segment's nodes being inlined: its recorded nodes, then the inner ones.
+struct Inlined {
+    first: u32,
+    recorded: usize,
+    inner_start: u32,
+    nodes: Vec<Node>,
+    edges: Vec<Edge>,
+}
+
+impl Inlined {
+    fn id(&self, index: usize) -> NodeId {
+        match index < self.recorded {
+            true => NodeId(self.first + index as u32),
+            false => NodeId(self.inner_start + (index - self.recorded) as u32),
+        }
+    }
+
+    fn index(&self, id: NodeId) -> usize {
+        match id.0 < self.inner_start {
+            true => (id.0 - self.first) as usize,
+            false => self.recorded + (id.0 - self.inner_start) as usize,
+        }
+    }
+}
+
+/// A node's command, and the node with a barrier in its place until `place` puts it back.
+fn take_command(mut node: Node) -> (Command, Node) {
+    (std::mem::replace(&mut node.command, Command::Barrier), node)
+}
+
+/// Puts `command` at `id`; a sub-graph leaves a barrier there and appends its nodes. Returns the
+/// nodes whose completion is the node's completion (a graph's leaves).
+fn place(inlined: &mut Inlined, id: NodeId, command: Command) -> Vec<NodeId> {
+    let Command::Subgraph(graph) = command else {
+        let index = inlined.index(id);
+        inlined.nodes[index].command = command;
         return vec![id];
     };
-    let inner = append(inlined, node, graph);
-    let mut has_predecessor = vec![false; graph.nodes.len()];
-    let mut has_successor = vec![false; graph.nodes.len()];
-    for edge in &graph.edges {
-        has_predecessor[edge.to.index()] = true;
-        has_successor[edge.from.index()] = true;
+    let Graph { nodes, edges } = graph;
+    let mut has_predecessor = vec![false; nodes.len()];
+    let mut has_successor = vec![false; nodes.len()];
+    for edge in &edges {
+        if let (Some(to), Some(from)) = (has_predecessor.get_mut(edge.to.index()), has_successor.get_mut(edge.from.index())) {
+            (*to, *from) = (true, true);
+        }
     }
+    let inner = append(inlined, id, nodes);
     for (index, (entry, _)) in inner.iter().enumerate() {
         if !has_predecessor[index] {
             inlined.edges.push(Edge { from: id, to: *entry, kind: EdgeKind::InOrder });
         }
     }
-    for edge in &graph.edges {
-        let (from, to) = (&inner[edge.from.index()].1, inner[edge.to.index()].0);
+    for edge in &edges {
+        let (Some((_, from)), Some(&(to, _))) = (inner.get(edge.from.index()), inner.get(edge.to.index())) else { continue };
         for &from in from {
             inlined.edges.push(Edge { from, to, kind: edge.kind });
         }
     }
-    let leaves = inner.iter().enumerate().filter(|(index, _)| !has_successor[*index]).flat_map(|(_, (_, exits))| exits.iter().copied());
-    let leaves: Vec<NodeId> = leaves.collect();
+    let leaves: Vec<NodeId> = inner.iter().enumerate().filter(|(index, _)| !has_successor[*index]).flat_map(|(_, (_, exits))| exits.iter().copied()).collect();
     if leaves.is_empty() {
         vec![id]
     } else {
@@ -76,19 +130,26 @@ fn place(inlined: &mut Trace, id: NodeId, node: &Node) -> Vec<NodeId> {
     }
 }
 
-/// Appends the nodes of `graph`, launched by `launch`, and inlines those that are graphs in
-/// turn. Returns each inner node's (entry, exits).
-fn append(inlined: &mut Trace, launch: &Node, graph: &Graph) -> Vec<(NodeId, Vec<NodeId>)> {
+/// Appends the nodes of a graph launched at `launch` and inlines those that are graphs in turn.
+/// Returns each inner node's (entry, exits).
+fn append(inlined: &mut Inlined, launch: NodeId, nodes: Vec<Node>) -> Vec<(NodeId, Vec<NodeId>)> {
     let first = inlined.nodes.len();
-    let located = |inner: &Node| Node { queue: launch.queue, segment: launch.segment, command: Command::Barrier, call: inner.call.clone() };
-    inlined.nodes.extend(graph.nodes.iter().map(located));
-    graph
-        .nodes
-        .iter()
+    let (queue, segment) = {
+        let launch = &inlined.nodes[inlined.index(launch)];
+        (launch.queue, launch.segment)
+    };
+    let mut commands = Vec::with_capacity(nodes.len());
+    for node in nodes {
+        let (command, located) = take_command(Node { queue, segment, ..node });
+        inlined.nodes.push(located);
+        commands.push(command);
+    }
+    commands
+        .into_iter()
         .enumerate()
-        .map(|(index, inner)| {
-            let id = NodeId((first + index) as u32);
-            (id, place(inlined, id, inner))
+        .map(|(index, command)| {
+            let id = inlined.id(first + index);
+            (id, place(inlined, id, command))
         })
         .collect()
 }
@@ -147,19 +208,18 @@ impl Numbering<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::families::find_families;
-    use crate::segments::segment_graphs;
+    use crate::families::FamilyFinder;
     use crate::test_traces::{mem, value, TraceBuilder};
     use trace_format::{Patch, SegmentId};
 
-    fn edges(trace: &Trace) -> Vec<(u32, u32)> {
-        let mut edges: Vec<(u32, u32)> = trace.edges.iter().map(|e| (e.from.0, e.to.0)).collect();
-        edges.sort_unstable();
-        edges
-    }
-
     fn inner_node(command: Command) -> Node {
         Node { queue: None, segment: SegmentId(0), command, call: "inner".into() }
+    }
+
+    fn edges(graph: &SegmentGraph) -> Vec<(u32, u32)> {
+        let mut edges: Vec<(u32, u32)> = graph.edges.iter().map(|e| (graph.ids[e.from].0, graph.ids[e.to].0)).collect();
+        edges.sort_unstable();
+        edges
     }
 
     #[test]
@@ -179,13 +239,12 @@ mod tests {
         let after = b.launch(segment, k, vec![mem(buffer)], 16);
         b.edge(before, launch);
         b.edge(launch, after);
-        let inlined = inline_subgraphs(&b.trace);
+        let inlined = &b.graphs()[0];
         // Recorded ids 0..3 stay; the graph's nodes are 3, 4, 5.
-        assert_eq!(inlined.nodes.len(), 6);
+        assert_eq!(inlined.ids, [0, 1, 2, 3, 4, 5].map(NodeId));
         assert_eq!(inlined.nodes[launch.index()].command, Command::Barrier);
         assert!(inlined.nodes[3..].iter().all(|n| matches!(n.command, Command::Kernel(_)) && n.segment == segment && n.call == "inner"));
-        assert_eq!(edges(&inlined), vec![(0, 1), (1, 3), (3, 4), (3, 5), (4, 2), (5, 2)]);
-        assert_eq!(inline_subgraphs(&inlined), inlined, "inlining twice changes nothing");
+        assert_eq!(edges(inlined), vec![(0, 1), (1, 3), (3, 4), (3, 5), (4, 2), (5, 2)]);
     }
 
     #[test]
@@ -197,11 +256,22 @@ mod tests {
         let outer = b.node(segment, Command::Subgraph(nested));
         let after = b.node(segment, Command::Barrier);
         b.edge(outer, after);
-        let inlined = inline_subgraphs(&b.trace);
+        let inlined = &b.graphs()[0];
         // 0 launches 2 -> 3, and 3 (the empty graph's launch) is what 1 waits for.
         assert_eq!(inlined.nodes.len(), 4);
         assert!(inlined.nodes.iter().all(|n| n.command == Command::Barrier));
-        assert_eq!(edges(&inlined), vec![(0, 2), (2, 3), (3, 1)]);
+        assert_eq!(edges(inlined), vec![(0, 2), (2, 3), (3, 1)]);
+    }
+
+    #[test]
+    fn inner_nodes_of_later_segments_are_numbered_on_after_earlier_ones() {
+        let mut b = TraceBuilder::new();
+        for _ in 0..2 {
+            let segment = b.segment();
+            b.node(segment, Command::Subgraph(Graph { nodes: vec![inner_node(Command::Barrier)], edges: Vec::new() }));
+        }
+        let graphs = b.graphs();
+        assert_eq!((graphs[0].ids.clone(), graphs[1].ids.clone()), (vec![NodeId(0), NodeId(2)], vec![NodeId(1), NodeId(3)]));
     }
 
     #[test]
@@ -220,13 +290,14 @@ mod tests {
             b.trace.nodes.truncate(first.index());
             b.node(segment, Command::Subgraph(graph));
         }
-        let inlined = inline_subgraphs(&b.trace);
-        let families = find_families(&inlined, &segment_graphs(&inlined), &|_| true);
-        assert_eq!(families.len(), 1, "{families:?}");
+        let objects = b.trace.clone();
+        let mut finder = FamilyFinder::new(&objects);
+        let graphs = b.graphs();
+        let placed: Vec<_> = graphs.iter().map(|graph| finder.place(graph, &|_| true)).collect();
+        assert!(placed.iter().all(|p| p.family == 0), "{placed:?}");
         // The base's inner step node (id 3: after the three recorded launches) takes each n.
-        let n_of = |member: usize| families[0].patches[member].clone();
-        for (member, n) in [4, 8, 12].into_iter().enumerate() {
-            assert_eq!(n_of(member), vec![Patch::Arg { node: NodeId(3), index: 1, value: value(n) }]);
+        for (member, n) in [(0, 4), (1, 8), (2, 12)] {
+            assert_eq!(finder.patches(0, &graphs[member]), vec![Patch::Arg { node: NodeId(3), index: 1, value: value(n) }]);
         }
     }
 
@@ -244,13 +315,13 @@ mod tests {
     }
 
     /// The conditions an inlined segment's kernels set and its conditionals have, in node order.
-    fn conditions(trace: &Trace, segment: SegmentId) -> Vec<(u32, u32)> {
+    fn conditions(graph: &SegmentGraph) -> Vec<(u32, u32)> {
         let mut found = Vec::new();
-        for node in trace.nodes.iter().filter(|node| node.segment == segment) {
+        for node in &graph.nodes {
             let Command::Kernel(launch) = &node.command else { continue };
             let Arg::Condition(set) = launch.args[1] else { continue };
-            let conditional = trace.nodes.iter().find_map(|other| match &other.command {
-                Command::Conditional(conditional) if other.segment == segment && found.iter().all(|&(_, had)| had != conditional.condition) => Some(conditional),
+            let conditional = graph.nodes.iter().find_map(|other| match &other.command {
+                Command::Conditional(conditional) if found.iter().all(|&(_, had)| had != conditional.condition) => Some(conditional),
                 _ => None,
             });
             let conditional = conditional.expect("a conditional for each setting kernel");
@@ -269,13 +340,17 @@ mod tests {
         let graph = looping_graph(&mut b, x);
         let launches = [b.node(first, Command::Subgraph(graph.clone())), b.node(first, Command::Subgraph(graph.clone())), b.node(second, Command::Subgraph(graph))];
         b.edge(launches[0], launches[1]);
-        let inlined = inline_subgraphs(&b.trace);
-        assert_eq!(conditions(&inlined, first), vec![(0, 0), (1, 1)]);
-        assert_eq!(conditions(&inlined, second), vec![(0, 0)]);
+        let graphs = b.graphs();
+        assert_eq!(conditions(&graphs[0]), vec![(0, 0), (1, 1)]);
+        assert_eq!(conditions(&graphs[1]), vec![(0, 0)]);
         // Two launches, two nodes each; the bodies stay inside their conditionals.
-        assert_eq!(inlined.nodes.len(), 3 + 6);
-        let families = find_families(&inlined, &segment_graphs(&inlined), &|_| true);
-        assert!(families.iter().all(|family| family.patches.iter().all(Vec::is_empty)), "{families:?}");
+        assert_eq!(graphs[0].nodes.len() + graphs[1].nodes.len(), 3 + 6);
+        let objects = b.trace.clone();
+        let mut finder = FamilyFinder::new(&objects);
+        for graph in &graphs {
+            let placed = finder.place(graph, &|_| true);
+            assert!(finder.patches(placed.family, graph).is_empty());
+        }
     }
 }
 

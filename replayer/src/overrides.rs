@@ -1,13 +1,14 @@
 //! Command-line patches for what-if runs (issue 5). `--set` changes a kernel argument of one
 //! node or of every launch of a kernel, `--global` a launch's global size or grid. They
-//! are checked against every node they target and applied to the trace before planning, so
-//! graph and eager replay and every segment see the same change. Binding an argument to
-//! another memory object rebinds that allocation in every node that used it, so the
-//! nodes that produce and consume it stay connected.
+//! are checked against every node they target as the trace streams by once (`OverrideCheck`),
+//! then applied to each segment before planning (`Overrides::apply`), so graph and eager replay
+//! and every segment see the same change. Binding an argument to another memory object rebinds
+//! that allocation in every node that used it, so the nodes that produce and consume it stay
+//! connected.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::str::FromStr;
-use trace_format::{Arg, Command, Launch, MemId, NodeId, Trace};
+use trace_format::{Arg, Command, KernelId, KernelLaunch, Launch, MemId, NodeId, Trace, TraceSegment};
 
 /// Which launches a patch applies to: one node, or every launch of a kernel.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -119,43 +120,175 @@ struct Rebinding {
     shift: u64,
 }
 
-/// Checks every patch against the nodes it targets, then applies them all to `trace`.
-pub fn apply_overrides(trace: &mut Trace, args: &[ArgOverride], sizes: &[SizeOverride]) -> Result<(), OverrideError> {
-    let mut arg_changes: Vec<(NodeId, usize, Arg)> = Vec::new();
-    let mut rebindings: BTreeMap<MemId, Rebinding> = BTreeMap::new();
-    for patch in args {
-        let fail = |reason: String| OverrideError { option: "--set", target: describe_target(&patch.target, Some(patch.index)), reason };
-        for node in launches_of(trace, &patch.target).map_err(fail)? {
-            let (arg, rebinding) = checked_arg(trace, node, patch).map_err(fail)?;
-            if let Some((old, rebinding)) = rebinding {
+/// The launches a patch applies to: a node, or every launch of the kernels of a name.
+struct Targets {
+    target: Target,
+    kernels: BTreeSet<KernelId>,
+}
+
+impl Targets {
+    fn new(objects: &Trace, target: &Target) -> Targets {
+        let named = |name: &String| objects.kernels.iter().enumerate().filter(|(_, k)| &k.name == name).map(|(id, _)| KernelId(id as u32)).collect();
+        let kernels = match target {
+            Target::Kernel(name) => named(name),
+            Target::Node(_) => BTreeSet::new(),
+        };
+        Targets { target: target.clone(), kernels }
+    }
+
+    /// Whether the patch applies to `node` (a node target applies to its node whatever it is).
+    fn includes(&self, id: NodeId, command: &Command) -> bool {
+        match &self.target {
+            Target::Node(node) => *node == id,
+            Target::Kernel(_) => matches!(command, Command::Kernel(launch) if self.kernels.contains(&launch.kernel)),
+        }
+    }
+}
+
+/// What checking found of one patch.
+#[derive(Default)]
+struct Found {
+    launches: usize,
+    /// The first launch it does not fit, in node order.
+    failure: Option<String>,
+    /// The rebindings it implies, each once, in node order.
+    rebindings: Vec<(MemId, Rebinding)>,
+}
+
+/// Checks `--set` and `--global` patches against every node they target, one segment at a time.
+pub struct OverrideCheck<'o> {
+    objects: &'o Trace,
+    nodes: usize,
+    args: Vec<(&'o ArgOverride, Targets)>,
+    sizes: Vec<(&'o SizeOverride, Targets)>,
+    /// Per patch: the `--set` ones, then the `--global` ones.
+    found: Vec<Found>,
+}
+
+impl<'o> OverrideCheck<'o> {
+    /// For a trace of `nodes` nodes whose objects are `objects`.
+    pub fn new(objects: &'o Trace, nodes: usize, args: &'o [ArgOverride], sizes: &'o [SizeOverride]) -> OverrideCheck<'o> {
+        OverrideCheck {
+            objects,
+            nodes,
+            args: args.iter().map(|patch| (patch, Targets::new(objects, &patch.target))).collect(),
+            sizes: sizes.iter().map(|patch| (patch, Targets::new(objects, &patch.target))).collect(),
+            found: (0..args.len() + sizes.len()).map(|_| Found::default()).collect(),
+        }
+    }
+
+    /// Checks the patches against the nodes of a validated segment.
+    pub fn segment(&mut self, segment: &TraceSegment) {
+        if self.found.is_empty() {
+            return;
+        }
+        for (id, node) in segment.nodes_with_ids() {
+            for (index, (patch, targets)) in self.args.iter().enumerate() {
+                if !targets.includes(id, &node.command) {
+                    continue;
+                }
+                let checked = launch_of(id, &node.command).and_then(|launch| checked_arg(self.objects, id, launch, patch));
+                let found = &mut self.found[index];
+                found.launches += 1;
+                match checked {
+                    Ok((_, Some(rebinding))) if !found.rebindings.contains(&rebinding) => found.rebindings.push(rebinding),
+                    Ok(_) => {}
+                    Err(reason) => {
+                        found.failure.get_or_insert(reason);
+                    }
+                }
+            }
+            for (index, (patch, targets)) in self.sizes.iter().enumerate() {
+                if !targets.includes(id, &node.command) {
+                    continue;
+                }
+                let checked = launch_of(id, &node.command).and_then(|launch| resized(id, launch, &patch.size));
+                let found = &mut self.found[self.args.len() + index];
+                found.launches += 1;
+                if let Err(reason) = checked {
+                    found.failure.get_or_insert(reason);
+                }
+            }
+        }
+    }
+
+    /// The patches, checked, once every segment went by; else the first that does not fit
+    /// (`--set` before `--global`, each by the first node it does not fit).
+    pub fn finish(self) -> Result<Overrides, OverrideError> {
+        let mut rebindings: BTreeMap<MemId, Rebinding> = BTreeMap::new();
+        let args = self.args.iter().map(|(patch, targets)| ("--set", describe_target(&patch.target, Some(patch.index)), targets));
+        let sizes = self.sizes.iter().map(|(patch, targets)| ("--global", describe_target(&patch.target, None), targets));
+        for ((option, target, targets), found) in args.chain(sizes).zip(&self.found) {
+            let fail = |reason: String| OverrideError { option, target: target.clone(), reason };
+            match &targets.target {
+                Target::Node(node) if node.index() >= self.nodes => {
+                    return Err(fail(format!("node {node} does not exist (the trace has {} nodes)", self.nodes)));
+                }
+                Target::Kernel(_) if found.launches == 0 => {
+                    let mut names: Vec<&str> = self.objects.kernels.iter().map(|k| k.name.as_str()).collect();
+                    names.sort_unstable();
+                    names.dedup();
+                    return Err(fail(format!("no launch of a kernel with this name; the trace's kernels are: {}", names.join(", "))));
+                }
+                _ => {}
+            }
+            if let Some(reason) = &found.failure {
+                return Err(fail(reason.clone()));
+            }
+            for &(old, rebinding) in &found.rebindings {
                 if rebindings.insert(old, rebinding).is_some_and(|earlier| earlier != rebinding) {
                     return Err(fail(format!("memory {old} is rebound twice, to different places")));
                 }
             }
-            arg_changes.push((node, patch.index as usize, arg));
+        }
+        Ok(Overrides { args: self.args.into_iter().map(|(p, t)| (p.clone(), t)).collect(), sizes: self.sizes.into_iter().map(|(p, t)| (p.clone(), t)).collect(), rebindings })
+    }
+}
+
+/// Checked patches, applied to each segment before it is planned.
+#[derive(Default)]
+pub struct Overrides {
+    args: Vec<(ArgOverride, Targets)>,
+    sizes: Vec<(SizeOverride, Targets)>,
+    rebindings: BTreeMap<MemId, Rebinding>,
+}
+
+impl Overrides {
+    pub fn is_empty(&self) -> bool {
+        self.args.is_empty() && self.sizes.is_empty()
+    }
+
+    /// Applies the patches to `segment`'s recorded nodes (the trace's objects are `objects`).
+    pub fn apply(&self, objects: &Trace, segment: &mut TraceSegment) {
+        if self.is_empty() {
+            return;
+        }
+        let first = segment.first_node.0;
+        for (index, node) in segment.nodes.iter_mut().enumerate() {
+            let id = NodeId(first + index as u32);
+            let Command::Kernel(launch) = &node.command else {
+                rebind(&mut node.command, &self.rebindings);
+                continue;
+            };
+            let args: Vec<(usize, Arg)> = self
+                .args
+                .iter()
+                .filter(|(_, targets)| targets.includes(id, &node.command))
+                .filter_map(|(patch, _)| Some((patch.index as usize, checked_arg(objects, id, launch, patch).ok()?.0)))
+                .collect();
+            let launches: Vec<Launch> =
+                self.sizes.iter().filter(|(_, targets)| targets.includes(id, &node.command)).filter_map(|(patch, _)| resized(id, launch, &patch.size).ok()).collect();
+            rebind(&mut node.command, &self.rebindings);
+            if let Command::Kernel(launch) = &mut node.command {
+                for (index, arg) in args {
+                    launch.args[index] = arg;
+                }
+                for new_launch in launches {
+                    launch.launch = new_launch;
+                }
+            }
         }
     }
-    let mut launch_changes: Vec<(NodeId, Launch)> = Vec::new();
-    for patch in sizes {
-        let fail = |reason: String| OverrideError { option: "--global", target: describe_target(&patch.target, None), reason };
-        for node in launches_of(trace, &patch.target).map_err(fail)? {
-            launch_changes.push((node, resized(trace, node, &patch.size).map_err(fail)?));
-        }
-    }
-    for node in &mut trace.nodes {
-        rebind(&mut node.command, &rebindings);
-    }
-    for (node, index, arg) in arg_changes {
-        if let Command::Kernel(launch) = &mut trace.nodes[node.index()].command {
-            launch.args[index] = arg;
-        }
-    }
-    for (node, new_launch) in launch_changes {
-        if let Command::Kernel(launch) = &mut trace.nodes[node.index()].command {
-            launch.launch = new_launch;
-        }
-    }
-    Ok(())
 }
 
 fn describe_target(target: &Target, index: Option<u32>) -> String {
@@ -169,38 +302,16 @@ fn describe_target(target: &Target, index: Option<u32>) -> String {
     }
 }
 
-/// The kernel-launch nodes a target names; an error when there are none.
-fn launches_of(trace: &Trace, target: &Target) -> Result<Vec<NodeId>, String> {
-    match target {
-        Target::Node(node) => match trace.nodes.get(node.index()).map(|n| &n.command) {
-            Some(Command::Kernel(_)) => Ok(vec![*node]),
-            Some(other) => Err(format!("node {node} is a {}, not a kernel launch", other.kind_name())),
-            None => Err(format!("node {node} does not exist (the trace has {} nodes)", trace.nodes.len())),
-        },
-        Target::Kernel(name) => {
-            let nodes: Vec<NodeId> = trace
-                .nodes
-                .iter()
-                .enumerate()
-                .filter(|(_, node)| matches!(&node.command, Command::Kernel(l) if trace.kernels.get(l.kernel.index()).is_some_and(|k| &k.name == name)))
-                .map(|(id, _)| NodeId(id as u32))
-                .collect();
-            if nodes.is_empty() {
-                let mut names: Vec<&str> = trace.kernels.iter().map(|k| k.name.as_str()).collect();
-                names.sort_unstable();
-                names.dedup();
-                return Err(format!("no launch of a kernel with this name; the trace's kernels are: {}", names.join(", ")));
-            }
-            Ok(nodes)
-        }
+/// The launch of a node a patch targets.
+fn launch_of(node: NodeId, command: &Command) -> Result<&KernelLaunch, String> {
+    match command {
+        Command::Kernel(launch) => Ok(launch),
+        other => Err(format!("node {node} is a {}, not a kernel launch", other.kind_name())),
     }
 }
 
 /// The argument `patch` gives `node`, and the rebinding it implies (old memory, new place).
-fn checked_arg(trace: &Trace, node: NodeId, patch: &ArgOverride) -> Result<(Arg, Option<(MemId, Rebinding)>), String> {
-    let Command::Kernel(launch) = &trace.nodes[node.index()].command else {
-        return Err(format!("node {node} is not a kernel launch"));
-    };
+fn checked_arg(trace: &Trace, node: NodeId, launch: &KernelLaunch, patch: &ArgOverride) -> Result<(Arg, Option<(MemId, Rebinding)>), String> {
     let current = launch.args.get(patch.index as usize).ok_or_else(|| {
         format!("node {node} has {} arguments (indices 0 to {})", launch.args.len(), launch.args.len().saturating_sub(1))
     })?;
@@ -224,7 +335,7 @@ fn checked_arg(trace: &Trace, node: NodeId, patch: &ArgOverride) -> Result<(Arg,
             }
             let rebinding = match current {
                 Arg::Memory { mem: old, offset: old_offset } if old != mem => {
-                    let old_size = trace.memories[old.index()].size;
+                    let old_size = trace.memories.get(old.index()).map_or(0, |m| m.size);
                     let fits = offset.checked_sub(*old_offset).filter(|shift| shift + old_size <= memory.size);
                     let shift = fits.ok_or_else(|| {
                         format!(
@@ -246,10 +357,7 @@ fn checked_arg(trace: &Trace, node: NodeId, patch: &ArgOverride) -> Result<(Arg,
 }
 
 /// The launch of `node` with its global size or grid replaced by `size`.
-fn resized(trace: &Trace, node: NodeId, size: &[u64]) -> Result<Launch, String> {
-    let Command::Kernel(launch) = &trace.nodes[node.index()].command else {
-        return Err(format!("node {node} is not a kernel launch"));
-    };
+fn resized(node: NodeId, launch: &KernelLaunch, size: &[u64]) -> Result<Launch, String> {
     match &launch.launch {
         Launch::NdRange { dims, offset, local, .. } => {
             if size.len() != *dims as usize {
@@ -328,10 +436,23 @@ mod tests {
         }
     }
 
+    /// Checks the patches on the streamed trace, then applies them to every segment of `b`.
     fn apply(b: &mut TraceBuilder, args: &[&str], sizes: &[&str]) -> Result<(), String> {
         let args: Vec<ArgOverride> = args.iter().map(|a| set(a)).collect();
         let sizes: Vec<SizeOverride> = sizes.iter().map(|s| s.parse().expect("valid --global")).collect();
-        apply_overrides(&mut b.trace, &args, &sizes).map_err(|e| e.to_string())
+        let reader = b.reader();
+        let mut check = OverrideCheck::new(reader.objects(), reader.node_count(), &args, &sizes);
+        for segment in reader.segments() {
+            check.segment(&segment.expect("reads"));
+        }
+        let overrides = check.finish().map_err(|e| e.to_string())?;
+        b.trace.nodes.clear();
+        for segment in reader.segments() {
+            let mut segment = segment.expect("reads");
+            overrides.apply(reader.objects(), &mut segment);
+            b.trace.nodes.extend(segment.nodes);
+        }
+        Ok(())
     }
 
     #[test]

@@ -13,7 +13,7 @@ use crate::backend::PartitionNodes;
 use crate::graph::topological_order;
 use crate::segments::SegmentGraph;
 use std::collections::HashMap;
-use trace_format::{Command, NodeId, SegmentId, Trace};
+use trace_format::{Command, NodeId, SegmentId};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PartitionKind {
@@ -38,11 +38,11 @@ pub struct Partition {
 }
 
 impl Partition {
-    /// The partition's nodes as a backend takes them. `node_ids` maps local indices to
-    /// node ids: the planned segment's own, or those of another segment of its family.
-    pub fn nodes_of<'t>(&self, trace: &'t Trace, node_ids: &[NodeId]) -> PartitionNodes<'t> {
+    /// The partition's nodes as a backend takes them, from `graph`: the planned segment, or
+    /// another segment of its family (whose nodes stand at the same local indices).
+    pub fn nodes_of<'g>(&self, graph: &'g SegmentGraph) -> PartitionNodes<'g> {
         PartitionNodes {
-            nodes: self.nodes.iter().map(|&local| (node_ids[local], &trace.nodes[node_ids[local].index()])).collect(),
+            nodes: self.nodes.iter().map(|&local| (graph.ids[local], &graph.nodes[local])).collect(),
             edges: self.edges.clone(),
             straight_line: self.straight_line,
         }
@@ -67,19 +67,13 @@ pub fn runs_eagerly(command: &Command, can_record: &dyn Fn(&Command) -> bool) ->
     !can_record(command)
 }
 
-/// Plans `graph` (a validated segment of `trace`); `can_record` is the backend's
-/// `Backend::can_record`.
-pub fn plan_segment(
-    trace: &Trace,
-    graph: &SegmentGraph,
-    can_record: &dyn Fn(&Command) -> bool,
-) -> Result<SegmentPlan, PlanError> {
+/// Plans `graph` (a validated segment); `can_record` is the backend's `Backend::can_record`.
+pub fn plan_segment(graph: &SegmentGraph, can_record: &dyn Fn(&Command) -> bool) -> Result<SegmentPlan, PlanError> {
     let order = topological_order(graph.nodes.len(), graph.local_edges()).map_err(|blocked| PlanError::Cycle {
         segment: graph.segment,
-        nodes: blocked.iter().map(|&local| graph.nodes[local]).collect(),
+        nodes: blocked.iter().map(|&local| graph.ids[local]).collect(),
     })?;
-    let is_boundary: Vec<bool> =
-        graph.nodes.iter().map(|id| runs_eagerly(&trace.nodes[id.index()].command, can_record)).collect();
+    let is_boundary: Vec<bool> = graph.nodes.iter().map(|node| runs_eagerly(&node.command, can_record)).collect();
     let group_of = group_nodes(graph, &order, &is_boundary);
     Ok(SegmentPlan { partitions: build_partitions(graph, &order, &group_of, &is_boundary) })
 }
@@ -188,7 +182,6 @@ fn is_straight_line(node_count: usize, edges: &[(usize, usize)]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::segments::segment_graphs;
     use crate::test_traces::{mem, TraceBuilder};
     use trace_format::{Copy, Extent, MemId, Place};
 
@@ -199,11 +192,11 @@ mod tests {
 
     /// Partitions as (kind, node ids, partitions depended on).
     fn summary(builder: &TraceBuilder, can_record: &dyn Fn(&Command) -> bool) -> Vec<(PartitionKind, Vec<u32>, Vec<usize>)> {
-        let graph = &segment_graphs(&builder.trace)[0];
-        let plan = plan_segment(&builder.trace, graph, can_record).expect("acyclic");
+        let graph = &builder.graphs()[0];
+        let plan = plan_segment(graph, can_record).expect("acyclic");
         plan.partitions
             .iter()
-            .map(|p| (p.kind, p.nodes.iter().map(|&l| graph.nodes[l].0).collect(), p.depends_on.clone()))
+            .map(|p| (p.kind, p.nodes.iter().map(|&l| graph.ids[l].0).collect(), p.depends_on.clone()))
             .collect()
     }
 
@@ -220,8 +213,7 @@ mod tests {
         let n = kernels(&mut b, 3);
         b.edge(n[0], n[1]);
         b.edge(n[1], n[2]);
-        let graph = &segment_graphs(&b.trace)[0];
-        let plan = plan_segment(&b.trace, graph, &all_but_host_tasks).expect("acyclic");
+        let plan = plan_segment(&b.graphs()[0], &all_but_host_tasks).expect("acyclic");
         assert_eq!(plan.partitions.len(), 1);
         assert_eq!(plan.partitions[0].nodes, vec![0, 1, 2]);
         assert!(plan.partitions[0].straight_line);
@@ -232,8 +224,7 @@ mod tests {
         let mut b = TraceBuilder::new();
         let n = kernels(&mut b, 3);
         b.edge(n[0], n[2]);
-        let graph = &segment_graphs(&b.trace)[0];
-        let plan = plan_segment(&b.trace, graph, &all_but_host_tasks).expect("acyclic");
+        let plan = plan_segment(&b.graphs()[0], &all_but_host_tasks).expect("acyclic");
         assert!(!plan.partitions[0].straight_line);
     }
 
@@ -242,8 +233,7 @@ mod tests {
         let mut b = TraceBuilder::new();
         let n = kernels(&mut b, 4);
         b.edge(n[3], n[0]);
-        let graph = &segment_graphs(&b.trace)[0];
-        let plan = plan_segment(&b.trace, graph, &all_but_host_tasks).expect("acyclic");
+        let plan = plan_segment(&b.graphs()[0], &all_but_host_tasks).expect("acyclic");
         assert_eq!(plan.partitions[0].nodes, vec![1, 2, 3, 0]);
         assert_eq!(plan.partitions[0].edges, vec![(2, 3)]);
     }
@@ -360,7 +350,6 @@ mod tests {
         let n = kernels(&mut b, 2);
         b.edge(n[0], n[1]);
         b.edge(n[1], n[0]);
-        let graph = &segment_graphs(&b.trace)[0];
-        assert!(matches!(plan_segment(&b.trace, graph, &all_but_host_tasks), Err(PlanError::Cycle { .. })));
+        assert!(matches!(plan_segment(&b.graphs()[0], &all_but_host_tasks), Err(PlanError::Cycle { .. })));
     }
 }

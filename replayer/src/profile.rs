@@ -5,25 +5,46 @@ use crate::backend::NodeTiming;
 use crate::describe;
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
-use trace_format::Trace;
+use trace_format::{Node, Queue, SegmentId, Trace};
 
-/// The Chrome trace of `timings` (from the replay of `trace` on `device`), with times in
-/// microseconds from the earliest start.
-pub fn chrome_trace(trace: &Trace, device: &str, timings: &[NodeTiming]) -> Value {
-    let origin = timings.iter().map(|t| t.start_ns).min().unwrap_or(0);
-    let mut ordered: Vec<&NodeTiming> = timings.iter().collect();
-    ordered.sort_by_key(|t| (t.start_ns, t.queue, t.node));
+/// A node's device time, with the node as a profile names it (where the replay knows it).
+#[derive(Clone, Debug)]
+pub struct ProfiledNode {
+    pub timing: NodeTiming,
+    pub described: Option<NodeName>,
+}
+
+#[derive(Clone, Debug)]
+pub struct NodeName {
+    pub title: String,
+    pub kind: &'static str,
+    pub segment: SegmentId,
+}
+
+impl NodeName {
+    /// `node` of a trace whose objects are `objects`.
+    pub fn of(objects: &Trace, node: &Node) -> NodeName {
+        NodeName { title: describe::node_title(objects, node), kind: node.command.kind_name(), segment: node.segment }
+    }
+}
+
+/// The Chrome trace of `profiled` nodes (from a replay on `device`, whose recorded queues are
+/// `queues`), with times in microseconds from the earliest start.
+pub fn chrome_trace(queues: &[Queue], device: &str, profiled: &[ProfiledNode]) -> Value {
+    let origin = profiled.iter().map(|p| p.timing.start_ns).min().unwrap_or(0);
+    let mut ordered: Vec<&ProfiledNode> = profiled.iter().collect();
+    ordered.sort_by_key(|p| (p.timing.start_ns, p.timing.queue, p.timing.node));
     let mut events = vec![json!({"name": "process_name", "ph": "M", "pid": 1, "args": {"name": format!("replay on {device}")}})];
-    let queues: BTreeSet<usize> = ordered.iter().map(|t| t.queue).collect();
-    for queue in queues {
-        let label = trace.queues.get(queue).map_or_else(|| format!("queue {queue}"), |q| format!("queue {queue}: {}", q.label));
+    let used: BTreeSet<usize> = ordered.iter().map(|p| p.timing.queue).collect();
+    for queue in used {
+        let label = queues.get(queue).map_or_else(|| format!("queue {queue}"), |q| format!("queue {queue}: {}", q.label));
         events.push(json!({"name": "thread_name", "ph": "M", "pid": 1, "tid": queue, "args": {"name": label}}));
     }
-    for timing in ordered {
-        let node = trace.nodes.get(timing.node.index());
+    for ProfiledNode { timing, described } in ordered {
+        let node = described.as_ref();
         events.push(json!({
-            "name": node.map_or_else(|| format!("node {}", timing.node), |n| describe::node_title(trace, n)),
-            "cat": node.map_or("unknown", |n| n.command.kind_name()),
+            "name": node.map_or_else(|| format!("node {}", timing.node), |n| n.title.clone()),
+            "cat": node.map_or("unknown", |n| n.kind),
             "ph": "X",
             "pid": 1,
             "tid": timing.queue,
@@ -49,11 +70,11 @@ mod tests {
         let segment = b.segment();
         let first = b.launch(segment, k, vec![mem(buffer)], 16);
         let host = b.host_task(segment);
-        let timings = [
-            NodeTiming { node: host, queue: 0, start_ns: 5_000, end_ns: 5_500 },
-            NodeTiming { node: first, queue: 0, start_ns: 2_000, end_ns: 4_000 },
-        ];
-        let profile = chrome_trace(&b.trace, "test device", &timings);
+        let profiled = |node: NodeId, start_ns, end_ns| ProfiledNode {
+            timing: NodeTiming { node, queue: 0, start_ns, end_ns },
+            described: Some(NodeName::of(&b.trace, &b.trace.nodes[node.index()])),
+        };
+        let profile = chrome_trace(&b.trace.queues, "test device", &[profiled(host, 5_000, 5_500), profiled(first, 2_000, 4_000)]);
         let events = profile["traceEvents"].as_array().expect("events");
         let spans: Vec<&Value> = events.iter().filter(|e| e["ph"] == "X").collect();
         assert_eq!(spans.len(), 2);

@@ -1,7 +1,8 @@
-//! Each segment's own graph: its nodes in id order and the edges between them, with
-//! segment-local indices, which is what planning and family matching work on.
+//! A segment's own graph, as planning, families and replay work on it: its nodes (the program's
+//! graphs inlined, `inline`) in id order with segment-local indices, the edges between them, and
+//! the states it was recorded with. One is built per segment as the trace streams by.
 
-use trace_format::{EdgeKind, NodeId, SegmentId, Trace};
+use trace_format::{Edge, EdgeKind, Node, NodeId, Segment, SegmentId};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LocalEdge {
@@ -10,43 +11,46 @@ pub struct LocalEdge {
     pub kind: EdgeKind,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct SegmentGraph {
     pub segment: SegmentId,
-    /// The segment's nodes in id order; a node's local index is its position here.
-    pub nodes: Vec<NodeId>,
+    /// What the recording says of the segment: its ordinal, what ended it, its states.
+    pub recorded: Segment,
+    /// The nodes' ids, ascending; a node's local index is its position here and in `nodes`.
+    pub ids: Vec<NodeId>,
+    pub nodes: Vec<Node>,
     /// Edges between the segment's nodes, in trace order.
     pub edges: Vec<LocalEdge>,
 }
 
 impl SegmentGraph {
+    /// The graph of nodes `ids` (ascending) and the `edges` between them; edges that name a node
+    /// of another segment are left out (`validate` reports them).
+    pub fn new(segment: SegmentId, recorded: Segment, ids: Vec<NodeId>, nodes: Vec<Node>, edges: &[Edge]) -> SegmentGraph {
+        let mut graph = SegmentGraph { segment, recorded, ids, nodes, edges: Vec::with_capacity(edges.len()) };
+        for edge in edges {
+            if let (Some(from), Some(to)) = (graph.local(edge.from), graph.local(edge.to)) {
+                graph.edges.push(LocalEdge { from, to, kind: edge.kind });
+            }
+        }
+        graph
+    }
+
     pub fn local_edges(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
         self.edges.iter().map(|e| (e.from, e.to))
     }
-}
 
-/// One graph per segment of the trace. Edges that name a missing node or join two segments
-/// are left out: `validate` reports them.
-pub fn segment_graphs(trace: &Trace) -> Vec<SegmentGraph> {
-    let mut graphs: Vec<SegmentGraph> = (0..trace.segments.len())
-        .map(|s| SegmentGraph { segment: SegmentId(s as u32), nodes: Vec::new(), edges: Vec::new() })
-        .collect();
-    // (segment, local index) of every node whose segment exists.
-    let mut place = Vec::with_capacity(trace.nodes.len());
-    for (id, node) in trace.nodes.iter().enumerate() {
-        place.push(graphs.get_mut(node.segment.index()).map(|graph| {
-            graph.nodes.push(NodeId(id as u32));
-            (node.segment.index(), graph.nodes.len() - 1)
-        }));
-    }
-    for edge in &trace.edges {
-        let from = place.get(edge.from.index()).copied().flatten();
-        let to = place.get(edge.to.index()).copied().flatten();
-        if let (Some((segment, from)), Some((to_segment, to))) = (from, to) {
-            if segment == to_segment {
-                graphs[segment].edges.push(LocalEdge { from, to, kind: edge.kind });
-            }
+    /// The local index of node `id`, if it is one of the segment's.
+    pub fn local(&self, id: NodeId) -> Option<usize> {
+        // The recorded nodes come first, numbered one after another.
+        let offset = id.0.checked_sub(self.ids.first()?.0)? as usize;
+        match self.ids.get(offset) {
+            Some(&at) if at == id => Some(offset),
+            _ => self.ids.binary_search(&id).ok(),
         }
     }
-    graphs
+
+    pub fn node(&self, id: NodeId) -> Option<&Node> {
+        self.local(id).map(|local| &self.nodes[local])
+    }
 }

@@ -1,9 +1,11 @@
 //! Small traces for unit tests, built in code.
 
+use crate::inline::Inliner;
+use crate::segments::SegmentGraph;
 use trace_format::{
     Api, Arg, BlobId, BlobStore, Command, Device, Edge, EdgeKind, Header, HostTaskKind, ImageKind, KernelId,
     KernelLaunch, Launch, MemId, MemKind, MemState, Memory, Node, NodeId, Param, ParamKind, Program, ProgramImage,
-    Queue, QueueId, Segment, SegmentId, Trace,
+    Queue, QueueId, Segment, SegmentId, Trace, TraceReader,
 };
 
 pub struct TraceBuilder {
@@ -87,6 +89,18 @@ impl TraceBuilder {
         let blob = self.blobs.insert(bytes);
         self.trace.segments[segment.index()].initial.push(MemState { mem, blob });
         blob
+    }
+
+    /// The trace as the replayer streams it: written and opened again.
+    pub fn reader(&self) -> TraceReader {
+        TraceReader::from_trace(&self.trace, &self.blobs).expect("the test trace is in segment order")
+    }
+
+    /// Each segment's graph, with the program's graphs inlined, as replay plans them.
+    pub fn graphs(&self) -> Vec<SegmentGraph> {
+        let reader = self.reader();
+        let mut inliner = Inliner::new(reader.node_count());
+        reader.segments().map(|segment| inliner.graph(segment.expect("the test trace reads"))).collect()
     }
 
     pub fn expected(&mut self, segment: SegmentId, mem: MemId, bytes: Vec<u8>) -> BlobId {

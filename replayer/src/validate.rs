@@ -1,11 +1,13 @@
 //! Checks that a trace can be planned and replayed: every reference resolves, every blob
-//! is present, the graph is acyclic and edges stay inside their segment. Problems are
-//! collected, not stopped at, so one run names everything that is wrong.
+//! is present, each segment's graph is acyclic and edges stay inside their segment. The trace
+//! is checked as it streams by: its objects, then one segment at a time, then (for `validate`)
+//! every blob. Problems are collected, not stopped at, so one run names everything that is
+//! wrong; what a problem concerns is only put into words when there is one.
 
 use crate::graph::topological_order;
 use trace_format::{
-    Arg, BlobId, BlobStore, Command, Copy, Edge, Extent, Fill, KernelLaunch, Launch, MemId, MemKind, Node,
-    ParamKind, Place, Trace,
+    Arg, BlobId, BlobStore, Command, Copy, Edge, Extent, Fill, FormatError, KernelLaunch, Launch, MemId, MemKind,
+    Node, ParamKind, Place, Trace, TraceReader, TraceSegment,
 };
 
 /// One thing wrong with a trace: what it concerns (`node 12`) and what is wrong with it.
@@ -21,31 +23,74 @@ impl std::fmt::Display for Problem {
     }
 }
 
-/// Every problem found in `trace`; empty when it can be replayed.
-pub fn validate(trace: &Trace, blobs: &BlobStore) -> Vec<Problem> {
-    let mut checker = Checker { trace, blobs, problems: Vec::new() };
-    checker.header();
-    checker.memories();
-    checker.programs_kernels_queues();
-    checker.graph("", &trace.nodes, &trace.edges, true);
-    checker.segments();
-    checker.blob_contents();
-    checker.problems
+/// What a problem concerns, put into words when there is one.
+type Subject<'s> = &'s dyn Fn() -> String;
+
+/// Every problem found in the trace `reader` reads, blobs read whole included; empty when it
+/// can be replayed.
+pub fn validate(reader: &TraceReader) -> Result<Vec<Problem>, FormatError> {
+    let mut validator = Validator::new(reader);
+    reader.for_each_segment(|segment| {
+        validator.segment(&segment);
+        Ok::<(), FormatError>(())
+    })?;
+    validator.blob_contents();
+    Ok(validator.finish())
 }
 
-struct Checker<'a> {
+/// Checks a trace as it streams by (`validate` drives it; `info` and `replay` check while they
+/// read the segments for their own work).
+pub struct Validator<'a> {
+    reader: &'a TraceReader,
     trace: &'a Trace,
     blobs: &'a BlobStore,
     problems: Vec<Problem>,
 }
 
-impl Checker<'_> {
-    fn report(&mut self, subject: &str, message: String) {
-        self.problems.push(Problem { subject: subject.to_string(), message });
+impl<'a> Validator<'a> {
+    /// Checks the trace's objects.
+    pub fn new(reader: &'a TraceReader) -> Validator<'a> {
+        let mut validator = Validator { reader, trace: reader.objects(), blobs: reader.blobs(), problems: Vec::new() };
+        validator.header();
+        validator.memories();
+        validator.programs_kernels_queues();
+        validator
+    }
+
+    /// Checks one segment: its nodes, its edges, that they form no cycle, its states.
+    pub fn segment(&mut self, segment: &TraceSegment) {
+        for (id, node) in segment.nodes_with_ids() {
+            self.node(&|| format!("node {id}"), node);
+        }
+        let first = segment.first_node.0;
+        let mut local_edges = Vec::with_capacity(segment.edges.len());
+        for (index, edge) in segment.edges.iter().enumerate() {
+            if self.edge(segment, segment.first_edge + index, edge) {
+                local_edges.push(((edge.from.0 - first) as usize, (edge.to.0 - first) as usize));
+            }
+        }
+        if let Err(blocked) = topological_order(segment.nodes.len(), local_edges) {
+            let blocked: Vec<u32> = blocked.into_iter().map(|local| first + local as u32).collect();
+            self.cycle(&|| format!("segment {}", segment.id), &blocked);
+        }
+        self.states(segment);
+    }
+
+    /// The problems found so far.
+    pub fn problems(&self) -> &[Problem] {
+        &self.problems
+    }
+
+    pub fn finish(self) -> Vec<Problem> {
+        self.problems
+    }
+
+    fn report(&mut self, subject: Subject<'_>, message: String) {
+        self.problems.push(Problem { subject: subject(), message });
     }
 
     /// Reports `what index` unless it is below `count`; returns whether it resolves.
-    fn resolves(&mut self, subject: &str, what: &str, index: usize, count: usize) -> bool {
+    fn resolves(&mut self, subject: Subject<'_>, what: &str, index: usize, count: usize) -> bool {
         if index < count {
             return true;
         }
@@ -55,17 +100,17 @@ impl Checker<'_> {
 
     /// Reads every blob once: the reader checks blob checksums lazily, so damage inside a blob
     /// shows up here rather than in the middle of a replay.
-    fn blob_contents(&mut self) {
+    pub fn blob_contents(&mut self) {
         let mut ids: Vec<BlobId> = self.blobs.ids().collect();
         ids.sort();
         for id in ids {
             if let Err(error) = self.blobs.get(id) {
-                self.report(&format!("blob {id}"), error.to_string());
+                self.report(&|| format!("blob {id}"), error.to_string());
             }
         }
     }
 
-    fn blob_present(&mut self, subject: &str, what: &str, blob: BlobId) -> bool {
+    fn blob_present(&mut self, subject: Subject<'_>, what: &str, blob: BlobId) -> bool {
         if self.blobs.contains(blob) {
             return true;
         }
@@ -74,7 +119,7 @@ impl Checker<'_> {
     }
 
     /// Checks that `mem` exists and that `[offset, offset + bytes)` lies inside it.
-    fn memory_range(&mut self, subject: &str, mem: MemId, offset: u64, bytes: u64) {
+    fn memory_range(&mut self, subject: Subject<'_>, mem: MemId, offset: u64, bytes: u64) {
         if !self.resolves(subject, "memory", mem.index(), self.trace.memories.len()) {
             return;
         }
@@ -87,14 +132,14 @@ impl Checker<'_> {
 
     fn header(&mut self) {
         if self.trace.header.is_none() {
-            self.report("trace", "it has no header, so its API is unknown".to_string());
+            self.report(&|| "trace".to_string(), "it has no header, so its API is unknown".to_string());
         }
     }
 
     fn memories(&mut self) {
         let trace = self.trace;
         for (id, memory) in trace.memories.iter().enumerate() {
-            let subject = format!("memory {id}");
+            let subject = || format!("memory {id}");
             if let Some(device) = memory.device {
                 self.resolves(&subject, "device", device.index(), trace.devices.len());
             }
@@ -120,7 +165,7 @@ impl Checker<'_> {
     fn programs_kernels_queues(&mut self) {
         let trace = self.trace;
         for (id, program) in trace.programs.iter().enumerate() {
-            let subject = format!("program {id}");
+            let subject = || format!("program {id}");
             if program.images.is_empty() {
                 self.report(&subject, "it has no image to build from".to_string());
             }
@@ -129,49 +174,68 @@ impl Checker<'_> {
             }
         }
         for (id, kernel) in trace.kernels.iter().enumerate() {
-            self.resolves(&format!("kernel {id} ({})", kernel.name), "program", kernel.program.index(), trace.programs.len());
+            self.resolves(&|| format!("kernel {id} ({})", kernel.name), "program", kernel.program.index(), trace.programs.len());
         }
         for (id, queue) in trace.queues.iter().enumerate() {
             if let Some(device) = queue.device {
-                self.resolves(&format!("queue {id}"), "device", device.index(), trace.devices.len());
+                self.resolves(&|| format!("queue {id}"), "device", device.index(), trace.devices.len());
             }
         }
     }
 
-    /// Checks the nodes and edges of the trace (`top_level`) or of a nested sub-graph, whose
-    /// subjects start with `prefix`.
-    fn graph(&mut self, prefix: &str, nodes: &[Node], edges: &[Edge], top_level: bool) {
+    /// Checks an edge of `segment`; returns whether it joins two of the segment's nodes.
+    fn edge(&mut self, segment: &TraceSegment, index: usize, edge: &Edge) -> bool {
+        let subject = || format!("edge {index} ({} -> {})", edge.from, edge.to);
+        let nodes = self.reader.node_count();
+        let from_ok = self.resolves(&subject, "node", edge.from.index(), nodes);
+        let to_ok = self.resolves(&subject, "node", edge.to.index(), nodes);
+        if !(from_ok && to_ok) {
+            return false;
+        }
+        if segment.holds(edge.from) && segment.holds(edge.to) {
+            return true;
+        }
+        let (from, to) = (self.reader.segment_of(edge.from), self.reader.segment_of(edge.to));
+        let name = |s: Option<trace_format::SegmentId>| s.map_or("none".to_string(), |s| s.to_string());
+        if from != to {
+            self.report(&subject, format!("it joins segment {} to segment {}; edges must stay inside a segment", name(from), name(to)));
+        } else {
+            self.report(&subject, format!("it joins nodes of segment {} but is written with segment {}", name(from), segment.id));
+        }
+        false
+    }
+
+    fn cycle(&mut self, subject: Subject<'_>, blocked: &[u32]) {
+        let shown: Vec<String> = blocked.iter().take(10).map(|n| n.to_string()).collect();
+        let more = if blocked.len() > 10 { format!(" and {} more", blocked.len() - 10) } else { String::new() };
+        self.report(subject, format!("the edges form a cycle; nodes on or behind it: {}{more}", shown.join(", ")));
+    }
+
+    /// Checks the nodes and edges of a sub-graph a node holds, whose subjects start with `prefix`.
+    fn subgraph(&mut self, prefix: &str, nodes: &[Node], edges: &[Edge]) {
         for (id, node) in nodes.iter().enumerate() {
-            self.node(&format!("{prefix}node {id}"), node);
+            self.node(&|| format!("{prefix}node {id}"), node);
         }
         let mut valid_edges = Vec::with_capacity(edges.len());
         for (index, edge) in edges.iter().enumerate() {
-            let subject = format!("{prefix}edge {index} ({} -> {})", edge.from, edge.to);
+            let subject = || format!("{prefix}edge {index} ({} -> {})", edge.from, edge.to);
             let from_ok = self.resolves(&subject, "node", edge.from.index(), nodes.len());
             let to_ok = self.resolves(&subject, "node", edge.to.index(), nodes.len());
-            if !(from_ok && to_ok) {
-                continue;
+            if from_ok && to_ok {
+                valid_edges.push((edge.from.index(), edge.to.index()));
             }
-            let (from, to) = (&nodes[edge.from.index()], &nodes[edge.to.index()]);
-            if top_level && from.segment != to.segment {
-                self.report(&subject, format!("it joins segment {} to segment {}; edges must stay inside a segment", from.segment, to.segment));
-            }
-            valid_edges.push((edge.from.index(), edge.to.index()));
         }
         if let Err(blocked) = topological_order(nodes.len(), valid_edges) {
-            let shown: Vec<String> = blocked.iter().take(10).map(|n| n.to_string()).collect();
-            let more = if blocked.len() > 10 { format!(" and {} more", blocked.len() - 10) } else { String::new() };
-            let subject = if prefix.is_empty() { "graph".to_string() } else { prefix.trim_end_matches(" > ").to_string() };
-            self.report(&subject, format!("the edges form a cycle; nodes on or behind it: {}{more}", shown.join(", ")));
+            let blocked: Vec<u32> = blocked.into_iter().map(|n| n as u32).collect();
+            self.cycle(&|| prefix.trim_end_matches(" > ").to_string(), &blocked);
         }
     }
 
-    fn node(&mut self, subject: &str, node: &Node) {
+    fn node(&mut self, subject: Subject<'_>, node: &Node) {
         let trace = self.trace;
         if let Some(queue) = node.queue {
             self.resolves(subject, "queue", queue.index(), trace.queues.len());
         }
-        self.resolves(subject, "segment", node.segment.index(), trace.segments.len());
         match &node.command {
             Command::Kernel(launch) => self.kernel_launch(subject, launch),
             Command::Copy(copy) => self.copy(subject, copy),
@@ -180,14 +244,15 @@ impl Checker<'_> {
                 self.resolves(subject, "memory", mem.index(), trace.memories.len());
             }
             Command::Subgraph(graph) => {
-                self.graph(&format!("{subject} > "), &graph.nodes, &graph.edges, false);
-                if !subject.contains(" > ") {
+                let name = subject();
+                self.subgraph(&format!("{name} > "), &graph.nodes, &graph.edges);
+                if !name.contains(" > ") {
                     self.conditions(subject, &graph.nodes);
                 }
             }
             Command::Conditional(conditional) => {
                 for (index, body) in conditional.bodies.iter().enumerate() {
-                    self.graph(&format!("{subject} body {index} > "), &body.nodes, &body.edges, false);
+                    self.subgraph(&format!("{} body {index} > ", subject()), &body.nodes, &body.edges);
                 }
             }
             Command::Barrier | Command::HostTask(_) | Command::EventRecord { .. } | Command::EventWait { .. } => {}
@@ -196,7 +261,7 @@ impl Checker<'_> {
 
     /// Every condition a kernel of a program's graph sets names one conditional of that graph
     /// (its nested graphs and bodies included), and no two conditionals share one.
-    fn conditions(&mut self, subject: &str, nodes: &[Node]) {
+    fn conditions(&mut self, subject: Subject<'_>, nodes: &[Node]) {
         let (mut defined, mut used) = (Vec::new(), Vec::new());
         collect_conditions(nodes, &mut defined, &mut used);
         defined.sort_unstable();
@@ -208,7 +273,7 @@ impl Checker<'_> {
         }
     }
 
-    fn kernel_launch(&mut self, subject: &str, launch: &KernelLaunch) {
+    fn kernel_launch(&mut self, subject: Subject<'_>, launch: &KernelLaunch) {
         let trace = self.trace;
         if self.resolves(subject, "kernel", launch.kernel.index(), trace.kernels.len()) {
             let kernel = &trace.kernels[launch.kernel.index()];
@@ -231,10 +296,10 @@ impl Checker<'_> {
         }
         for (index, arg) in launch.args.iter().enumerate() {
             match arg {
-                Arg::Memory { mem, offset } => self.memory_range(&format!("{subject} argument {index}"), *mem, *offset, 0),
+                Arg::Memory { mem, offset } => self.memory_range(&|| format!("{} argument {index}", subject()), *mem, *offset, 0),
                 Arg::ValueWithPointers { bytes, pointers } => {
                     for pointer in pointers {
-                        let subject = format!("{subject} argument {index} pointer at byte {}", pointer.at);
+                        let subject = || format!("{} argument {index} pointer at byte {}", subject(), pointer.at);
                         if pointer.at as usize + 8 > bytes.len() {
                             self.report(&subject, format!("it does not fit in the argument's {} bytes", bytes.len()));
                         }
@@ -265,9 +330,9 @@ impl Checker<'_> {
         }
     }
 
-    fn copy(&mut self, subject: &str, copy: &Copy) {
+    fn copy(&mut self, subject: Subject<'_>, copy: &Copy) {
         for (side, place) in [("source", &copy.src), ("destination", &copy.dst)] {
-            let subject = format!("{subject} {side}");
+            let subject = || format!("{} {side}", subject());
             match place {
                 Place::Memory { mem, offset } => {
                     let bytes = match copy.extent {
@@ -285,7 +350,7 @@ impl Checker<'_> {
         }
     }
 
-    fn fill(&mut self, subject: &str, fill: &Fill) {
+    fn fill(&mut self, subject: Subject<'_>, fill: &Fill) {
         if fill.pattern.is_empty() {
             self.report(subject, "its fill pattern is empty".to_string());
         }
@@ -293,38 +358,34 @@ impl Checker<'_> {
         self.memory_range(subject, fill.mem, fill.offset, bytes);
     }
 
-    fn segments(&mut self) {
+    /// Memory allocated in a segment has no contents before it, freed memory none after it.
+    fn states(&mut self, segment: &TraceSegment) {
         let trace = self.trace;
-        // Memory allocated in a segment has no contents before it, freed memory none after it.
-        let mut allocated = vec![Vec::new(); trace.segments.len()];
-        let mut freed = vec![Vec::new(); trace.segments.len()];
-        for node in &trace.nodes {
-            let mems = match node.command {
-                Command::MemAlloc { mem } => allocated.get_mut(node.segment.index()).map(|mems| (mems, mem)),
-                Command::MemFree { mem } => freed.get_mut(node.segment.index()).map(|mems| (mems, mem)),
-                _ => None,
-            };
-            if let Some((mems, mem)) = mems {
-                mems.push(mem);
+        let mut allocated = Vec::new();
+        let mut freed = Vec::new();
+        for node in &segment.nodes {
+            match node.command {
+                Command::MemAlloc { mem } => allocated.push(mem),
+                Command::MemFree { mem } => freed.push(mem),
+                _ => {}
             }
         }
-        for (id, segment) in trace.segments.iter().enumerate() {
-            for (what, states, gone, why) in [
-                ("initial", &segment.initial, &allocated[id], "allocated in this segment: it has no contents before"),
-                ("expected", &segment.expected, &freed[id], "freed in this segment: it has no contents after"),
-            ] {
-                for state in states {
-                    let subject = format!("segment {id} {what} state of memory {}", state.mem);
-                    if gone.contains(&state.mem) {
-                        self.report(&subject, format!("the memory is {why}"));
-                    }
-                    let mem_ok = self.resolves(&subject, "memory", state.mem.index(), trace.memories.len());
-                    if self.blob_present(&subject, "contents", state.blob) && mem_ok {
-                        let size = trace.memories[state.mem.index()].size;
-                        let held = self.blobs.raw_len(state.blob).unwrap_or(0);
-                        if held != size {
-                            self.report(&subject, format!("it holds {held} bytes; the memory has {size}"));
-                        }
+        let id = segment.id;
+        for (what, states, gone, why) in [
+            ("initial", &segment.segment.initial, &allocated, "allocated in this segment: it has no contents before"),
+            ("expected", &segment.segment.expected, &freed, "freed in this segment: it has no contents after"),
+        ] {
+            for state in states {
+                let subject = || format!("segment {id} {what} state of memory {}", state.mem);
+                if gone.contains(&state.mem) {
+                    self.report(&subject, format!("the memory is {why}"));
+                }
+                let mem_ok = self.resolves(&subject, "memory", state.mem.index(), trace.memories.len());
+                if self.blob_present(&subject, "contents", state.blob) && mem_ok {
+                    let size = trace.memories[state.mem.index()].size;
+                    let held = self.blobs.raw_len(state.blob).unwrap_or(0);
+                    if held != size {
+                        self.report(&subject, format!("it holds {held} bytes; the memory has {size}"));
                     }
                 }
             }
@@ -409,7 +470,7 @@ mod tests {
     }
 
     fn problems(b: &TraceBuilder) -> Vec<String> {
-        validate(&b.trace, &b.blobs).iter().map(ToString::to_string).collect()
+        validate(&b.reader()).expect("the trace reads").iter().map(ToString::to_string).collect()
     }
 
     fn launch_mut(b: &mut TraceBuilder, node: usize) -> &mut KernelLaunch {
@@ -549,8 +610,8 @@ mod tests {
             problems(&b),
             vec![
                 "edge 2 (1 -> 5): node 5 does not exist (the trace has 3)",
+                "segment 0: the edges form a cycle; nodes on or behind it: 0, 1",
                 "edge 3 (0 -> 2): it joins segment 0 to segment 1; edges must stay inside a segment",
-                "graph: the edges form a cycle; nodes on or behind it: 0, 1, 2",
             ]
         );
     }

@@ -31,7 +31,8 @@ fn info_describes_the_trace() {
     assert_eq!(value["nodes"], 4);
     assert_eq!(value["edges"], 2);
     assert_eq!(value["segments"], 2);
-    assert_eq!(value["families"][1]["segments"], serde_json::json!([1]));
+    assert_eq!(value["families"][1]["segments"], serde_json::json!([[1, 1]]), "runs of segments");
+    assert_eq!(value["families"][1]["members"], 1);
     assert_eq!(value["memory_bytes"], 128);
     assert_eq!(value["complete"], true);
     assert!(value["blobs"]["raw_bytes"].as_u64().is_some_and(|raw| raw >= 4 * 64));

@@ -151,7 +151,7 @@ fn arguments_the_built_kernel_does_not_take_are_bad_input() {
     let wrong_kind = one_d("fill", vec![MemoryParam, MemoryParam], vec![out(), out()], ELEMENTS, None);
     refused("wrong-kind", trace_of(vec![wrong_kind], vec![], "", None), 2, "invalid trace: node 0 (fill): argument 1 is memory 0; the kernel takes a float by value");
     let missing = one_d("fill", vec![MemoryParam], vec![out()], ELEMENTS, None);
-    refused("missing-argument", trace_of(vec![missing], vec![], "", None), 2, "invalid trace: node 0 (fill): 1 arguments; the kernel takes 2");
+    refused("missing-argument", trace_of(vec![missing], vec![], "", None), 2, "invalid trace: node 0 (fill): it passes 1 arguments; the kernel takes 2");
 }
 
 #[test]

@@ -5,7 +5,6 @@
 mod common;
 
 use common::jacobi;
-use replayer::inline::inline_subgraphs;
 use replayer::opencl::OpenClBackend;
 use replayer::replay::{Mode, Replayer, RunOptions, RunReport};
 use std::collections::BTreeMap;
@@ -14,7 +13,7 @@ use std::process::Command as Process;
 use trace_format::{
     Api, Arg, BlobStore, Command, Copy, Device, Edge, EdgeKind, Extent, Fill, Header, ImageKind, Kernel, KernelId,
     KernelLaunch, Launch, MemId, MemKind, MemState, Memory, Node, NodeId, Param, ParamKind, Place, Program, ProgramId,
-    ProgramImage, Queue, QueueId, Segment, SegmentId, Trace,
+    ProgramImage, Queue, QueueId, Segment, SegmentId, Trace, TraceReader,
 };
 
 /// Set in the child process that runs a test on Intel's runtime: the device to choose.
@@ -54,10 +53,15 @@ fn backend(device: &str) -> OpenClBackend {
     OpenClBackend::open(&options).unwrap_or_else(|e| panic!("OpenCL device {device:?}: {e}"))
 }
 
-/// Replays `trace` as the command line does: the program's command buffers inlined first.
+/// `trace` as the replayer streams it.
+fn reader(trace: &Trace, blobs: &BlobStore) -> TraceReader {
+    TraceReader::from_trace(trace, blobs).expect("the test trace is in segment order")
+}
+
+/// Replays `trace` as the command line does (the program's command buffers are inlined).
 fn run(device: &str, trace: &Trace, blobs: &BlobStore, mode: Mode, iterations: usize) -> (RunReport, Vec<Vec<u8>>) {
-    let trace = &inline_subgraphs(trace);
-    let mut replayer = Replayer::new(Box::new(backend(device)), trace, blobs).expect("trace loads");
+    let reader = reader(trace, blobs);
+    let mut replayer = Replayer::new(Box::new(backend(device)), &reader, Default::default()).expect("trace loads");
     let options = RunOptions { mode, iterations, compare: true, profile: false, inputs: BTreeMap::new(), rules: Default::default() };
     let report = replayer.run(&options, &mut |_, _| {}).unwrap_or_else(|e| panic!("{mode:?} replay on {device}: {e}"));
     let memories = (0..trace.memories.len()).map(|m| replayer.read_memory(MemId(m as u32)).expect("memory reads back")).collect();
@@ -486,11 +490,15 @@ fn invalid_commands_are_refused() {
             extent: Extent::Linear { bytes: BYTES },
         });
         let (trace, blobs) = single_segment(vec![buffer.clone(), buffer.clone()], vec![overrun], &[], vec![zeros.clone(), zeros.clone()], std::slice::from_ref(&zeros));
-        for mode in [Mode::Graph, Mode::Eager] {
-            let mut replayer = Replayer::new(Box::new(backend(device)), &trace, &blobs).expect("trace loads");
+        let refused = |trace: &Trace, blobs: &BlobStore, mode| {
+            let reader = reader(trace, blobs);
+            let mut replayer = Replayer::new(Box::new(backend(device)), &reader, Default::default()).expect("trace loads");
             let options = RunOptions { mode, iterations: 1, compare: false, profile: false, inputs: BTreeMap::new(), rules: Default::default() };
-            let error = replayer.run(&options, &mut |_, _| {}).expect_err("the overrun is refused");
-            assert!(error.to_string().contains("256 bytes at offset 8 of memory 0"), "{mode:?}: {error}");
+            replayer.run(&options, &mut |_, _| {}).expect_err("the command is refused").to_string()
+        };
+        for mode in [Mode::Graph, Mode::Eager] {
+            let error = refused(&trace, &blobs, mode);
+            assert!(error.contains("256 bytes at offset 8 of memory 0"), "{mode:?}: {error}");
         }
 
         let mut missing_arg = scale_of(A, 0, 2, N);
@@ -498,8 +506,10 @@ fn invalid_commands_are_refused() {
             launch.args.pop();
         }
         let (trace, blobs) = single_segment(vec![buffer], vec![missing_arg], &[], vec![zeros.clone()], &[zeros]);
-        let error = Replayer::new(Box::new(backend(device)), &trace, &blobs).err().expect("the launch is refused");
-        assert!(error.to_string().contains("node 0 (scale): 1 arguments; the kernel takes 2"), "{error}");
+        for mode in [Mode::Graph, Mode::Eager] {
+            let error = refused(&trace, &blobs, mode);
+            assert!(error.contains("node 0 (scale): it passes 1 arguments; the kernel takes 2"), "{mode:?}: {error}");
+        }
     });
 }
 

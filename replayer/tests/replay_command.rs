@@ -122,3 +122,23 @@ fn the_profile_has_one_event_per_node_in_time_order() {
     assert!(starts.windows(2).all(|w| w[0] <= w[1]), "{starts:?}");
     assert!(spans.iter().all(|e| e["dur"].as_f64().is_some_and(|d| d >= 0.0)));
 }
+
+/// A trace of thousands of segments streams through every command: validated, drawn, and
+/// replayed from one family in both modes with every result compared.
+#[test]
+fn a_long_trace_streams_through_validate_dot_and_replay() {
+    const SEGMENTS: u32 = 3000;
+    let dir = scratch("opencl-long");
+    let trace = write(&dir, "long.trace", &jacobi(Api::OpenCl, SEGMENTS));
+    let path = path_str(&trace);
+    let valid = replayer(&["validate", path]);
+    assert!(valid.stdout.contains(&format!("valid ({} nodes, {SEGMENTS} edges, {SEGMENTS} segments)", 2 * SEGMENTS)), "{}", valid.stderr);
+    let dot = replayer(&["dot", path]);
+    assert_eq!(dot.stdout.matches("subgraph cluster_segment_").count(), SEGMENTS as usize, "{}", dot.stderr);
+    for mode in ["graph", "eager"] {
+        let report = json(&replayer(&["replay", path, "--mode", mode, "--iterations", "1", "--compare", "--json"]));
+        assert_eq!((report["segments"].as_u64(), report["families"].as_u64()), (Some(u64::from(SEGMENTS)), Some(1)), "{report}");
+        assert_eq!(report["comparison"]["compared"], 2 * SEGMENTS, "{report}");
+        assert_eq!(report["comparison"]["passed"], true, "{report}");
+    }
+}

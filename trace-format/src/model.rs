@@ -499,6 +499,36 @@ pub struct Segment {
     pub expected: Vec<MemState>,
 }
 
+/// One segment with its graph, as a reader streams it (`TraceReader::segments`): its nodes,
+/// numbered on from `first_node`, the edges written with it, and its states.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TraceSegment {
+    pub id: SegmentId,
+    pub segment: Segment,
+    pub first_node: NodeId,
+    pub nodes: Vec<Node>,
+    /// The index of `edges[0]` among all the trace's edges.
+    pub first_edge: usize,
+    pub edges: Vec<Edge>,
+}
+
+impl TraceSegment {
+    /// The segment's node `id`, if it is one of the segment's.
+    pub fn node(&self, id: NodeId) -> Option<&Node> {
+        self.nodes.get(id.0.checked_sub(self.first_node.0)? as usize)
+    }
+
+    /// Whether `id` is one of the segment's nodes.
+    pub fn holds(&self, id: NodeId) -> bool {
+        self.node(id).is_some()
+    }
+
+    /// The segment's nodes with their ids.
+    pub fn nodes_with_ids(&self) -> impl Iterator<Item = (NodeId, &Node)> {
+        self.nodes.iter().enumerate().map(|(index, node)| (NodeId(self.first_node.0 + index as u32), node))
+    }
+}
+
 /// A change that turns a family's base graph into one of its segments, or a user override.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Patch {

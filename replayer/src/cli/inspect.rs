@@ -1,18 +1,19 @@
 //! The commands that read traces without running them: info, dot, validate, diff.
 
 use super::failure::{Exit, Failure};
-use super::load::{load, load_valid};
+use super::load::{open, open_valid, unreadable};
 use clap::{Args, ValueEnum};
-use replayer::diff::{diff_traces, Side};
-use replayer::dot::to_dot;
+use replayer::diff::diff_traces;
+use replayer::dot::{write_dot, DotError};
 use replayer::info::trace_info;
 use replayer::validate::validate as find_problems;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
+use trace_format::TraceReader;
 
 pub fn info(path: &Path, json: bool) -> Result<ExitCode, Failure> {
-    let info = trace_info(&load(path)?);
+    let info = trace_info(&open(path)?).map_err(|error| unreadable(path, error))?;
     if json {
         print_json(&info)?;
     } else {
@@ -22,16 +23,15 @@ pub fn info(path: &Path, json: bool) -> Result<ExitCode, Failure> {
 }
 
 pub fn validate(path: &Path) -> Result<ExitCode, Failure> {
-    let file = load(path)?;
-    let problems = find_problems(&file.trace, &file.blobs);
+    let reader = open(path)?;
+    let problems = find_problems(&reader).map_err(|error| unreadable(path, error))?;
     if problems.is_empty() {
-        let trace = &file.trace;
         println!(
             "{}: valid ({} nodes, {} edges, {} segments)",
             path.display(),
-            trace.nodes.len(),
-            trace.edges.len(),
-            trace.segments.len()
+            reader.node_count(),
+            reader.edge_count(),
+            reader.segment_count()
         );
         return Ok(ExitCode::SUCCESS);
     }
@@ -45,12 +45,8 @@ pub fn validate(path: &Path) -> Result<ExitCode, Failure> {
 }
 
 pub fn diff(a: &Path, b: &Path, json: bool) -> Result<ExitCode, Failure> {
-    let (file_a, file_b) = (load_valid(a)?, load_valid(b)?);
-    let diff = diff_traces(
-        Side { trace: &file_a.trace, blobs: &file_a.blobs },
-        Side { trace: &file_b.trace, blobs: &file_b.blobs },
-    )
-    .map_err(|error| Failure::bad_input(format!("cannot read data of a trace: {error}")))?;
+    let (reader_a, reader_b) = (open_valid(a)?, open_valid(b)?);
+    let diff = diff_traces(&reader_a, &reader_b).map_err(|error| Failure::bad_input(format!("cannot read data of a trace: {error}")))?;
     if json {
         print_json(&diff)?;
     } else {
@@ -80,24 +76,36 @@ pub struct DotArgs {
 }
 
 pub fn dot(args: &DotArgs) -> Result<ExitCode, Failure> {
-    let file = load(&args.trace)?;
-    let text = to_dot(&file.trace, args.verbose);
-    let bytes = match args.format {
-        DotFormat::Dot => text.into_bytes(),
-        DotFormat::Svg => render_svg(&text)?,
+    let reader = open(&args.trace)?;
+    let written = match (args.format, &args.output) {
+        (DotFormat::Dot, Some(path)) => {
+            let file = std::fs::File::create(path).map_err(|error| cannot_write(path, error))?;
+            let mut out = std::io::BufWriter::new(file);
+            write_dot(&reader, args.verbose, &mut out).and_then(|()| out.flush().map_err(DotError::Output))
+        }
+        (DotFormat::Dot, None) => {
+            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+            write_dot(&reader, args.verbose, &mut out).and_then(|()| out.flush().map_err(DotError::Output))
+        }
+        (DotFormat::Svg, output) => return render_svg(&reader, args, output.as_deref()),
     };
-    match &args.output {
-        Some(path) => std::fs::write(path, bytes)
-            .map_err(|error| Failure::bad_input(format!("cannot write {}: {error}", path.display())))?,
-        None => std::io::stdout()
-            .write_all(&bytes)
-            .map_err(|error| Failure::bad_input(format!("cannot write to standard output: {error}")))?,
+    match written {
+        Ok(()) => Ok(ExitCode::SUCCESS),
+        Err(DotError::Trace(error)) => Err(unreadable(&args.trace, error)),
+        Err(DotError::Output(error)) => Err(match &args.output {
+            Some(path) => cannot_write(path, error),
+            None => Failure::bad_input(format!("cannot write to standard output: {error}")),
+        }),
     }
-    Ok(ExitCode::SUCCESS)
 }
 
-/// Runs Graphviz `dot -Tsvg` on `text`.
-fn render_svg(text: &str) -> Result<Vec<u8>, Failure> {
+fn cannot_write(path: &Path, error: std::io::Error) -> Failure {
+    Failure::bad_input(format!("cannot write {}: {error}", path.display()))
+}
+
+/// Streams the graph into Graphviz `dot -Tsvg` and writes its SVG to `output` (standard
+/// output when `None`).
+fn render_svg(reader: &TraceReader, args: &DotArgs, output: Option<&Path>) -> Result<ExitCode, Failure> {
     let mut child = Command::new("dot")
         .arg("-Tsvg")
         .stdin(Stdio::piped())
@@ -109,22 +117,36 @@ fn render_svg(text: &str) -> Result<Vec<u8>, Failure> {
                 "cannot run Graphviz `dot` ({error}); install Graphviz (`apt-get install graphviz`) or use --format dot"
             ))
         })?;
-    if let Some(mut stdin) = child.stdin.take() {
-        stdin
-            .write_all(text.as_bytes())
-            .map_err(|error| Failure::unavailable(format!("cannot send the graph to Graphviz `dot`: {error}")))?;
-    }
-    let output = child
-        .wait_with_output()
+    let mut stdin = child.stdin.take().expect("piped");
+    // Graphviz's output is collected while the graph is written to it.
+    let rendering = std::thread::spawn(move || child.wait_with_output());
+    let written = write_dot(reader, args.verbose, &mut stdin);
+    drop(stdin);
+    let output_of_dot = rendering
+        .join()
+        .map_err(|_| Failure::unavailable("Graphviz `dot` could not be waited for"))?
         .map_err(|error| Failure::unavailable(format!("Graphviz `dot` failed: {error}")))?;
-    if !output.status.success() {
+    match written {
+        Err(DotError::Trace(error)) => return Err(unreadable(&args.trace, error)),
+        Err(DotError::Output(error)) if output_of_dot.status.success() => {
+            return Err(Failure::unavailable(format!("cannot send the graph to Graphviz `dot`: {error}")))
+        }
+        _ => {}
+    }
+    if !output_of_dot.status.success() {
         return Err(Failure::unavailable(format!(
             "Graphviz `dot` failed ({}): {}",
-            output.status,
-            String::from_utf8_lossy(&output.stderr).trim()
+            output_of_dot.status,
+            String::from_utf8_lossy(&output_of_dot.stderr).trim()
         )));
     }
-    Ok(output.stdout)
+    match output {
+        Some(path) => std::fs::write(path, &output_of_dot.stdout).map_err(|error| cannot_write(path, error))?,
+        None => std::io::stdout()
+            .write_all(&output_of_dot.stdout)
+            .map_err(|error| Failure::bad_input(format!("cannot write to standard output: {error}")))?,
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 pub fn print_json(value: &impl serde::Serialize) -> Result<(), Failure> {

@@ -1,33 +1,42 @@
-//! Reading traces for the commands, with the messages a user needs when that fails.
+//! Opening traces for the commands, with the messages a user needs when that fails.
 
 use super::failure::Failure;
-use replayer::validate::validate;
+use replayer::validate::{validate, Problem};
 use std::path::Path;
-use trace_format::{read_trace, Completeness, TraceFile};
+use trace_format::{Completeness, FormatError, TraceReader};
 
-/// Reads a trace; a truncated one is read up to its last whole record, with a warning.
-pub fn load(path: &Path) -> Result<TraceFile, Failure> {
-    let file = read_trace(path).map_err(|error| {
-        Failure::bad_input(format!(
-            "cannot read trace {}: {error}\n  hint: give a trace written by the Reprise shim (LD_PRELOAD=libshim.so)",
-            path.display()
-        ))
-    })?;
-    if let Completeness::Truncated { valid_bytes, reason } = &file.completeness {
+/// Opens a trace to stream it; a truncated one is read up to its last whole record, with a warning.
+pub fn open(path: &Path) -> Result<TraceReader, Failure> {
+    let reader = TraceReader::open(path).map_err(|error| unreadable(path, error))?;
+    if let Completeness::Truncated { valid_bytes, reason } = reader.completeness() {
         eprintln!(
             "replayer: warning: {} is truncated ({reason}); using its first {valid_bytes} bytes",
             path.display()
         );
     }
-    Ok(file)
+    Ok(reader)
 }
 
-/// Reads a trace and refuses it when `validate` finds problems.
-pub fn load_valid(path: &Path) -> Result<TraceFile, Failure> {
-    let file = load(path)?;
-    let problems = validate(&file.trace, &file.blobs);
+/// Why a trace cannot be read, found when it was opened or later, while it streamed by.
+pub fn unreadable(path: &Path, error: FormatError) -> Failure {
+    Failure::bad_input(format!(
+        "cannot read trace {}: {error}\n  hint: give a trace written by the Reprise shim (LD_PRELOAD=libshim.so)",
+        path.display()
+    ))
+}
+
+/// Opens a trace and refuses it when `validate` finds problems (one more pass over it).
+pub fn open_valid(path: &Path) -> Result<TraceReader, Failure> {
+    let reader = open(path)?;
+    let problems = validate(&reader).map_err(|error| unreadable(path, error))?;
+    refuse_problems(path, &problems)?;
+    Ok(reader)
+}
+
+/// Refuses a trace with problems.
+pub fn refuse_problems(path: &Path, problems: &[Problem]) -> Result<(), Failure> {
     if problems.is_empty() {
-        return Ok(file);
+        return Ok(());
     }
     let listed: Vec<String> = problems.iter().map(|p| format!("  {p}")).collect();
     Err(Failure::bad_input(format!(

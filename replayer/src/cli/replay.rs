@@ -2,20 +2,20 @@
 
 use super::failure::{Exit, Failure};
 use super::inspect::print_json;
-use super::load::load_valid;
+use super::load::{open, refuse_problems, unreadable};
 use super::progress::Progress;
 use clap::{Args, ValueEnum};
 use replayer::backend::BackendOptions;
 use replayer::backends;
-use replayer::inline::inline_subgraphs;
-use replayer::overrides::{apply_overrides, ArgOverride, SizeOverride};
+use replayer::overrides::{ArgOverride, OverrideCheck, Overrides, SizeOverride};
 use replayer::profile::chrome_trace;
-use replayer::replay::{Element, Mode, Replayer, Rule, RunOptions, RunReport, Tolerance};
+use replayer::validate::Validator;
+use replayer::replay::{Element, Mode, ReplayError, Replayer, Rule, RunOptions, RunReport, Tolerance};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::str::FromStr;
-use trace_format::{MemId, MemKind, Trace};
+use trace_format::{MemId, MemKind, Trace, TraceReader};
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ModeArg {
@@ -100,13 +100,12 @@ pub struct ReplayArgs {
 }
 
 pub fn replay(args: &ReplayArgs) -> Result<ExitCode, Failure> {
-    let file = load_valid(&args.trace)?;
-    let mut recorded = file.trace.clone();
-    apply_overrides(&mut recorded, &args.set, &args.global).map_err(|error| Failure::bad_input(error.to_string()))?;
-    let trace = inline_subgraphs(&recorded);
-    let inputs = read_inputs(&trace, &args.input)?;
+    let reader = open(&args.trace)?;
+    let overrides = check(&reader, args)?;
+    let trace = reader.objects();
+    let inputs = read_inputs(trace, &args.input)?;
     for output in &args.output {
-        memory_exists(&trace, output.mem, "--output")?;
+        memory_exists(trace, output.mem, "--output")?;
     }
     let api = trace.header.as_ref().map(|h| h.api).ok_or_else(|| Failure::bad_input("the trace has no header"))?;
     let options = BackendOptions {
@@ -120,7 +119,7 @@ pub fn replay(args: &ReplayArgs) -> Result<ExitCode, Failure> {
     if let Some(note) = backend.device_note() {
         eprintln!("replayer: note: {note}");
     }
-    let mut replayer = Replayer::new(backend, &trace, &file.blobs)?;
+    let mut replayer = Replayer::new(backend, &reader, overrides)?;
     let modes: &[Mode] = match args.mode {
         ModeArg::Graph => &[Mode::Graph],
         ModeArg::Eager => &[Mode::Eager],
@@ -134,15 +133,19 @@ pub fn replay(args: &ReplayArgs) -> Result<ExitCode, Failure> {
             compare: args.compare,
             profile: args.profile.is_some(),
             inputs: inputs.clone(),
-            rules: rules(&trace, args),
+            rules: rules(trace, args),
         };
         let mut progress = Progress::new(&format!("replay ({})", mode_name(mode)));
-        reports.push(replayer.run(&run, &mut |done, total| progress.update(done, total))?);
+        let report = replayer.run(&run, &mut |done, total| progress.update(done, total)).map_err(|error| match error {
+            ReplayError::Blob(error) => unreadable(&args.trace, error),
+            other => other.into(),
+        })?;
+        reports.push(report);
     }
-    write_outputs(&mut replayer, &trace, args)?;
+    write_outputs(&mut replayer, trace, args)?;
     // With `--mode both`, the graph run's times: the command buffers are what is profiled.
     if let (Some(path), Some(report)) = (&args.profile, reports.first()) {
-        let profile = chrome_trace(&trace, &report.device, &report.timings);
+        let profile = chrome_trace(&trace.queues, &report.device, &report.timings);
         write_file(path, profile.to_string().as_bytes())?;
     }
     if args.json {
@@ -152,6 +155,26 @@ pub fn replay(args: &ReplayArgs) -> Result<ExitCode, Failure> {
     }
     let mismatch = reports.iter().any(|r| r.comparison.as_ref().is_some_and(|c| !c.passed()));
     Ok(if mismatch { Exit::Mismatch.into() } else { ExitCode::SUCCESS })
+}
+
+/// One pass over the trace before anything runs: it must be valid (its blobs read whole
+/// included), and the patches must fit the nodes they target.
+fn check(reader: &TraceReader, args: &ReplayArgs) -> Result<Overrides, Failure> {
+    let mut validator = Validator::new(reader);
+    let mut patches = OverrideCheck::new(reader.objects(), reader.node_count(), &args.set, &args.global);
+    reader
+        .for_each_segment(|segment| {
+            validator.segment(&segment);
+            // Patches are checked on valid nodes only; a problem stops the replay anyway.
+            if validator.problems().is_empty() {
+                patches.segment(&segment);
+            }
+            Ok::<(), trace_format::FormatError>(())
+        })
+        .map_err(|error| unreadable(&args.trace, error))?;
+    validator.blob_contents();
+    refuse_problems(&args.trace, &validator.finish())?;
+    patches.finish().map_err(|error| Failure::bad_input(error.to_string()))
 }
 
 fn mode_name(mode: Mode) -> &'static str {

@@ -6,11 +6,13 @@
 
 use super::commands::{copy_params, memset_params, Addresses, KernelCall};
 use super::driver::check;
-use super::objects::Objects;
+use super::memory::HostBuffer;
+use super::objects::{visit_command, Objects};
 use crate::backend::{BackendError, BackendResult, PartitionNodes};
 use cudarc::driver::sys::{self, CUcontext, CUdevice, CUdeviceptr, CUgraph, CUgraphConditionalHandle, CUgraphExec, CUgraphNode};
 use std::collections::{BTreeSet, HashMap};
-use trace_format::{Arg, Command, Conditional, ConditionalKind, Graph, KernelLaunch, MemId, Node, NodeId, Patch};
+use std::rc::Rc;
+use trace_format::{Arg, Command, Conditional, ConditionalKind, Graph, KernelLaunch, MemId, Node, NodeId, Patch, Place};
 
 /// Stands for the program's host code, which the trace does not hold: the host node keeps the
 /// order and the round trip to the host that the program's own host function had.
@@ -40,6 +42,24 @@ pub struct BuiltGraph {
     pub first: Option<(NodeId, usize)>,
     /// Where the partition's own memory lies and the handles of its conditions.
     scope: Scope,
+    /// The pinned host data its copies to the device read: held as long as the graph.
+    _sources: Vec<Rc<HostBuffer>>,
+}
+
+/// The pinned host data the copies of `part` read, inside conditional bodies and sub-graphs too.
+fn sources_read(objects: &Objects, part: &PartitionNodes<'_>) -> BackendResult<Vec<Rc<HostBuffer>>> {
+    let mut sources = Vec::new();
+    for (_, node) in &part.nodes {
+        visit_command(&node.command, &mut |command| {
+            if let Command::Copy(copy) = command {
+                if let Place::Host { data: Some(blob) } = copy.src {
+                    sources.extend(objects.sources.get(&blob).cloned());
+                }
+            }
+            Ok(())
+        })?;
+    }
+    Ok(sources)
 }
 
 /// What the nodes of a graph see of the graphs around them: the memory the partition allocates
@@ -67,6 +87,7 @@ pub fn build(objects: &Objects, context: CUcontext, part: &PartitionNodes<'_>) -
         patched: BTreeSet::new(),
         first: part.nodes.first().map(|(id, node)| (*id, node.queue.map_or(0, |q| q.index()))),
         scope: Scope::default(),
+        _sources: sources_read(objects, part)?,
     };
     let nodes: Vec<&Node> = part.nodes.iter().map(|(_, node)| *node).collect();
     let own_memory = objects.memories.allocated_by(part);

@@ -20,7 +20,7 @@ use driver::{check, Device};
 use eager::{Eager, EventPool};
 use graph::BuiltGraph;
 use objects::Objects;
-use trace_format::{BlobStore, Command, MemId, NodeId, Patch, Trace};
+use trace_format::{BlobStore, Command, MemId, Node, NodeId, Patch, Trace};
 
 /// Opens the device `options` choose (`devices::choose`); `Unavailable` without a CUDA driver
 /// or GPU.
@@ -139,6 +139,10 @@ impl Backend for CudaBackend {
         self.objects = None;
         self.objects = Some(Objects::load(trace, blobs, self.device.device, self.options.exact_addresses)?);
         Ok(())
+    }
+
+    fn stage(&mut self, _ids: &[NodeId], nodes: &[Node], blobs: &BlobStore) -> BackendResult<()> {
+        self.objects.as_mut().ok_or_else(|| BackendError::Unsupported("the trace is not loaded yet".into()))?.stage(nodes, blobs)
     }
 
     fn write_memory(&mut self, mem: MemId, data: &[u8]) -> BackendResult<()> {

@@ -1,5 +1,6 @@
 //! What `load` creates for a whole trace: modules and their functions, streams for the recorded
-//! queues, memory, and pinned host memory for the host side of copies.
+//! queues, and memory; and what `stage` prepares for each segment: pinned host memory for the
+//! host side of its copies.
 
 use super::driver::check;
 use super::memory::{HostBuffer, Memories};
@@ -7,6 +8,7 @@ use crate::backend::{BackendError, BackendResult};
 use cudarc::driver::sys::{self, CUdevice, CUdeviceptr, CUevent, CUfunction, CUmodule, CUstream};
 use std::collections::{BTreeSet, HashMap};
 use std::ffi::CString;
+use std::rc::Rc;
 use trace_format::{BlobId, BlobStore, Command, Extent, ImageKind, MemKind, Node, Param, Place, Program, ProgramId, Trace};
 
 pub struct Objects {
@@ -18,12 +20,15 @@ pub struct Objects {
     /// By `QueueId` index.
     pub streams: Vec<CUstream>,
     pub memories: Memories,
-    /// Recorded host data of copies to the device, pinned, by blob.
-    pub sources: HashMap<BlobId, HostBuffer>,
+    /// Recorded host data of the current segment's copies to the device, pinned, by blob; a
+    /// graph holds on to those it copies from.
+    pub sources: HashMap<BlobId, Rc<HostBuffer>>,
     /// Where copies to the host land; what they read is not kept (comparisons read memory).
     pub sink: HostBuffer,
     /// An event for each event number the trace's event records and waits name.
     pub events: HashMap<u32, CUevent>,
+    /// Smaller sinks that graphs built before may still copy into.
+    outgrown_sinks: Vec<HostBuffer>,
 }
 
 impl Objects {
@@ -44,6 +49,7 @@ impl Objects {
             sources: HashMap::new(),
             sink: HostBuffer::zeroed(0)?,
             events: HashMap::new(),
+            outgrown_sinks: Vec::new(),
         };
         for (index, program) in trace.programs.iter().enumerate() {
             if !used.contains(&index) {
@@ -76,22 +82,28 @@ impl Objects {
             check(unsafe { sys::cuStreamCreate(&mut stream, sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32) }, "cuStreamCreate")?;
             objects.streams.push(stream);
         }
-        let mut sink_len = 0;
-        for_each_command(&trace.nodes, &mut |command| {
+        Ok(objects)
+    }
+
+    /// Pins the host data `nodes` copy to the device, and lets go of what earlier segments pinned
+    /// that no graph holds; grows the sink to what they copy to the host; creates the events
+    /// their event records and waits name.
+    pub fn stage(&mut self, nodes: &[Node], blobs: &BlobStore) -> BackendResult<()> {
+        let mut needed = BTreeSet::new();
+        let mut sink_len = self.sink.len as u64;
+        let events = &mut self.events;
+        for_each_command(nodes, &mut |command| {
             match command {
                 Command::Copy(copy) => {
                     if let Place::Host { data: Some(blob) } = copy.src {
-                        if let std::collections::hash_map::Entry::Vacant(entry) = objects.sources.entry(blob) {
-                            let bytes = blobs.get(blob).map_err(|e| BackendError::Unsupported(e.to_string()))?;
-                            entry.insert(HostBuffer::with_contents(&bytes)?);
-                        }
+                        needed.insert(blob);
                     }
                     if let Place::Host { .. } = copy.dst {
                         sink_len = sink_len.max(host_span(&copy.extent, false));
                     }
                 }
                 Command::EventRecord { event } | Command::EventWait { event } => {
-                    if let std::collections::hash_map::Entry::Vacant(entry) = objects.events.entry(*event) {
+                    if let std::collections::hash_map::Entry::Vacant(entry) = events.entry(*event) {
                         let mut created = std::ptr::null_mut();
                         let flags = sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32;
                         // SAFETY: valid out-pointer; destroyed in Drop.
@@ -103,15 +115,25 @@ impl Objects {
             }
             Ok(())
         })?;
-        objects.sink = HostBuffer::zeroed(sink_len as usize)?;
-        Ok(objects)
+        self.sources.retain(|blob, _| needed.contains(blob));
+        for blob in needed {
+            if let std::collections::hash_map::Entry::Vacant(entry) = self.sources.entry(blob) {
+                let bytes = blobs.get(blob).map_err(|e| BackendError::Unsupported(e.to_string()))?;
+                entry.insert(Rc::new(HostBuffer::with_contents(&bytes)?));
+            }
+        }
+        if sink_len > self.sink.len as u64 {
+            let grown = HostBuffer::zeroed(sink_len as usize)?;
+            self.outgrown_sinks.push(std::mem::replace(&mut self.sink, grown));
+        }
+        Ok(())
     }
 }
 
 impl Objects {
     /// The event standing for the trace's event number `event`.
     pub fn event(&self, event: u32) -> BackendResult<CUevent> {
-        self.events.get(&event).copied().ok_or_else(|| BackendError::Unsupported(format!("event {event} was not created at load")))
+        self.events.get(&event).copied().ok_or_else(|| BackendError::Unsupported(format!("event {event} was not created when its segment was staged")))
     }
 }
 
@@ -150,19 +172,17 @@ fn load_module(program: &Program, blobs: &BlobStore) -> BackendResult<CUmodule> 
 
 /// Calls `visit` for every command among `nodes`, inside sub-graphs and conditional bodies too.
 fn for_each_command<'a>(nodes: &'a [Node], visit: &mut dyn FnMut(&'a Command) -> BackendResult<()>) -> BackendResult<()> {
-    for node in nodes {
-        visit(&node.command)?;
-        match &node.command {
-            Command::Subgraph(graph) => for_each_command(&graph.nodes, visit)?,
-            Command::Conditional(conditional) => {
-                for body in &conditional.bodies {
-                    for_each_command(&body.nodes, visit)?;
-                }
-            }
-            _ => {}
-        }
+    nodes.iter().try_for_each(|node| visit_command(&node.command, visit))
+}
+
+/// Calls `visit` for `command` and every command inside it (sub-graphs, conditional bodies).
+pub fn visit_command<'a>(command: &'a Command, visit: &mut dyn FnMut(&'a Command) -> BackendResult<()>) -> BackendResult<()> {
+    visit(command)?;
+    match command {
+        Command::Subgraph(graph) => for_each_command(&graph.nodes, visit),
+        Command::Conditional(conditional) => conditional.bodies.iter().try_for_each(|body| for_each_command(&body.nodes, visit)),
+        _ => Ok(()),
     }
-    Ok(())
 }
 
 /// Bytes a copy's source or destination spans from its start address, origins included.

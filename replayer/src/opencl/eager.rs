@@ -73,10 +73,16 @@ impl OpenClBackend {
         let mut event: cl_event = ptr::null_mut();
         let mut received = None;
         let (code, call) = match resolve(objects, node, command, None)? {
-            Resolved::Kernel { kernel, range, .. } => (
-                unsafe { (api.clEnqueueNDRangeKernel)(queue, kernel, range.dims, range.offset.as_ptr(), range.global.as_ptr(), range.local_ptr(), count, list, &mut event) },
-                "clEnqueueNDRangeKernel",
-            ),
+            Resolved::Kernel { kernel, args, range } => {
+                // The enqueue takes the arguments as they are set now.
+                for (index, arg) in args.iter().enumerate() {
+                    objects.set_arg(kernel, index as u32, arg).map_err(|e| super::objects::annotate(e, &format!("node {node}")))?;
+                }
+                let code = unsafe {
+                    (api.clEnqueueNDRangeKernel)(queue, kernel, range.dims, range.offset.as_ptr(), range.global.as_ptr(), range.local_ptr(), count, list, &mut event)
+                };
+                (code, "clEnqueueNDRangeKernel")
+            }
             Resolved::Copy { src, dst, src_offset, dst_offset, bytes } => (
                 unsafe { (api.clEnqueueCopyBuffer)(queue, src, dst, src_offset, dst_offset, bytes, count, list, &mut event) },
                 "clEnqueueCopyBuffer",

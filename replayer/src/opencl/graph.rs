@@ -20,8 +20,8 @@ pub struct Built {
     mutable: HashMap<NodeId, cl_mutable_command_khr>,
     /// The node whose timing stands for the whole buffer.
     pub first_node: NodeId,
-    /// The buffer's own kernel objects: patches set on them must not reach eager runs of the
-    /// same nodes (and PoCL reads a recorded kernel's arguments at each run).
+    /// The buffer's own kernel objects, one per command: PoCL reads a recorded kernel's
+    /// arguments at each run, so they must not change after recording.
     kernels: Vec<cl_kernel>,
 }
 
@@ -36,8 +36,9 @@ fn patched_args(patches: &[Patch]) -> HashMap<(NodeId, u32), &Arg> {
 }
 
 impl OpenClBackend {
-    /// Records and finalizes `part` with `patches` applied.
-    pub(super) fn build_buffer(&mut self, part: &PartitionNodes<'_>, patches: &[Patch]) -> BackendResult<Built> {
+    /// Records and finalizes `part` with `patches` applied, on the kernel objects `reused` (those
+    /// of the buffer it replaces, one per kernel command in order) or on new clones.
+    pub(super) fn build_buffer(&mut self, part: &PartitionNodes<'_>, patches: &[Patch], reused: Vec<cl_kernel>) -> BackendResult<Built> {
         let first_node = part.nodes.first().map(|&(id, _)| id).ok_or_else(|| BackendError::Unsupported("an empty partition".into()))?;
         let command_buffers = self.command_buffers()?;
         let objects = self.objects()?;
@@ -47,7 +48,8 @@ impl OpenClBackend {
         let mut code = CL_SUCCESS;
         let buffer = unsafe { (command_buffers.create)(1, &objects.main_queue, properties.as_ptr(), &mut code) };
         check(code, "clCreateCommandBufferKHR")?;
-        let mut recorder = Recorder { command_buffers, objects, buffer, mutable_fields, args: patched_args(patches), launches: launches(patches), kernels: Vec::new() };
+        let mut recorder =
+            Recorder { command_buffers, objects, buffer, mutable_fields, args: patched_args(patches), launches: launches(patches), reused: reused.into_iter(), kernels: Vec::new() };
         let mut mutable = HashMap::new();
         let mut predecessors: Vec<Vec<usize>> = vec![Vec::new(); part.nodes.len()];
         for &(from, to) in &part.edges {
@@ -67,7 +69,9 @@ impl OpenClBackend {
             }
             check(unsafe { (command_buffers.finalize)(buffer) }, "clFinalizeCommandBufferKHR")
         })();
-        let built = Built { buffer, mutable, first_node, kernels: recorder.kernels };
+        // Kernel objects left over from a replaced buffer stay the buffer's own, released with it.
+        let kernels = recorder.kernels.into_iter().chain(recorder.reused).collect();
+        let built = Built { buffer, mutable, first_node, kernels };
         match recorded {
             Ok(()) => Ok(built),
             Err(error) => {
@@ -83,10 +87,11 @@ impl OpenClBackend {
         if !self.rebuild_updates && self.update_natively(built, patches)? {
             return Ok(UpdateKind::Native);
         }
-        let rebuilt = self.build_buffer(part, patches)?;
-        if let Some(old) = self.built[handle.0].replace(rebuilt) {
-            self.release_buffer(old)?;
-        }
+        // The old buffer goes first (nothing runs it: the previous segment finished); its kernel
+        // objects are recorded again with the new arguments.
+        let old = self.built[handle.0].take().ok_or_else(|| super::unknown_buffer(handle))?;
+        check(unsafe { (self.command_buffers()?.release)(old.buffer) }, "clReleaseCommandBufferKHR")?;
+        self.built[handle.0] = Some(self.build_buffer(part, patches, old.kernels)?);
         Ok(UpdateKind::Rebuilt)
     }
 
@@ -150,7 +155,8 @@ impl OpenClBackend {
     }
 
     pub(super) fn release_buffers(&mut self) {
-        for built in std::mem::take(&mut self.built).into_iter().flatten() {
+        // Newest first, as `release_buffer` releases kernels.
+        for built in std::mem::take(&mut self.built).into_iter().rev().flatten() {
             // Nothing to do about a failed release while tearing down.
             let _ = self.release_buffer(built);
         }
@@ -159,7 +165,9 @@ impl OpenClBackend {
     fn release_buffer(&self, built: Built) -> BackendResult<()> {
         let release = self.command_buffers()?.release;
         let released = check(unsafe { release(built.buffer) }, "clReleaseCommandBufferKHR");
-        for kernel in built.kernels {
+        // Newest first: PoCL keeps a program's kernels in a list, newest first, that each release
+        // walks to its kernel; releasing the oldest first would cost the square of their number.
+        for kernel in built.kernels.into_iter().rev() {
             unsafe { (self.api.clReleaseKernel)(kernel) };
         }
         released
@@ -176,24 +184,32 @@ struct Recorder<'b> {
     /// Patches applied to the buffer's kernels as they are recorded.
     args: HashMap<(NodeId, u32), &'b Arg>,
     launches: HashMap<NodeId, &'b Launch>,
+    /// Kernel objects of a buffer this one replaces, to record again.
+    reused: std::vec::IntoIter<cl_kernel>,
     /// The kernel objects recorded so far, owned by the buffer.
     kernels: Vec<cl_kernel>,
 }
 
 impl Recorder<'_> {
-    /// A copy of the kernel of `node` with its recorded arguments and the patched ones. Every
+    /// A kernel object of the buffer's own for `node` (`loaded`'s clone, or a reused one) with its
+    /// recorded arguments `args` and the patched ones. Every
     /// argument is set again: PoCL's clone of a kernel with a null buffer argument crashes
     /// when it is launched.
     fn own_kernel(&mut self, node: NodeId, loaded: cl_kernel, args: &[Arg]) -> BackendResult<cl_kernel> {
-        let api = self.objects.api;
-        let mut code = CL_SUCCESS;
-        let kernel = unsafe { (api.clCloneKernel)(loaded, &mut code) };
-        check(code, "clCloneKernel")?;
+        let kernel = match self.reused.next() {
+            Some(kernel) => kernel,
+            None => {
+                let mut code = CL_SUCCESS;
+                let kernel = unsafe { (self.objects.api.clCloneKernel)(loaded, &mut code) };
+                check(code, "clCloneKernel")?;
+                kernel
+            }
+        };
         self.kernels.push(kernel);
         for (index, recorded) in args.iter().enumerate() {
             let index = index as u32;
             let value = self.args.get(&(node, index)).copied().unwrap_or(recorded);
-            self.objects.set_arg(kernel, index, value)?;
+            self.objects.set_arg(kernel, index, value).map_err(|e| annotate(e, &format!("node {node}")))?;
         }
         Ok(kernel)
     }
@@ -206,7 +222,7 @@ impl Recorder<'_> {
         let mut handle: cl_mutable_command_khr = ptr::null_mut();
         let launch = self.launches.get(&node).copied();
         match resolve(self.objects, node, command, launch)? {
-            Resolved::Kernel { kernel, range, args } => {
+            Resolved::Kernel { kernel, args, range } => {
                 let kernel = self.own_kernel(node, kernel, args)?;
                 let mutable_properties = [CL_MUTABLE_DISPATCH_UPDATABLE_FIELDS_KHR, self.mutable_fields.unwrap_or(0), 0];
                 let (properties, handle_out) = match self.mutable_fields {

@@ -25,7 +25,7 @@ use objects::{MemObject, Objects};
 use opencl_sys::*;
 use std::ffi::c_void;
 use std::ptr;
-use trace_format::{BlobStore, Command, Copy, Extent, MemId, NodeId, Patch, Place, Trace};
+use trace_format::{BlobStore, Command, Copy, Extent, MemId, Node, NodeId, Patch, Place, Trace};
 
 /// Opens the device `options` choose (`devices::choose`).
 pub fn open(options: &BackendOptions) -> Result<Box<dyn Backend>, BackendError> {
@@ -213,6 +213,18 @@ impl Backend for OpenClBackend {
         Ok(())
     }
 
+    /// Every launch of the segment is checked before the driver sees it (a driver crashes on
+    /// arguments that do not suit the kernel, or ranges beyond the device's limits).
+    fn stage(&mut self, ids: &[NodeId], nodes: &[Node], _blobs: &BlobStore) -> BackendResult<()> {
+        let objects = self.objects()?;
+        for (id, node) in ids.iter().zip(nodes) {
+            if let Command::Kernel(launch) = &node.command {
+                objects.check_launch(*id, launch, self.device, &self.limits)?;
+            }
+        }
+        Ok(())
+    }
+
     fn write_memory(&mut self, mem: MemId, data: &[u8]) -> BackendResult<()> {
         self.transfer(mem, data.as_ptr() as *mut c_void, data.len(), true)
     }
@@ -225,7 +237,7 @@ impl Backend for OpenClBackend {
     }
 
     fn build(&mut self, part: &PartitionNodes<'_>) -> BackendResult<BufferHandle> {
-        let built = self.build_buffer(part, &[])?;
+        let built = self.build_buffer(part, &[], Vec::new())?;
         self.built.push(Some(built));
         Ok(BufferHandle(self.built.len() - 1))
     }

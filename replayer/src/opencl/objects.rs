@@ -1,4 +1,5 @@
-//! The OpenCL objects a trace needs: programs, memory, queues and one kernel per launch.
+//! The OpenCL objects a trace needs: programs, memory, queues and one kernel object per kernel,
+//! whose arguments are set before each launch (eager) or on a clone per recorded command.
 
 use super::api::{check, error_name, Api};
 use super::checks::{self, KernelFacts, Limits};
@@ -6,11 +7,9 @@ use super::device::text;
 use super::resolve::{nd_range, runs_nothing};
 use crate::backend::{BackendError, BackendResult};
 use opencl_sys::*;
-use std::collections::hash_map::Entry;
-use std::collections::HashMap;
 use std::ffi::{c_void, CString};
 use std::ptr;
-use trace_format::{Arg, BlobStore, Command, ImageKind, KernelId, KernelLaunch, MemKind, NodeId, Program, Trace};
+use trace_format::{Arg, BlobStore, ImageKind, KernelId, KernelLaunch, MemKind, NodeId, Program, Trace};
 
 /// A recorded memory object as replay created it.
 #[derive(Clone, Copy)]
@@ -47,16 +46,17 @@ pub struct Objects {
     pub queues: Vec<cl_command_queue>,
     /// In-order queue for command buffers, memory transfers and commands without a queue.
     pub main_queue: cl_command_queue,
-    /// One kernel object per recorded launch: PoCL re-reads arguments at each replay.
-    pub kernels: HashMap<NodeId, cl_kernel>,
+    /// One kernel object per recorded kernel, not one per launch: a trace may hold millions.
+    pub kernels: Vec<LoadedKernel>,
 }
 
-/// What checking a launch needs besides the objects: the device, its limits, and what the
-/// driver said about each kernel of the trace so far.
-struct Launched<'a> {
-    device: cl_device_id,
-    limits: &'a Limits,
-    facts: &'a mut HashMap<KernelId, KernelFacts>,
+/// A recorded kernel as replay created it.
+pub struct LoadedKernel {
+    pub kernel: cl_kernel,
+    pub name: String,
+    /// What the driver says about it: a launch must set every parameter (an argument left
+    /// unset crashes PoCL when the launch is recorded).
+    pub facts: KernelFacts,
 }
 
 /// Host-pointer flags name memory of the recording process, which does not exist now.
@@ -67,7 +67,7 @@ impl Objects {
     /// driver says about the kernels it built before the driver sees it.
     pub fn create(api: &'static Api, context: cl_context, device: cl_device_id, limits: &Limits, trace: &Trace, blobs: &BlobStore, profile: bool) -> BackendResult<Objects> {
         let main_queue = create_queue(api, context, device, true, profile)?;
-        let mut objects = Objects { api, context, programs: Vec::new(), memories: Vec::new(), queues: Vec::new(), main_queue, kernels: HashMap::new() };
+        let mut objects = Objects { api, context, programs: Vec::new(), memories: Vec::new(), queues: Vec::new(), main_queue, kernels: Vec::new() };
         for queue in &trace.queues {
             objects.queues.push(create_queue(api, context, device, queue.in_order, profile)?);
         }
@@ -85,45 +85,38 @@ impl Objects {
                 .map_err(|e| annotate(e, &format!("program {index}")))?;
             objects.programs.push(built);
         }
-        let mut facts = HashMap::new();
-        for (index, node) in trace.nodes.iter().enumerate() {
-            if let Command::Kernel(launch) = &node.command {
-                objects.create_launch_kernel(trace, NodeId(index as u32), launch, Launched { device, limits, facts: &mut facts })?;
-            }
+        for (index, recorded) in trace.kernels.iter().enumerate() {
+            let context = |e| annotate(e, &format!("kernel {index} ({})", recorded.name));
+            let (Some(&program), Some(built_from)) = (objects.programs.get(recorded.program.index()), trace.programs.get(recorded.program.index())) else {
+                return Err(context(BackendError::Invalid(format!("it names program {} that the trace does not define", recorded.program))));
+            };
+            let kernel = create_kernel(api, program, &recorded.name).map_err(context)?;
+            let facts = KernelFacts::of(api, kernel, device, &built_from.build_options);
+            objects.kernels.push(LoadedKernel { kernel, name: recorded.name.clone(), facts: facts.map_err(context)? });
         }
         Ok(objects)
     }
 
-    /// The kernel object of the launch at `node`, with its recorded arguments set, once the
-    /// arguments, the local memory and the ND-range are known to suit the kernel and device.
-    fn create_launch_kernel(&mut self, trace: &Trace, node: NodeId, launch: &KernelLaunch, launched: Launched<'_>) -> BackendResult<()> {
-        let recorded = trace.kernels.get(launch.kernel.index()).ok_or_else(|| {
-            BackendError::Invalid(format!("node {node} launches kernel {} that the trace does not define", launch.kernel))
-        })?;
-        let program = recorded.program;
-        let built = *self.programs.get(program.index()).ok_or_else(|| {
-            BackendError::Invalid(format!("kernel {} names program {program} that the trace does not define", recorded.name))
-        })?;
-        let kernel = create_kernel(self.api, built, &recorded.name)?;
-        self.kernels.insert(node, kernel);
-        let context = |e| annotate(e, &format!("node {node} ({})", recorded.name));
-        let facts = match launched.facts.entry(launch.kernel) {
-            Entry::Occupied(known) => known.into_mut(),
-            Entry::Vacant(slot) => slot.insert(KernelFacts::of(self.api, kernel, launched.device, &trace.programs[program.index()].build_options).map_err(context)?),
-        };
-        // An argument left unset crashes PoCL when the launch is recorded.
-        if launch.args.len() != facts.params.len() {
-            return Err(context(BackendError::Invalid(format!("{} arguments; the kernel takes {}", launch.args.len(), facts.params.len()))));
+    /// Checks a launch against its kernel and the device before the driver sees it: its
+    /// arguments suit the parameters, its local memory and ND-range the device's limits. The
+    /// arguments are set on the kernel's object (which launches set again anyway), since the
+    /// driver counts local memory only for arguments that are set.
+    pub fn check_launch(&self, node: NodeId, launch: &KernelLaunch, device: cl_device_id, limits: &Limits) -> BackendResult<()> {
+        let loaded = self.kernel(launch.kernel).map_err(|e| annotate(e, &format!("node {node}")))?;
+        let context = |e| annotate(e, &format!("node {node} ({})", loaded.name));
+        let params = &loaded.facts.params;
+        if launch.args.len() != params.len() {
+            return Err(context(BackendError::Invalid(format!("it passes {} arguments; the kernel takes {}", launch.args.len(), params.len()))));
         }
-        for (arg_index, (arg, class)) in launch.args.iter().zip(&facts.params).enumerate() {
-            checks::argument(arg_index, class, arg).map_err(context)?;
-            self.set_arg(kernel, arg_index as u32, arg).map_err(context)?;
+        for (index, (arg, class)) in launch.args.iter().zip(params).enumerate() {
+            checks::argument(index, class, arg).map_err(context)?;
+            self.set_arg(loaded.kernel, index as u32, arg).map_err(context)?;
         }
-        launched.limits.local_memory(self.api, kernel, launched.device).map_err(context)?;
+        limits.local_memory(self.api, loaded.kernel, device).map_err(context)?;
         if runs_nothing(&launch.launch) {
             return Ok(());
         }
-        launched.limits.launch(facts, &nd_range(&launch.launch).map_err(context)?).map_err(context)
+        limits.launch(&loaded.facts, &nd_range(&launch.launch).map_err(context)?).map_err(context)
     }
 
     fn create_memory(&self, index: usize, memory: &trace_format::Memory) -> BackendResult<MemObject> {
@@ -210,8 +203,8 @@ impl Objects {
         queue.and_then(|q| self.queues.get(q.index()).copied()).unwrap_or(self.main_queue)
     }
 
-    pub fn kernel(&self, node: NodeId) -> BackendResult<cl_kernel> {
-        self.kernels.get(&node).copied().ok_or_else(|| BackendError::Unsupported(format!("node {node} has no kernel object")))
+    pub fn kernel(&self, kernel: KernelId) -> BackendResult<&LoadedKernel> {
+        self.kernels.get(kernel.index()).ok_or_else(|| BackendError::Invalid(format!("kernel {kernel} is not in the trace")))
     }
 }
 
@@ -223,8 +216,9 @@ impl Drop for Objects {
             for &queue in self.queues.iter().chain([&self.main_queue]) {
                 (api.clFinish)(queue);
             }
-            for (_, kernel) in self.kernels.drain() {
-                (api.clReleaseKernel)(kernel);
+            // Newest first (see `release_buffer`).
+            for loaded in self.kernels.drain(..).rev() {
+                (api.clReleaseKernel)(loaded.kernel);
             }
             for &program in &self.programs {
                 (api.clReleaseProgram)(program);

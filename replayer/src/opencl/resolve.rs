@@ -10,8 +10,8 @@ use trace_format::{Arg, BlobId, Command, Copy, Extent, Fill, Launch, MemId, Node
 
 /// A command ready to record or enqueue.
 pub enum Resolved<'n> {
-    /// The launch's kernel object, with its recorded arguments set.
-    Kernel { kernel: cl_kernel, range: NdRange, args: &'n [Arg] },
+    /// The kernel's object, whose arguments the caller sets to `args`.
+    Kernel { kernel: cl_kernel, args: &'n [Arg], range: NdRange },
     Copy { src: cl_mem, dst: cl_mem, src_offset: usize, dst_offset: usize, bytes: usize },
     CopyRect { src: cl_mem, dst: cl_mem, rect: Rect },
     SvmCopy { dst: *mut c_void, src: *const c_void, bytes: usize },
@@ -50,9 +50,17 @@ pub fn resolve<'n>(objects: &Objects, node: NodeId, command: &'n Command, launch
             if runs_nothing(launch) {
                 return Ok(Resolved::Barrier);
             }
-            let kernel = objects.kernel(node)?;
+            let loaded = objects.kernel(kernel_launch.kernel).map_err(context)?;
+            if kernel_launch.args.len() != loaded.facts.params.len() {
+                return Err(context(BackendError::Invalid(format!(
+                    "it launches kernel {} with {} arguments; the kernel takes {}",
+                    kernel_launch.kernel,
+                    kernel_launch.args.len(),
+                    loaded.facts.params.len()
+                ))));
+            }
             let range = nd_range(launch).map_err(context)?;
-            Ok(Resolved::Kernel { kernel, range, args: &kernel_launch.args })
+            Ok(Resolved::Kernel { kernel: loaded.kernel, args: &kernel_launch.args, range })
         }
         Command::Copy(copy) => resolve_copy(objects, copy).map_err(context),
         Command::Fill(fill) => resolve_fill(objects, fill).map_err(context),

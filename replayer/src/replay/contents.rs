@@ -6,7 +6,7 @@
 //! segment to the next.
 
 use std::collections::{BTreeSet, HashMap};
-use trace_format::{BlobId, MemId, MemState, Node, Segment, Trace};
+use trace_format::{BlobId, MemId, MemState, Node, Segment};
 
 /// The memory a segment's nodes use (and may write), each once.
 pub fn memory_used<'n>(nodes: impl IntoIterator<Item = &'n Node>) -> Vec<MemId> {
@@ -27,15 +27,10 @@ pub struct RecordedContents {
 
 impl RecordedContents {
     /// At the start of an iteration nothing is known, except that memory replaced with
-    /// `--input` stands for what the recording started with.
-    pub fn new(trace: &Trace, replaced: &BTreeSet<MemId>) -> Self {
-        let mut known = HashMap::new();
-        for segment in &trace.segments {
-            for state in segment.initial.iter().filter(|s| replaced.contains(&s.mem)) {
-                known.entry(state.mem).or_insert(state.blob);
-            }
-        }
-        RecordedContents { known }
+    /// `--input` stands for what the recording started it with (`replaced`: its first initial
+    /// state in the trace).
+    pub fn new(replaced: &HashMap<MemId, BlobId>) -> Self {
+        RecordedContents { known: replaced.clone() }
     }
 
     /// The initial states of `segment` that the device does not hold yet.
@@ -75,8 +70,7 @@ mod tests {
         let first = segment(vec![state(0, 1), state(1, 2)], vec![state(1, 3)]);
         // Memory 1 holds what the first segment left; memory 0 was rewritten by the host.
         let second = segment(vec![state(0, 9), state(1, 3)], vec![]);
-        let trace = Trace { segments: vec![first.clone(), second.clone()], ..Trace::default() };
-        let mut contents = RecordedContents::new(&trace, &BTreeSet::new());
+        let mut contents = RecordedContents::new(&HashMap::new());
         assert_eq!(contents.to_write(&first).len(), 2);
         contents.segment_ran(&first, &[]);
         assert_eq!(contents.to_write(&second), vec![&state(0, 9)]);
@@ -87,14 +81,13 @@ mod tests {
         let first = segment(vec![state(0, 1)], vec![]);
         // The host put back what memory 0 held at first; the first segment's kernel changed it.
         let second = segment(vec![state(0, 1)], vec![]);
-        let trace = Trace { segments: vec![first.clone(), second.clone()], ..Trace::default() };
         let kernel = Node {
             queue: None,
             segment: trace_format::SegmentId(0),
             command: trace_format::Command::Fill(trace_format::Fill { mem: MemId(0), offset: 0, bytes: 4, pattern: vec![7], rows: None }),
             call: String::new(),
         };
-        let mut contents = RecordedContents::new(&trace, &BTreeSet::new());
+        let mut contents = RecordedContents::new(&HashMap::new());
         contents.segment_ran(&first, &memory_used([&kernel]));
         assert_eq!(contents.to_write(&second), vec![&state(0, 1)]);
     }
@@ -102,8 +95,7 @@ mod tests {
     #[test]
     fn replaced_memory_keeps_its_input_contents() {
         let first = segment(vec![state(0, 1), state(1, 2)], vec![]);
-        let trace = Trace { segments: vec![first.clone()], ..Trace::default() };
-        let contents = RecordedContents::new(&trace, &BTreeSet::from([MemId(0)]));
+        let contents = RecordedContents::new(&HashMap::from([(MemId(0), BlobId(1))]));
         assert_eq!(contents.to_write(&first), vec![&state(1, 2)]);
     }
 }

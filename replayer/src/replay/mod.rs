@@ -1,10 +1,23 @@
-//! The replay driver. It loads a validated trace into a backend; then, for a warm-up
-//! iteration and each timed one, and for each segment in order, it writes the initial
-//! state the segment needs (untimed), runs the segment's partitions, waits and times.
-//! Graph mode builds each family's command buffers once and patches them before each
-//! member; eager mode submits command by command. With a comparison, each segment's expected
-//! memory and the data its copies delivered to the host are compared with the recording after
-//! the first and the last iteration (see `compare`).
+//! The replay driver. It loads a validated trace's objects into a backend; then, for a warm-up
+//! iteration and each timed one, it streams the trace's segments, one at a time:
+//!
+//! 1. read the segment (`TraceReader::segments`), apply the what-if patches (`Overrides`),
+//!    inline the program's own graphs (`Inliner`);
+//! 2. place it in its family (`FamilyFinder`: the first segment of a new shape founds a family and
+//!    is kept as its base; the others get the patches that turn the base into them), plan the
+//!    family once (its base's partitions stand for every member's), and let the backend stage
+//!    the segment's host data (`Backend::stage`);
+//! 3. write the initial states the device does not hold (`RecordedContents`), untimed;
+//! 4. run it, timed: graph mode builds the family's command buffers at its first member and
+//!    patches them before each one (the patches made before the clock starts), running eager
+//!    partitions from the member's own nodes; eager mode submits the member's nodes partition by
+//!    partition; then wait;
+//! 5. with a comparison, compare what it left with the recording after the first and the last
+//!    iteration (`compare_segment`, see `compare`); with a profile, keep the last iteration's
+//!    device times; then drop the segment.
+//!
+//! What stays in memory is the trace's objects, each family's base, plan, command buffers and
+//! varying slots, and what the device holds per memory object: never the whole trace.
 
 mod compare;
 mod contents;
@@ -13,16 +26,19 @@ mod stats;
 pub use compare::{Comparison, Element, Mismatch, Rule, Tolerance};
 pub use stats::{summarize, TimeStats};
 
-use crate::backend::{Backend, BackendError, BufferHandle, NodeTiming, PartitionNodes, UpdateKind};
-use crate::families::{find_families, Family};
+use crate::backend::{Backend, BackendError, BufferHandle, UpdateKind};
+use crate::families::FamilyFinder;
+use crate::inline::Inliner;
+use crate::overrides::Overrides;
 use crate::plan::{plan_segment, PartitionKind, PlanError, SegmentPlan};
-use crate::segments::{segment_graphs, SegmentGraph};
+use crate::profile::{NodeName, ProfiledNode};
+use crate::segments::SegmentGraph;
 use compare::{Checker, Run, Subject};
 use contents::{memory_used, RecordedContents};
 use serde::Serialize;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
-use trace_format::{BlobStore, Command, Copy, FormatError, MemId, NodeId, Patch, Place, Trace};
+use trace_format::{BlobId, Command, Copy, FormatError, MemId, NodeId, Patch, Place, TraceReader};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -61,8 +77,9 @@ pub struct RunReport {
     pub time_per_iteration_us: Option<TimeStats>,
     /// `None` unless a comparison was asked for.
     pub comparison: Option<Comparison>,
+    /// Device times of the last iteration's nodes, with `RunOptions::profile`.
     #[serde(skip)]
-    pub timings: Vec<NodeTiming>,
+    pub timings: Vec<ProfiledNode>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -75,21 +92,23 @@ pub enum ReplayError {
     Blob(#[from] FormatError),
 }
 
-/// A native command buffer and what it was built from.
-struct CommandBuffer<'t> {
+/// A native command buffer and the patches it holds now.
+struct CommandBuffer {
     handle: BufferHandle,
-    nodes: PartitionNodes<'t>,
-    /// The patches it holds now.
     applied: Vec<Patch>,
 }
 
-/// A family as graph mode runs it.
-struct BuiltFamily<'t> {
+/// How a family runs: its base's plan, which every member runs by.
+struct FamilyPlan {
     plan: SegmentPlan,
-    /// Per partition of `plan`: its command buffer, `None` for eager partitions.
-    buffers: Vec<Option<CommandBuffer<'t>>>,
-    /// Per member, per partition: the member's patches for the nodes of that partition.
-    patches: Vec<Vec<Vec<Patch>>>,
+    /// The partition each of the base's nodes is in.
+    partition_of: HashMap<NodeId, usize>,
+}
+
+/// A family's command buffers, built from its base: per partition of its plan, `None` for
+/// eager partitions.
+struct BuiltFamily {
+    buffers: Vec<Option<CommandBuffer>>,
 }
 
 #[derive(Default)]
@@ -99,54 +118,27 @@ struct Counters {
     rebuilds: usize,
 }
 
-pub struct Replayer<'t> {
+pub struct Replayer<'r> {
     backend: Box<dyn Backend>,
-    trace: &'t Trace,
-    blobs: &'t BlobStore,
-    graphs: Vec<SegmentGraph>,
-    /// Each segment's memory, which running it may change.
-    used: Vec<Vec<MemId>>,
-    families: Vec<Family>,
-    /// For each segment, its family and its place among the family's members.
-    membership: Vec<(usize, usize)>,
-    /// Graph mode: each family's plan and command buffers, made on first use.
-    built: Vec<Option<BuiltFamily<'t>>>,
-    /// Eager mode: each segment's plan, made on first use.
-    eager_plans: Vec<Option<SegmentPlan>>,
+    reader: &'r TraceReader,
+    overrides: Overrides,
+    families: FamilyFinder<'r>,
+    /// Per family: how it runs, made on first use.
+    plans: Vec<Option<FamilyPlan>>,
+    /// Graph mode, per family: its command buffers, made on first use.
+    built: Vec<Option<BuiltFamily>>,
 }
 
-impl<'t> Replayer<'t> {
-    /// Loads `trace` (validated, its sub-graphs inlined: `inline::inline_subgraphs`) into `backend`.
-    pub fn new(mut backend: Box<dyn Backend>, trace: &'t Trace, blobs: &'t BlobStore) -> Result<Self, BackendError> {
-        backend.load(trace, blobs)?;
-        let graphs = segment_graphs(trace);
-        let families = find_families(trace, &graphs, &|command| backend.can_record(command));
-        let mut membership = vec![(0, 0); graphs.len()];
-        for (family_index, family) in families.iter().enumerate() {
-            for (member, segment) in family.members.iter().enumerate() {
-                membership[segment.index()] = (family_index, member);
-            }
-        }
-        let used = graphs.iter().map(|graph| memory_used(graph.nodes.iter().map(|id| &trace.nodes[id.index()]))).collect();
-        Ok(Replayer {
-            backend,
-            trace,
-            blobs,
-            used,
-            built: (0..families.len()).map(|_| None).collect(),
-            eager_plans: vec![None; graphs.len()],
-            graphs,
-            families,
-            membership,
-        })
+impl<'r> Replayer<'r> {
+    /// Loads the objects of the trace `reader` reads (validated; `overrides` checked against it)
+    /// into `backend`.
+    pub fn new(mut backend: Box<dyn Backend>, reader: &'r TraceReader, overrides: Overrides) -> Result<Self, BackendError> {
+        backend.load(reader.objects(), reader.blobs())?;
+        Ok(Replayer { backend, reader, overrides, families: FamilyFinder::new(reader.objects()), plans: Vec::new(), built: Vec::new() })
     }
 
     pub fn device_name(&self) -> String {
         self.backend.device_name()
-    }
-
-    pub fn families(&self) -> &[Family] {
-        &self.families
     }
 
     /// The contents of a memory object now (after a run: after its last iteration).
@@ -157,11 +149,12 @@ impl<'t> Replayer<'t> {
     /// Runs the trace in `options.mode`; `progress(done, total)` follows the iterations.
     pub fn run(&mut self, options: &RunOptions, progress: &mut dyn FnMut(usize, usize)) -> Result<RunReport, ReplayError> {
         let mut counters = Counters::default();
-        let replaced: BTreeSet<MemId> = options.inputs.keys().copied().collect();
+        let replaced = self.first_initial_states(options.inputs.keys().copied().collect())?;
         let total = options.iterations + 1;
         let mut iteration_us = Vec::with_capacity(options.iterations);
         let mut checker = options.compare.then(Checker::default);
         let mut timings = Vec::new();
+        let mut partitions = 0;
         for iteration in 0..total {
             let last = iteration + 1 == total;
             // The first and the last run are compared: bytes that differ between them are unstable.
@@ -173,26 +166,38 @@ impl<'t> Replayer<'t> {
             for (mem, data) in &options.inputs {
                 self.backend.write_memory(*mem, data)?;
             }
-            let mut contents = RecordedContents::new(self.trace, &replaced);
+            let mut contents = RecordedContents::new(&replaced);
+            let mut inliner = Inliner::new(self.reader.node_count());
             let mut elapsed = Duration::ZERO;
-            for (segment, recorded) in self.trace.segments.iter().enumerate() {
-                for state in contents.to_write(recorded) {
-                    self.backend.write_memory(state.mem, &self.blobs.get(state.blob)?)?;
+            partitions = 0;
+            for segment in self.reader.segments() {
+                let mut segment = segment?;
+                self.overrides.apply(self.reader.objects(), &mut segment);
+                let graph = inliner.graph(segment);
+                let backend = &*self.backend;
+                let placement = self.families.place(&graph, &|command| backend.can_record(command));
+                partitions += self.plan(placement.family)?.plan.partitions.len();
+                self.backend.stage(&graph.ids, &graph.nodes, self.reader.blobs())?;
+                for state in contents.to_write(&graph.recorded) {
+                    self.backend.write_memory(state.mem, &self.reader.blobs().get(state.blob)?)?;
                 }
+                let patches = match options.mode {
+                    Mode::Graph => self.patches_by_partition(&graph, placement.family),
+                    Mode::Eager => Vec::new(),
+                };
                 let started = Instant::now();
                 match options.mode {
-                    Mode::Graph => self.run_graph(segment, &mut counters)?,
-                    Mode::Eager => self.run_eager(segment)?,
+                    Mode::Graph => self.run_graph(&graph, placement.family, patches, &mut counters)?,
+                    Mode::Eager => self.run_eager(&graph, placement.family)?,
                 }
                 self.backend.finish()?;
                 elapsed += started.elapsed();
-                contents.segment_ran(recorded, &self.used[segment]);
+                contents.segment_ran(&graph.recorded, &memory_used(&graph.nodes));
                 if last && options.profile {
-                    let segment_timings = self.backend.timings()?;
-                    timings.extend(segment_timings.into_iter().map(|timing| self.on_own_node(segment, timing)));
+                    self.keep_timings(&graph, placement.family, &mut timings)?;
                 }
                 if let (Some(run), Some(checker)) = (compared_run, checker.as_mut()) {
-                    self.compare_segment(segment, run, &options.rules, checker)?;
+                    self.compare_segment(&graph, placement.family, run, &options.rules, checker)?;
                 }
             }
             if iteration > 0 {
@@ -204,9 +209,9 @@ impl<'t> Replayer<'t> {
             mode: options.mode,
             device: self.backend.device_name(),
             iterations: options.iterations,
-            segments: self.trace.segments.len(),
-            families: self.families.len(),
-            partitions: self.partitions_per_iteration(options.mode),
+            segments: self.reader.segment_count(),
+            families: self.families.families().len(),
+            partitions,
             command_buffers_built: counters.built,
             native_updates: counters.native_updates,
             rebuilds: counters.rebuilds,
@@ -216,132 +221,156 @@ impl<'t> Replayer<'t> {
         })
     }
 
-    /// A family's command buffers hold its base's nodes: name the segment's own node instead.
-    fn on_own_node(&self, segment: usize, mut timing: NodeTiming) -> NodeTiming {
-        timing.node = self.own_node(segment, timing.node);
-        timing
-    }
-
-    /// The node of `segment` standing where `node` (of the segment or of its family's base) stands.
-    fn own_node(&self, segment: usize, node: NodeId) -> NodeId {
-        let base = &self.graphs[self.families[self.membership[segment].0].base.index()];
-        match base.nodes.binary_search(&node) {
-            Ok(local) if self.graphs[segment].nodes.binary_search(&node).is_err() => self.graphs[segment].nodes[local],
-            _ => node,
+    /// What the recording first starts each of `replaced` (`--input`) memory with, which the
+    /// input stands for: one pass over the trace, when there are inputs.
+    fn first_initial_states(&self, mut replaced: Vec<MemId>) -> Result<HashMap<MemId, BlobId>, ReplayError> {
+        let mut first = HashMap::new();
+        for segment in self.reader.segments() {
+            if replaced.is_empty() {
+                break;
+            }
+            for state in &segment?.segment.initial {
+                if let Some(position) = replaced.iter().position(|&mem| mem == state.mem) {
+                    replaced.swap_remove(position);
+                    first.insert(state.mem, state.blob);
+                }
+            }
         }
+        Ok(first)
     }
 
-    fn partitions_per_iteration(&self, mode: Mode) -> usize {
-        let count = |plan: Option<&SegmentPlan>| plan.map_or(0, |p| p.partitions.len());
-        match mode {
-            Mode::Graph => self.membership.iter().map(|&(family, _)| count(self.built[family].as_ref().map(|b| &b.plan))).sum(),
-            Mode::Eager => self.eager_plans.iter().map(|plan| count(plan.as_ref())).sum(),
+    /// How `family` runs, planned from its base on first use.
+    fn plan(&mut self, family: usize) -> Result<&FamilyPlan, PlanError> {
+        if self.plans.len() <= family {
+            self.plans.resize_with(family + 1, || None);
+            self.built.resize_with(family + 1, || None);
         }
+        if self.plans[family].is_none() {
+            let backend = &*self.backend;
+            let base = &self.families.family(family).base;
+            let plan = plan_segment(base, &|command| backend.can_record(command))?;
+            let mut partition_of = HashMap::new();
+            for (index, partition) in plan.partitions.iter().enumerate() {
+                partition_of.extend(partition.nodes.iter().map(|&local| (base.ids[local], index)));
+            }
+            self.plans[family] = Some(FamilyPlan { plan, partition_of });
+        }
+        Ok(self.plans[family].as_ref().expect("planned above"))
     }
 
-    fn run_graph(&mut self, segment: usize, counters: &mut Counters) -> Result<(), ReplayError> {
-        let (family, member) = self.membership[segment];
+    /// The patches that turn `family`'s command buffers into `graph`, by partition.
+    fn patches_by_partition(&self, graph: &SegmentGraph, family: usize) -> Vec<Vec<Patch>> {
+        let planned = self.plans[family].as_ref().expect("a family is planned before it runs");
+        let mut by_partition = vec![Vec::new(); planned.plan.partitions.len()];
+        for patch in self.families.patches(family, graph) {
+            let (Patch::Arg { node, .. } | Patch::Launch { node, .. }) = &patch;
+            if let Some(&index) = planned.partition_of.get(node) {
+                by_partition[index].push(patch);
+            }
+        }
+        by_partition
+    }
+
+    /// The last iteration's device times of `graph`'s nodes.
+    fn keep_timings(&mut self, graph: &SegmentGraph, family: usize, timings: &mut Vec<ProfiledNode>) -> Result<(), ReplayError> {
+        let base = &self.families.family(family).base;
+        for mut timing in self.backend.timings()? {
+            timing.node = own_node(base, graph, timing.node);
+            let described = graph.node(timing.node).map(|node| NodeName::of(self.reader.objects(), node));
+            timings.push(ProfiledNode { timing, described });
+        }
+        Ok(())
+    }
+
+    /// Runs `graph` from its family's command buffers, patched by `patches` (by partition).
+    fn run_graph(&mut self, graph: &SegmentGraph, family: usize, patches: Vec<Vec<Patch>>, counters: &mut Counters) -> Result<(), ReplayError> {
         if self.built[family].is_none() {
             self.built[family] = Some(self.build_family(family, counters)?);
         }
-        let Some(built) = self.built[family].as_mut() else { return Ok(()) };
-        for (index, partition) in built.plan.partitions.iter().enumerate() {
-            match &mut built.buffers[index] {
+        let (Some(planned), Some(built)) = (&self.plans[family], &mut self.built[family]) else { return Ok(()) };
+        let base = &self.families.family(family).base;
+        for ((partition, buffer), patches) in planned.plan.partitions.iter().zip(&mut built.buffers).zip(patches) {
+            match buffer {
                 Some(buffer) => {
-                    let patches = &built.patches[member][index];
-                    if *patches != buffer.applied {
-                        match self.backend.update(buffer.handle, &buffer.nodes, patches)? {
+                    if patches != buffer.applied {
+                        match self.backend.update(buffer.handle, &partition.nodes_of(base), &patches)? {
                             UpdateKind::Native => counters.native_updates += 1,
                             UpdateKind::Rebuilt => counters.rebuilds += 1,
                         }
-                        buffer.applied.clone_from(patches);
+                        buffer.applied = patches;
                     }
                     self.backend.launch(buffer.handle)?;
                 }
                 // The member's own node: the base's may differ in what no patch carries.
-                None => self.backend.run_eager(&partition.nodes_of(self.trace, &self.graphs[segment].nodes), self.blobs)?,
+                None => self.backend.run_eager(&partition.nodes_of(graph), self.reader.blobs())?,
             }
         }
         Ok(())
     }
 
-    /// Plans a family's base segment and builds a command buffer per recorded partition.
-    fn build_family(&mut self, family: usize, counters: &mut Counters) -> Result<BuiltFamily<'t>, ReplayError> {
-        let trace = self.trace;
-        let base = &self.graphs[self.families[family].base.index()];
-        let backend = &mut self.backend;
-        let plan = plan_segment(trace, base, &|command| backend.can_record(command))?;
-        let mut partition_of: HashMap<NodeId, usize> = HashMap::new();
-        for (index, partition) in plan.partitions.iter().enumerate() {
-            partition_of.extend(partition.nodes.iter().map(|&local| (base.nodes[local], index)));
-        }
-        let patches: Vec<Vec<Vec<Patch>>> = self.families[family]
-            .patches
-            .iter()
-            .map(|member| {
-                let mut by_partition = vec![Vec::new(); plan.partitions.len()];
-                for patch in member {
-                    let (Patch::Arg { node, .. } | Patch::Launch { node, .. }) = patch;
-                    if let Some(&index) = partition_of.get(node) {
-                        by_partition[index].push(patch.clone());
-                    }
-                }
-                by_partition
-            })
-            .collect();
-        let mut buffers = Vec::with_capacity(plan.partitions.len());
-        for (index, partition) in plan.partitions.iter().enumerate() {
+    /// Builds a command buffer per recorded partition of `family`'s plan, from its base.
+    fn build_family(&mut self, family: usize, counters: &mut Counters) -> Result<BuiltFamily, ReplayError> {
+        let base = &self.families.family(family).base;
+        let planned = self.plans[family].as_ref().expect("a family is planned before it runs");
+        let mut buffers = Vec::with_capacity(planned.plan.partitions.len());
+        for partition in &planned.plan.partitions {
             buffers.push(match partition.kind {
                 PartitionKind::Recorded => {
-                    let nodes = partition.nodes_of(trace, &base.nodes);
-                    let handle = backend.build(&nodes)?;
+                    let handle = self.backend.build(&partition.nodes_of(base))?;
                     counters.built += 1;
-                    // Member 0 is the base, which the buffer was built from.
-                    Some(CommandBuffer { handle, nodes, applied: patches[0][index].clone() })
+                    // The buffer holds the base's own values: no patch.
+                    Some(CommandBuffer { handle, applied: Vec::new() })
                 }
                 PartitionKind::Eager => None,
             });
         }
-        Ok(BuiltFamily { plan, buffers, patches })
+        Ok(BuiltFamily { buffers })
     }
 
-    fn run_eager(&mut self, segment: usize) -> Result<(), ReplayError> {
-        if self.eager_plans[segment].is_none() {
-            let backend = &self.backend;
-            self.eager_plans[segment] =
-                Some(plan_segment(self.trace, &self.graphs[segment], &|command| backend.can_record(command))?);
-        }
-        let Some(plan) = &self.eager_plans[segment] else { return Ok(()) };
-        for partition in &plan.partitions {
-            self.backend.run_eager(&partition.nodes_of(self.trace, &self.graphs[segment].nodes), self.blobs)?;
+    /// Runs `graph`'s own nodes partition by partition, as its family's plan cuts them.
+    fn run_eager(&mut self, graph: &SegmentGraph, family: usize) -> Result<(), ReplayError> {
+        let planned = self.plans[family].as_ref().expect("a family is planned before it runs");
+        for partition in &planned.plan.partitions {
+            self.backend.run_eager(&partition.nodes_of(graph), self.reader.blobs())?;
         }
         Ok(())
     }
 
-    /// Compares what `segment` left with the recording: its expected memory states, and the data
-    /// its copies delivered to the host.
-    fn compare_segment(&mut self, segment: usize, run: Run, rules: &HashMap<MemId, Rule>, checker: &mut Checker) -> Result<(), ReplayError> {
+    /// Compares what `graph` (of `family`) left with the recording: its expected memory states,
+    /// and the data its copies delivered to the host.
+    fn compare_segment(&mut self, graph: &SegmentGraph, family: usize, run: Run, rules: &HashMap<MemId, Rule>, checker: &mut Checker) -> Result<(), ReplayError> {
         let rule = |mem: MemId| rules.get(&mem).copied().unwrap_or(Rule::Exact);
-        for state in &self.trace.segments[segment].expected {
+        let segment = graph.segment.0;
+        let blobs = self.reader.blobs();
+        for state in &graph.recorded.expected {
             let actual = self.backend.read_memory(state.mem)?;
-            let expected = self.blobs.get(state.blob)?;
-            checker.check(run, segment as u32, Subject::Memory(state.mem), &expected, actual, rule(state.mem));
+            let expected = blobs.get(state.blob)?;
+            checker.check(run, segment, Subject::Memory(state.mem), &expected, actual, rule(state.mem));
         }
         for (node, data) in self.backend.take_received()? {
-            let node = self.own_node(segment, node);
-            let Some(Command::Copy(Copy { src, dst: Place::Host { data: Some(blob) }, extent })) = self.trace.nodes.get(node.index()).map(|n| &n.command) else {
+            let node = own_node(&self.families.family(family).base, graph, node);
+            let Some(Command::Copy(Copy { src, dst: Place::Host { data: Some(blob) }, extent })) = graph.node(node).map(|n| &n.command) else {
                 continue;
             };
             // Only the rows the copy wrote: the rest of the program's host memory is not its result.
-            let recorded = self.blobs.get(*blob)?;
+            let recorded = blobs.get(*blob)?;
             let Some(expected) = packed_rows(extent, &recorded) else { continue };
             let source_rule = match src {
                 Place::Memory { mem, .. } => rule(*mem),
                 Place::Host { .. } => Rule::Exact,
             };
-            checker.check(run, segment as u32, Subject::Received(node), &expected, data, source_rule);
+            checker.check(run, segment, Subject::Received(node), &expected, data, source_rule);
         }
         Ok(())
+    }
+}
+
+/// The node of `graph` standing where `node` (of the graph or of its family's `base`) stands: a
+/// family's command buffers hold its base's nodes.
+fn own_node(base: &SegmentGraph, graph: &SegmentGraph, node: NodeId) -> NodeId {
+    match base.local(node) {
+        Some(local) if graph.local(node).is_none() => graph.ids[local],
+        _ => node,
     }
 }
 

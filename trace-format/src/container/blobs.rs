@@ -1,44 +1,60 @@
-use super::frame::Codec;
+use super::frame::{Codec, BLOB_PREFIX_LEN, FRAME_HEADER_LEN};
+use super::source::Source;
 use super::FormatError;
 use crate::BlobId;
+use rustc_hash::FxHashMap;
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::sync::Arc;
 
-/// Blob contents by id. Blobs read from a file stay compressed, sharing the file's bytes,
-/// until `get` asks for one, so sizes can be reported without decompressing anything.
+/// Blob contents by id. Blobs of a trace file are not read when the file is opened: the store
+/// knows where each one is, and reads, checksums and decompresses it when `get` asks for it,
+/// so sizes can be reported without reading anything. Cloning a store is cheap (shared).
 #[derive(Clone, Debug, Default)]
 pub struct BlobStore {
-    blobs: HashMap<BlobId, Stored>,
+    /// FxHash: blob ids are hashes already, and a trace may hold a million blobs.
+    blobs: Arc<FxHashMap<BlobId, Stored>>,
+    /// The file the `InFile` blobs are in.
+    file: Option<Arc<Source>>,
 }
 
 #[derive(Clone, Debug)]
 enum Stored {
     Owned(Arc<[u8]>),
-    InFile { file: Arc<[u8]>, blob: StoredBlob },
+    InFile(StoredBlob),
 }
 
-/// Where a blob frame keeps its bytes in a file; checksummed and decompressed on `get`.
-#[derive(Clone, Debug)]
+/// Where a blob frame is in its file; checksummed and decompressed on `get`.
+#[derive(Clone, Copy, Debug)]
 pub(super) struct StoredBlob {
-    pub range: std::ops::Range<usize>,
+    /// The frame's offset.
+    pub offset: u64,
+    /// The frame's payload: prefix and stored bytes.
+    pub payload_len: u32,
     pub codec: Codec,
     pub raw_len: u64,
-    /// Checksum of the frame's payload (prefix and stored bytes).
+    /// Checksum of the frame's payload.
     pub crc: u32,
-    /// The frame's offset, for error messages.
-    pub offset: u64,
+}
+
+impl StoredBlob {
+    fn stored_len(&self) -> u64 {
+        u64::from(self.payload_len) - BLOB_PREFIX_LEN as u64
+    }
 }
 
 impl BlobStore {
+    pub(super) fn of_file(file: Arc<Source>) -> BlobStore {
+        BlobStore { blobs: Arc::default(), file: Some(file) }
+    }
+
     pub fn insert(&mut self, bytes: Vec<u8>) -> BlobId {
         let id = BlobId::of(&bytes);
-        self.blobs.entry(id).or_insert_with(|| Stored::Owned(bytes.into()));
+        Arc::make_mut(&mut self.blobs).entry(id).or_insert_with(|| Stored::Owned(bytes.into()));
         id
     }
 
-    pub(super) fn insert_from_file(&mut self, id: BlobId, file: Arc<[u8]>, blob: StoredBlob) {
-        self.blobs.entry(id).or_insert(Stored::InFile { file, blob });
+    pub(super) fn insert_from_file(&mut self, id: BlobId, blob: StoredBlob) {
+        Arc::make_mut(&mut self.blobs).entry(id).or_insert(Stored::InFile(blob));
     }
 
     pub fn contains(&self, id: BlobId) -> bool {
@@ -60,7 +76,7 @@ impl BlobStore {
     pub fn raw_len(&self, id: BlobId) -> Option<u64> {
         self.blobs.get(&id).map(|stored| match stored {
             Stored::Owned(bytes) => bytes.len() as u64,
-            Stored::InFile { blob, .. } => blob.raw_len,
+            Stored::InFile(blob) => blob.raw_len,
         })
     }
 
@@ -68,31 +84,16 @@ impl BlobStore {
     pub fn stored_len(&self, id: BlobId) -> Option<u64> {
         self.blobs.get(&id).map(|stored| match stored {
             Stored::Owned(bytes) => bytes.len() as u64,
-            Stored::InFile { blob, .. } => blob.range.len() as u64,
+            Stored::InFile(blob) => blob.stored_len(),
         })
     }
 
     pub fn get(&self, id: BlobId) -> Result<Cow<'_, [u8]>, FormatError> {
         match self.blobs.get(&id).ok_or(FormatError::MissingBlob(id))? {
             Stored::Owned(bytes) => Ok(Cow::Borrowed(bytes)),
-            Stored::InFile { file, blob: StoredBlob { range, codec, raw_len, crc, offset } } => {
-                if crc32fast::hash(&file[range.start - super::frame::BLOB_PREFIX_LEN..range.end]) != *crc {
-                    return Err(FormatError::Checksum { offset: *offset });
-                }
-                let stored = &file[range.clone()];
-                let malformed = |problem: String| FormatError::Malformed { offset: *offset, problem };
-                let bytes = match codec {
-                    Codec::Raw => Cow::Borrowed(stored),
-                    Codec::Lz4 => Cow::Owned(
-                        lz4_flex::block::decompress(stored, *raw_len as usize)
-                            .map_err(|e| malformed(format!("holds blob {id} that does not decompress: {e}")))?,
-                    ),
-                };
-                // The checksum guards the stored bytes; the length guards the codec.
-                if bytes.len() as u64 != *raw_len {
-                    return Err(malformed(format!("holds blob {id} that decompresses to {} bytes, not {raw_len}", bytes.len())));
-                }
-                Ok(bytes)
+            Stored::InFile(blob) => {
+                let file = self.file.as_ref().ok_or(FormatError::MissingBlob(id))?;
+                read_blob(file, id, blob).map(Cow::Owned)
             }
         }
     }
@@ -101,4 +102,27 @@ impl BlobStore {
     pub fn verify(&self) -> Result<(), FormatError> {
         self.ids().try_for_each(|id| self.get(id).map(drop))
     }
+}
+
+fn read_blob(file: &Source, id: BlobId, blob: &StoredBlob) -> Result<Vec<u8>, FormatError> {
+    let StoredBlob { offset, payload_len, codec, raw_len, crc } = *blob;
+    let mut payload = vec![0u8; payload_len as usize];
+    file.read_at(offset + FRAME_HEADER_LEN as u64, &mut payload)?;
+    if crc32fast::hash(&payload) != crc {
+        return Err(FormatError::Checksum { offset });
+    }
+    let malformed = |problem: String| FormatError::Malformed { offset, problem };
+    let bytes = match codec {
+        Codec::Raw => {
+            payload.drain(..BLOB_PREFIX_LEN);
+            payload
+        }
+        Codec::Lz4 => lz4_flex::block::decompress(&payload[BLOB_PREFIX_LEN..], raw_len as usize)
+            .map_err(|e| malformed(format!("holds blob {id} that does not decompress: {e}")))?,
+    };
+    // The checksum guards the stored bytes; the length guards the codec.
+    if bytes.len() as u64 != raw_len {
+        return Err(malformed(format!("holds blob {id} that decompresses to {} bytes, not {raw_len}", bytes.len())));
+    }
+    Ok(bytes)
 }

@@ -18,6 +18,8 @@ pub enum FormatError {
     Malformed { offset: u64, problem: String },
     #[error("cannot write a frame of {0} bytes: the format holds at most 4 GiB - 1 per record or blob")]
     FrameTooLarge(u64),
+    #[error("cannot write the trace: {0}")]
+    Unordered(String),
     #[error("blob {0} is referenced but not in the trace")]
     MissingBlob(BlobId),
 }

@@ -10,18 +10,21 @@
 //!
 //! Metadata frames hold one postcard-encoded `Record`; blob frames hold a blob's id, codec,
 //! raw length and (usually lz4-compressed) bytes. A writer killed at any point leaves a file
-//! whose whole frames all read back: the index only makes reading faster.
+//! whose whole frames all read back: the index marks a finished file. Readers walk the frames in
+//! order (`read`): records in segment order, blobs located and read when asked for.
 
 mod blobs;
 mod error;
 mod frame;
+mod frames;
 mod read;
 mod record;
+mod source;
 mod write;
 
 pub use blobs::BlobStore;
 pub use error::FormatError;
-pub use read::{read_trace, read_trace_bytes, Completeness, TraceFile};
+pub use read::{read_trace, read_trace_bytes, Completeness, Segments, TraceFile, TraceReader};
 pub use record::Record;
 pub use write::{write_trace, write_trace_to, TraceWriter};
 

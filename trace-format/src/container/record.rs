@@ -44,3 +44,65 @@ impl Record {
         }
     }
 }
+
+/// What a record is to a reader that streams segments.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum RecordKind {
+    /// Header, devices, memories, programs, kernels, queues, partial reasons: kept when a trace is opened.
+    Object,
+    SegmentBegin,
+    Node,
+    Edge,
+    /// Initial states, the end of a segment, expected states.
+    OfSegment,
+}
+
+/// The kind of the record `payload` holds, from its first byte alone: postcard writes an enum's
+/// variant index first, as a varint, which is one byte below 128. `None` for no known variant.
+pub(super) fn record_kind(payload: &[u8]) -> Option<RecordKind> {
+    Some(match payload.first()? {
+        0..=5 | 11 => RecordKind::Object,
+        6 => RecordKind::SegmentBegin,
+        7 => RecordKind::Node,
+        8 => RecordKind::Edge,
+        9 | 10 | 12 => RecordKind::OfSegment,
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_kind_of_every_record_is_its_first_byte() {
+        let state = MemState { mem: MemId(0), blob: BlobId(1) };
+        let node = Node { queue: None, segment: SegmentId(0), command: Command::Barrier, call: String::new() };
+        let kernel = Kernel { program: ProgramId(0), name: String::new(), params: Vec::new() };
+        let queue = Queue { in_order: true, device: None, flags: 0, priority: 0, label: String::new() };
+        let memory = Memory { kind: MemKind::Buffer, size: 1, address: 0, flags: 0, device: None };
+        let header = Header { api: Api::OpenCl, producer: String::new(), command_line: Vec::new(), process_id: 0, started_unix_s: 0 };
+        let device = Device { name: String::new(), vendor: String::new(), driver_version: String::new(), properties: Default::default() };
+        let cases = [
+            (Record::Header(header), RecordKind::Object),
+            (Record::Device(device), RecordKind::Object),
+            (Record::Memory(memory), RecordKind::Object),
+            (Record::Program(Program { images: Vec::new(), build_options: String::new() }), RecordKind::Object),
+            (Record::Kernel(kernel), RecordKind::Object),
+            (Record::Queue(queue), RecordKind::Object),
+            (Record::SegmentBegin { ordinal: 300 }, RecordKind::SegmentBegin),
+            (Record::Node(node), RecordKind::Node),
+            (Record::Edge(Edge { from: NodeId(0), to: NodeId(1), kind: EdgeKind::InOrder }), RecordKind::Edge),
+            (Record::InitialState { segment: SegmentId(0), state: state.clone() }, RecordKind::OfSegment),
+            (Record::SegmentEnd { segment: SegmentId(0), ended_by: String::new(), expected: Vec::new() }, RecordKind::OfSegment),
+            (Record::Partial(PartialReason { call: String::new(), reason: String::new() }), RecordKind::Object),
+            (Record::Expected { segment: SegmentId(0), state }, RecordKind::OfSegment),
+        ];
+        for (record, kind) in cases {
+            let payload = postcard::to_allocvec(&record).expect("encodes");
+            assert_eq!(record_kind(&payload), Some(kind), "{record:?}");
+        }
+        assert_eq!(record_kind(&[13]), None);
+        assert_eq!(record_kind(&[]), None);
+    }
+}

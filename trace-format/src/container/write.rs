@@ -1,6 +1,6 @@
 use super::frame::{frame_header, Codec, FrameKind, HEADER_LEN, MAGIC, TRAILER_MAGIC};
 use super::{BlobStore, FormatError, Record, FORMAT_VERSION};
-use crate::{BlobId, SegmentId, Trace};
+use crate::{BlobId, Edge, NodeId, SegmentId, Trace};
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 use std::fs::File;
@@ -161,9 +161,41 @@ pub fn write_trace(path: &Path, trace: &Trace, blobs: &BlobStore) -> Result<(), 
 }
 
 /// Writes a whole in-memory trace through `writer`, finishes it and hands back the output.
+/// Segments are written one after another, as a recording writes them, so the nodes must be in
+/// segment order; an edge goes with the segment of the node it leads to (else of the node it
+/// leaves, else with the last segment).
 pub fn write_trace_to<W: Write>(mut writer: TraceWriter<W>, trace: &Trace, blobs: &BlobStore) -> Result<W, FormatError> {
-    for record in records_of(trace) {
+    let edges = edges_by_segment(trace)?;
+    let objects = trace.header.iter().cloned().map(Record::Header)
+        .chain(trace.devices.iter().cloned().map(Record::Device))
+        .chain(trace.memories.iter().cloned().map(Record::Memory))
+        .chain(trace.programs.iter().cloned().map(Record::Program))
+        .chain(trace.kernels.iter().cloned().map(Record::Kernel))
+        .chain(trace.queues.iter().cloned().map(Record::Queue));
+    for record in objects {
         writer.record(&record)?;
+    }
+    let mut nodes = trace.nodes.iter().peekable();
+    for ((index, segment), edges) in trace.segments.iter().enumerate().zip(edges) {
+        let id = SegmentId(index as u32);
+        writer.record(&Record::SegmentBegin { ordinal: segment.ordinal })?;
+        for state in &segment.initial {
+            writer.record(&Record::InitialState { segment: id, state: state.clone() })?;
+        }
+        while let Some(node) = nodes.next_if(|node| node.segment == id) {
+            writer.record(&Record::Node(node.clone()))?;
+        }
+        for edge in edges {
+            writer.record(&Record::Edge(*edge))?;
+        }
+        writer.record(&Record::SegmentEnd { segment: id, ended_by: segment.ended_by.clone(), expected: segment.expected.clone() })?;
+    }
+    if nodes.next().is_some() {
+        let position = trace.nodes.len() - nodes.count() - 1;
+        return Err(FormatError::Unordered(format!("node {position} is not in segment order (its segment {} is earlier than an earlier node's, or does not exist)", trace.nodes[position].segment)));
+    }
+    for reason in &trace.partial {
+        writer.record(&Record::Partial(reason.clone()))?;
     }
     let mut ids: Vec<BlobId> = blobs.ids().collect();
     ids.sort();
@@ -173,23 +205,15 @@ pub fn write_trace_to<W: Write>(mut writer: TraceWriter<W>, trace: &Trace, blobs
     writer.finish()
 }
 
-/// The records that rebuild `trace`, in an order that assigns every id as it has it.
-fn records_of(trace: &Trace) -> Vec<Record> {
-    let mut records = Vec::new();
-    records.extend(trace.header.clone().map(Record::Header));
-    records.extend(trace.devices.iter().cloned().map(Record::Device));
-    records.extend(trace.memories.iter().cloned().map(Record::Memory));
-    records.extend(trace.programs.iter().cloned().map(Record::Program));
-    records.extend(trace.kernels.iter().cloned().map(Record::Kernel));
-    records.extend(trace.queues.iter().cloned().map(Record::Queue));
-    records.extend(trace.segments.iter().map(|s| Record::SegmentBegin { ordinal: s.ordinal }));
-    records.extend(trace.nodes.iter().cloned().map(Record::Node));
-    records.extend(trace.edges.iter().copied().map(Record::Edge));
-    for (index, segment) in trace.segments.iter().enumerate() {
-        let id = SegmentId(index as u32);
-        records.extend(segment.initial.iter().cloned().map(|state| Record::InitialState { segment: id, state }));
-        records.push(Record::SegmentEnd { segment: id, ended_by: segment.ended_by.clone(), expected: segment.expected.clone() });
+/// Each segment's edges, in trace order.
+fn edges_by_segment(trace: &Trace) -> Result<Vec<Vec<&Edge>>, FormatError> {
+    let segments = trace.segments.len();
+    let mut by_segment = vec![Vec::new(); segments];
+    let segment_of = |node: NodeId| trace.nodes.get(node.index()).map(|n| n.segment.index()).filter(|&s| s < segments);
+    for (index, edge) in trace.edges.iter().enumerate() {
+        let segment = segment_of(edge.to).or_else(|| segment_of(edge.from)).or(segments.checked_sub(1));
+        let segment = segment.ok_or_else(|| FormatError::Unordered(format!("edge {index} has no segment to be written with")))?;
+        by_segment[segment].push(edge);
     }
-    records.extend(trace.partial.iter().cloned().map(Record::Partial));
-    records
+    Ok(by_segment)
 }

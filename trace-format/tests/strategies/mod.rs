@@ -153,7 +153,9 @@ fn header() -> impl Strategy<Value = Header> {
         .prop_map(|(api, producer, command_line, process_id, started_unix_s)| Header { api, producer, command_line, process_id, started_unix_s })
 }
 
-/// Any trace: references need not resolve, the container stores what it is given.
+/// Any trace the container holds: references need not resolve, but segments are written one
+/// after another, so each node is in an existing segment, nodes are in segment order and edges
+/// in the order of the segments they are written with (`write_trace_to`).
 pub fn trace() -> impl Strategy<Value = Trace> {
     (
         option::of(header()),
@@ -167,17 +169,18 @@ pub fn trace() -> impl Strategy<Value = Trace> {
         vec(segment(), 0..3),
         vec((text(), text()).prop_map(|(call, reason)| PartialReason { call, reason }), 0..2),
     )
-        .prop_map(|(header, devices, memories, programs, kernels, queues, nodes, edges, segments, partial)| Trace {
-            header,
-            devices,
-            memories,
-            programs,
-            kernels,
-            queues,
-            nodes,
-            edges,
-            segments,
-            partial,
+        .prop_map(|(header, devices, memories, programs, kernels, queues, mut nodes, mut edges, segments, partial)| {
+            if segments.is_empty() {
+                nodes.clear();
+                edges.clear();
+            }
+            for node in &mut nodes {
+                node.segment = SegmentId(node.segment.0 % segments.len().max(1) as u32);
+            }
+            nodes.sort_by_key(|node| node.segment);
+            let segment_of = |id: NodeId| nodes.get(id.index()).map(|node| node.segment.0);
+            edges.sort_by_key(|edge| segment_of(edge.to).or_else(|| segment_of(edge.from)).unwrap_or(u32::MAX));
+            Trace { header, devices, memories, programs, kernels, queues, nodes, edges, segments, partial }
         })
 }
 
