@@ -1,6 +1,7 @@
 /* Modules beyond SPIR-V in, kernels out: the driver's native binary of a module built from SPIR-V
- * builds a module too, bytes that are no module fail with a build log, the kernel names are listed,
- * and a launch at a global offset (ZE_experimental_global_offset) writes where it should. */
+ * builds a module too (and is written to $REPRISE_TEST_NATIVE_OUT when set, for traces of native
+ * programs), bytes that are no module are refused, the kernel names are listed, and a launch at a
+ * global offset (ZE_experimental_global_offset) writes where it should. */
 #include "common.h"
 
 #define N 128
@@ -23,6 +24,14 @@ int main(void) {
     unsigned char *binary = malloc(size);
     CHECK(zeModuleGetNativeBinary(module, &size, binary));
     ze_module_handle_t native = build_module(&env, ZE_MODULE_FORMAT_NATIVE, binary, size);
+    const char *out_path = getenv("REPRISE_TEST_NATIVE_OUT");
+    if (out_path != NULL) {
+        FILE *out_file = fopen(out_path, "wb");
+        if (out_file == NULL || fwrite(binary, 1, size, out_file) != size || fclose(out_file) != 0) {
+            fprintf(stderr, "cannot write %s\n", out_path);
+            return 2;
+        }
+    }
 
     ze_module_desc_t bad = {ZE_STRUCTURE_TYPE_MODULE_DESC, NULL, ZE_MODULE_FORMAT_NATIVE, 8, (const uint8_t *)"garbage!", "", NULL};
     ze_module_handle_t unused;

@@ -105,7 +105,7 @@ impl OpenClBackend {
             }
             Resolved::Barrier => (unsafe { (api.clEnqueueBarrierWithWaitList)(queue, count, list, &mut event) }, "clEnqueueBarrierWithWaitList"),
         };
-        check(code, call).map_err(|e| super::objects::annotate(e, &format!("node {node}")))?;
+        check(code, call).map_err(|e| e.about(&format!("node {node}")))?;
         Ok(event)
     }
 

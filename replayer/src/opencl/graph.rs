@@ -3,7 +3,7 @@
 
 use super::api::check;
 use super::extension::{wait_list, CommandBufferApi};
-use super::objects::{annotate, Binding, Objects};
+use super::objects::{Binding, Objects};
 use super::resolve::{nd_range, resolve, Resolved};
 use super::OpenClBackend;
 use crate::backend::{BackendError, BackendResult, BufferHandle, PartitionNodes, UpdateKind};
@@ -108,7 +108,7 @@ impl OpenClBackend {
             match patch {
                 Patch::Arg { index, value, .. } => update.args.push((*index, objects.binding(*index, value)?)),
                 Patch::Launch { node, launch } => {
-                    update.range = Some(nd_range(launch).map_err(|e| annotate(e, &format!("node {node}")))?);
+                    update.range = Some(nd_range(launch).map_err(|e| e.about(&format!("node {node}")))?);
                 }
             }
         }

@@ -64,7 +64,7 @@ impl Objects {
         }
         for (index, program) in trace.programs.iter().enumerate() {
             let built = build_program(api, context, device, program, blobs)
-                .map_err(|e| annotate(e, &format!("program {index}")))?;
+                .map_err(|e| e.about(&format!("program {index}")))?;
             objects.programs.push(built);
         }
         for (index, node) in trace.nodes.iter().enumerate() {
@@ -99,7 +99,7 @@ impl Objects {
             )));
         }
         for (arg_index, arg) in launch.args.iter().enumerate() {
-            self.set_arg(kernel, arg_index as u32, arg).map_err(|e| annotate(e, &format!("node {node} ({})", recorded.name)))?;
+            self.set_arg(kernel, arg_index as u32, arg).map_err(|e| e.about(&format!("node {node} ({})", recorded.name)))?;
         }
         Ok(())
     }
@@ -126,7 +126,7 @@ impl Objects {
                 let mem = unsafe {
                     (api.clCreateSubBuffer)(parent_mem, access, CL_BUFFER_CREATE_TYPE_REGION, &region as *const _ as *const c_void, &mut code)
                 };
-                check(code, "clCreateSubBuffer").map_err(|e| annotate(e, &format!("memory {index}")))?;
+                check(code, "clCreateSubBuffer").map_err(|e| e.about(&format!("memory {index}")))?;
                 Ok(MemObject::Buffer { mem, size })
             }
             MemKind::Shared => {
@@ -139,7 +139,7 @@ impl Objects {
             }
             _ => {
                 let mem = unsafe { (api.clCreateBuffer)(self.context, flags, size as usize, ptr::null_mut(), &mut code) };
-                check(code, "clCreateBuffer").map_err(|e| annotate(e, &format!("memory {index} ({size} bytes)")))?;
+                check(code, "clCreateBuffer").map_err(|e| e.about(&format!("memory {index} ({size} bytes)")))?;
                 Ok(MemObject::Buffer { mem, size })
             }
         }
@@ -296,13 +296,4 @@ fn create_kernel(api: &Api, program: cl_program, name: &str) -> BackendResult<cl
     let kernel = unsafe { (api.clCreateKernel)(program, c_name.as_ptr(), &mut code) };
     check(code, &format!("clCreateKernel({name})"))?;
     Ok(kernel)
-}
-
-/// Prefixes an error's message with what it concerns.
-pub fn annotate(error: BackendError, what: &str) -> BackendError {
-    match error {
-        BackendError::Unavailable(m) => BackendError::Unavailable(format!("{what}: {m}")),
-        BackendError::Unsupported(m) => BackendError::Unsupported(format!("{what}: {m}")),
-        BackendError::Api { call, detail } => BackendError::Api { call, detail: format!("{what}: {detail}") },
-    }
 }
