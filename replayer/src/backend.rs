@@ -54,6 +54,18 @@ pub struct PartitionNodes<'t> {
 }
 
 impl PartitionNodes<'_> {
+    /// Each node's predecessors in the partition (indices into `nodes`), and whether it has
+    /// successors there.
+    pub fn links(&self) -> (Vec<Vec<usize>>, Vec<bool>) {
+        let mut predecessors: Vec<Vec<usize>> = vec![Vec::new(); self.nodes.len()];
+        let mut has_successor = vec![false; self.nodes.len()];
+        for &(from, to) in &self.edges {
+            predecessors[to].push(from);
+            has_successor[from] = true;
+        }
+        (predecessors, has_successor)
+    }
+
     /// The partition's nodes with `patches` applied, for backends that rebuild instead of
     /// updating in place.
     pub fn patched(&self, patches: &[Patch]) -> BackendResult<Vec<(NodeId, Node)>> {

@@ -10,12 +10,7 @@ use ze_sys::*;
 
 /// Submits `part`; `tail` holds the previous partition's last events and receives this one's.
 pub fn run(appender: &Appender<'_>, events: &mut Events, tail: &mut Vec<ze_event_handle_t>, part: &PartitionNodes<'_>) -> BackendResult<()> {
-    let mut predecessors: Vec<Vec<usize>> = vec![Vec::new(); part.nodes.len()];
-    let mut has_successor = vec![false; part.nodes.len()];
-    for &(from, to) in &part.edges {
-        predecessors[to].push(from);
-        has_successor[from] = true;
-    }
+    let (predecessors, has_successor) = part.links();
     let mut signals: Vec<ze_event_handle_t> = Vec::with_capacity(part.nodes.len());
     let mut waits = Vec::new();
     let mut outcome = Ok(());

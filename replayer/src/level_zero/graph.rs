@@ -51,14 +51,11 @@ pub fn build(appender: &Appender<'_>, part: &PartitionNodes<'_>, mutable: Option
     let mut built = Built { scope: appender.scope, list, commands: HashMap::new(), patched: BTreeSet::new(), events: Events::new(api, context) };
     let barrier = |list| check(unsafe { api.zeCommandListAppendBarrier(list, std::ptr::null_mut(), 0, std::ptr::null_mut()) }, "zeCommandListAppendBarrier");
     barrier(list)?;
-    let mut predecessors: Vec<Vec<usize>> = vec![Vec::new(); part.nodes.len()];
+    let (predecessors, has_successor) = part.links();
     let mut signals: Vec<ze_event_handle_t> = vec![std::ptr::null_mut(); part.nodes.len()];
     if !part.straight_line {
-        for &(from, to) in &part.edges {
-            predecessors[to].push(from);
-            if signals[from].is_null() {
-                signals[from] = built.events.take()?;
-            }
+        for (signal, _) in signals.iter_mut().zip(&has_successor).filter(|(_, has)| **has) {
+            *signal = built.events.take()?;
         }
     }
     let mut waits = Vec::new();
@@ -74,7 +71,9 @@ pub fn build(appender: &Appender<'_>, part: &PartitionNodes<'_>, mutable: Option
             built.commands.insert(id, command);
         }
         waits.clear();
-        waits.extend(predecessors[index].iter().map(|&p| signals[p]));
+        if !part.straight_line {
+            waits.extend(predecessors[index].iter().map(|&p| signals[p]));
+        }
         appender.append(list, id, &node.command, signals[index], &waits)?;
     }
     barrier(list)?;

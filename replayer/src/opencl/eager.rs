@@ -14,12 +14,7 @@ use trace_format::{BlobStore, Command, NodeId};
 
 impl OpenClBackend {
     pub(super) fn enqueue_partition(&mut self, part: &PartitionNodes<'_>, blobs: &BlobStore) -> BackendResult<()> {
-        let mut predecessors: Vec<Vec<usize>> = vec![Vec::new(); part.nodes.len()];
-        let mut has_successor = vec![false; part.nodes.len()];
-        for &(from, to) in &part.edges {
-            predecessors[to].push(from);
-            has_successor[from] = true;
-        }
+        let (predecessors, has_successor) = part.links();
         let mut events: Vec<cl_event> = Vec::with_capacity(part.nodes.len());
         let mut waits: Vec<cl_event> = Vec::new();
         let mut outcome = Ok(());

@@ -44,10 +44,7 @@ impl OpenClBackend {
         check(code, "clCreateCommandBufferKHR")?;
         let mut recorder = Recorder { command_buffers, objects, buffer, mutable_fields, patches, launches: launches(patches), kernels: Vec::new() };
         let mut mutable = HashMap::new();
-        let mut predecessors: Vec<Vec<usize>> = vec![Vec::new(); part.nodes.len()];
-        for &(from, to) in &part.edges {
-            predecessors[to].push(from);
-        }
+        let (predecessors, _) = part.links();
         let mut points: Vec<cl_sync_point_khr> = vec![0; part.nodes.len()];
         let mut waits: Vec<cl_sync_point_khr> = Vec::new();
         let recorded = (|| {
