@@ -60,7 +60,7 @@ pub fn spirv(source: &Path) -> PathBuf {
     let directory = target_dir().join("spirv");
     std::fs::create_dir_all(&directory).expect("the SPIR-V directory");
     let stem = source.file_stem().expect("a source file").to_string_lossy().into_owned();
-    let scratch = directory.join(format!("{stem}.{}", std::process::id()));
+    let scratch = directory.join(format!("{stem}-{}", std::process::id()));
     let bitcode = scratch.with_extension("bc");
     let module = scratch.with_extension("spv");
     let run = |program: &str, args: &[&std::ffi::OsStr]| {

@@ -3,7 +3,8 @@
 //! (`OCL_ICD_VENDORS` choosing PoCL, say) does not change which runtime the driver gets. Only
 //! `clGetExtensionFunctionAddress` is looked up by name; everything else is called through the
 //! runtime's ICD dispatch table and its extension functions, which no `LD_PRELOAD` interposer
-//! sees: a program recorded on this driver records Level Zero calls, not the driver's OpenCL.
+//! sees: a program recorded on this driver records Level Zero calls, not the driver's OpenCL. That
+//! one lookup goes to the C library's `dlsym` itself, which an interposer's `dlsym` does not see.
 
 use crate::common::ZeResult;
 use opencl_sys::cl_icd::cl_icd_dispatch;
@@ -85,6 +86,18 @@ struct Dispatch {
     dispatch: &'static cl_icd_dispatch,
 }
 
+type Dlsym = unsafe extern "C" fn(*mut c_void, *const std::ffi::c_char) -> *mut c_void;
+
+/// The C library's `dlsym` (its current version, or the first of x86-64), past any interposer's.
+fn libc_dlsym() -> Option<Dlsym> {
+    [c"GLIBC_2.34", c"GLIBC_2.2.5"].into_iter().find_map(|version| {
+        // SAFETY: dlvsym with constant C strings; an interposer's unversioned `dlsym` does not match.
+        let found = unsafe { libc::dlvsym(libc::RTLD_DEFAULT, c"dlsym".as_ptr(), version.as_ptr()) };
+        // SAFETY: the C library's dlsym has this type.
+        (!found.is_null()).then(|| unsafe { std::mem::transmute::<*mut c_void, Dlsym>(found) })
+    })
+}
+
 type GetExtensionFunctionAddress = unsafe extern "C" fn(*const std::ffi::c_char) -> *mut c_void;
 type IcdGetPlatformIds = unsafe extern "C" fn(cl_uint, *mut cl_platform_id, *mut cl_uint) -> cl_int;
 
@@ -102,7 +115,8 @@ impl Runtime {
             if library.is_null() {
                 return Err(format!("cannot load {path}: {}", CStr::from_ptr(libc::dlerror()).to_string_lossy()));
             }
-            let lookup = libc::dlsym(library, c"clGetExtensionFunctionAddress".as_ptr());
+            let dlsym = libc_dlsym().ok_or("the C library's dlsym is not found")?;
+            let lookup = dlsym(library, c"clGetExtensionFunctionAddress".as_ptr());
             if lookup.is_null() {
                 return Err(format!("{path} has no clGetExtensionFunctionAddress"));
             }
