@@ -94,8 +94,7 @@ impl LevelZeroBackend {
     }
 
     fn appender(&self) -> BackendResult<Appender<'_>> {
-        let objects = self.objects.as_ref().ok_or_else(|| BackendError::Unsupported("the trace is not loaded yet".into()))?;
-        Ok(Appender { scope: self.scope, objects, max_fill_pattern: self.device.max_fill_pattern })
+        appender(self.scope, &self.device, &self.objects)
     }
 
     fn synchronize_queue(&mut self) -> BackendResult<()> {
@@ -129,13 +128,20 @@ impl LevelZeroBackend {
     }
 
     fn built(&mut self, buffer: BufferHandle) -> BackendResult<&mut Built> {
-        self.built.get_mut(buffer.0).ok_or_else(|| BackendError::Unsupported(format!("command list {} was not built by this backend", buffer.0)))
+        self.built.get_mut(buffer.0).ok_or_else(|| unknown_list(buffer))
     }
 
     fn build_list(&self, part: &PartitionNodes<'_>) -> BackendResult<Built> {
         let mutable = self.device.mutable.as_ref().filter(|_| !self.rebuild_updates).map(|(functions, _)| functions);
         graph::build(&self.appender()?, part, mutable)
     }
+}
+
+/// What appends commands for the loaded trace (a function of the fields it needs, so that other
+/// fields stay free to borrow).
+fn appender<'a>(scope: Scope, device: &Device, objects: &'a Option<Objects>) -> BackendResult<Appender<'a>> {
+    let objects = objects.as_ref().ok_or_else(|| BackendError::Unsupported("the trace is not loaded yet".into()))?;
+    Ok(Appender { scope, objects, max_fill_pattern: device.max_fill_pattern })
 }
 
 impl Backend for LevelZeroBackend {
@@ -189,16 +195,15 @@ impl Backend for LevelZeroBackend {
 
     fn run_eager(&mut self, part: &PartitionNodes<'_>, _blobs: &BlobStore) -> BackendResult<()> {
         self.synchronize_queue()?;
-        let appender = Appender { scope: self.scope, objects: self.objects.as_ref().ok_or_else(|| BackendError::Unsupported("the trace is not loaded yet".into()))?, max_fill_pattern: self.device.max_fill_pattern };
-        eager::run(&appender, &mut self.events, &mut self.tail, part)
+        eager::run(&appender(self.scope, &self.device, &self.objects)?, &mut self.events, &mut self.tail, part)
     }
 
     fn update(&mut self, buffer: BufferHandle, part: &PartitionNodes<'_>, patches: &[Patch]) -> BackendResult<UpdateKind> {
         // A list is updated or replaced only when it does not run.
         self.finish()?;
         if let (false, Some((functions, flags))) = (self.rebuild_updates, &self.device.mutable) {
-            let appender = Appender { scope: self.scope, objects: self.objects.as_ref().ok_or_else(|| BackendError::Unsupported("the trace is not loaded yet".into()))?, max_fill_pattern: self.device.max_fill_pattern };
-            let built = self.built.get_mut(buffer.0).ok_or_else(|| BackendError::Unsupported(format!("command list {} was not built by this backend", buffer.0)))?;
+            let appender = appender(self.scope, &self.device, &self.objects)?;
+            let built = self.built.get_mut(buffer.0).ok_or_else(|| unknown_list(buffer))?;
             if updates::update_natively(&appender, functions, *flags, built, part, patches)? {
                 return Ok(UpdateKind::Native);
             }
@@ -215,6 +220,10 @@ impl Backend for LevelZeroBackend {
         self.synchronize_eager()?;
         self.events.recycle()
     }
+}
+
+fn unknown_list(buffer: BufferHandle) -> BackendError {
+    BackendError::Unsupported(format!("command list {} was not built by this backend", buffer.0))
 }
 
 impl Drop for LevelZeroBackend {
