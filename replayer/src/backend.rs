@@ -161,6 +161,13 @@ pub trait Backend {
     /// Wait until everything submitted has completed.
     fn finish(&mut self) -> BackendResult<()>;
 
+    /// The data copies to the host delivered since the last `finish` before this one, by node
+    /// (for a built command buffer, the node it was built from): the rows of the copy's host
+    /// side (`Extent::rows`), packed in order.
+    fn take_received(&mut self) -> BackendResult<Vec<(NodeId, Vec<u8>)>> {
+        Ok(Vec::new())
+    }
+
     /// Device times of each node of the last run, when `BackendOptions::profile` was set.
     fn timings(&mut self) -> BackendResult<Vec<NodeTiming>> {
         Ok(Vec::new())

@@ -43,6 +43,37 @@ impl Capture {
     }
 }
 
+/// Which expected memory contents the recording keeps for comparisons, besides the data the
+/// host received (always kept): each costs a read of device memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verify {
+    /// The final contents of memory the capture wrote, at the end of the capture (`end`, the default).
+    End,
+    /// Also the contents each `n`-th window wrote, when it ends (`windows` for every window, or `N`).
+    EveryWindows(u64),
+}
+
+impl Verify {
+    pub fn parse(text: &str) -> Result<Verify, String> {
+        match text.trim() {
+            "" | "end" => Ok(Verify::End),
+            "windows" => Ok(Verify::EveryWindows(1)),
+            number => match number.parse::<u64>() {
+                Ok(n) if n > 0 => Ok(Verify::EveryWindows(n)),
+                _ => Err(format!("`{number}` is not `end`, `windows` or a number of windows")),
+            },
+        }
+    }
+
+    /// Whether the window written as segment number `segment` (from 0) keeps what it wrote.
+    pub fn reads_window(self, segment: u32) -> bool {
+        match self {
+            Verify::End => false,
+            Verify::EveryWindows(n) => (u64::from(segment) + 1) % n == 0,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Level {
     Off,
@@ -87,6 +118,7 @@ pub struct Config {
     /// Trace path with `%p` still in it.
     pub output: String,
     pub capture: Capture,
+    pub verify: Verify,
     pub log: LogSettings,
     /// Problems found in the environment, logged once logging is set up.
     pub problems: Vec<String>,
@@ -95,14 +127,18 @@ pub struct Config {
 impl Config {
     pub fn from_env() -> Config {
         let var = |name: &str| std::env::var(name).ok();
-        Config::from_values(var("REPRISE_OUTPUT"), var("REPRISE_CAPTURE"), var("REPRISE_LOG"))
+        Config::from_values(var("REPRISE_OUTPUT"), var("REPRISE_CAPTURE"), var("REPRISE_VERIFY"), var("REPRISE_LOG"))
     }
 
-    fn from_values(output: Option<String>, capture: Option<String>, log: Option<String>) -> Config {
+    fn from_values(output: Option<String>, capture: Option<String>, verify: Option<String>, log: Option<String>) -> Config {
         let mut problems = Vec::new();
         let capture = capture.map_or(Ok(Capture::All), |text| Capture::parse(&text)).unwrap_or_else(|problem| {
             problems.push(format!("REPRISE_CAPTURE: {problem}; capturing all segments"));
             Capture::All
+        });
+        let verify = verify.map_or(Ok(Verify::End), |text| Verify::parse(&text)).unwrap_or_else(|problem| {
+            problems.push(format!("REPRISE_VERIFY: {problem}; verifying the end of the capture"));
+            Verify::End
         });
         let default_log = LogSettings { level: Level::Warn, file: None };
         let log = log.map_or(Ok(default_log.clone()), |text| LogSettings::parse(&text)).unwrap_or_else(|problem| {
@@ -110,7 +146,7 @@ impl Config {
             default_log
         });
         let output = output.filter(|path| !path.is_empty()).unwrap_or_else(|| "reprise-%p.trace".to_string());
-        Config { output, capture, log, problems }
+        Config { output, capture, verify, log, problems }
     }
 
     /// The trace path for process `pid`.
@@ -155,11 +191,23 @@ mod tests {
 
     #[test]
     fn bad_values_fall_back_and_are_reported() {
-        let config = Config::from_values(Some("out-%p.trace".into()), Some("x-y".into()), Some("nope".into()));
+        let config = Config::from_values(Some("out-%p.trace".into()), Some("x-y".into()), Some("0".into()), Some("nope".into()));
         assert_eq!(config.capture, Capture::All);
+        assert_eq!(config.verify, Verify::End);
         assert_eq!(config.log.level, Level::Warn);
-        assert_eq!(config.problems.len(), 2);
+        assert_eq!(config.problems.len(), 3);
         assert_eq!(config.output_path(42), PathBuf::from("out-42.trace"));
-        assert_eq!(Config::from_values(None, None, None).output_path(7), PathBuf::from("reprise-7.trace"));
+        assert_eq!(Config::from_values(None, None, None, None).output_path(7), PathBuf::from("reprise-7.trace"));
+    }
+
+    #[test]
+    fn verify_settings() {
+        assert_eq!(Verify::parse("end"), Ok(Verify::End));
+        assert_eq!(Verify::parse("windows"), Ok(Verify::EveryWindows(1)));
+        assert_eq!(Verify::parse("3"), Ok(Verify::EveryWindows(3)));
+        assert!(Verify::parse("often").is_err());
+        let every_third = Verify::EveryWindows(3);
+        assert_eq!((0..6).map(|s| every_third.reads_window(s)).collect::<Vec<_>>(), [false, false, true, false, false, true]);
+        assert!(!Verify::End.reads_window(0));
     }
 }

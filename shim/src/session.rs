@@ -86,7 +86,7 @@ fn start(api: Api, pid: u32) -> Result<Session, SessionError> {
         process_id: pid,
         started_unix_s: SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |since| since.as_secs()),
     };
-    let recorder = Recorder::new(header, config::get().capture, Box::new(writer.clone()));
+    let recorder = Recorder::new(header, config::get().capture, config::get().verify, Box::new(writer.clone()));
     static HANDLERS: Once = Once::new();
     // SAFETY: registers plain functions with no arguments; forked children inherit them.
     HANDLERS.call_once(|| unsafe {
@@ -104,16 +104,27 @@ fn command_line() -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// At exit: the open window is left out (see `Recorder::end_of_program`) and the trace gets
-/// its index. Hooks of threads still running pass through from here on.
+/// At exit: the API module reads the final contents of what the capture wrote and work never
+/// waited for is left out (see `Recorder::end_of_program`); the trace gets its index. Hooks of
+/// threads still running pass through from here on.
 extern "C" fn finish_at_exit() {
     entry::guarded("exit", || {
         let stopped = entry::stop_for_exit();
+        let ours = |session: &Session| session.pid == std::process::id();
+        let Some(api) = lock().as_ref().filter(|session| ours(session)).map(|session| session.api) else { return };
+        if stopped.is_none() {
+            // The API module takes its own lock before the session's (the lock order).
+            match api {
+                Api::OpenCl => crate::opencl::end_of_program(),
+                Api::Cuda => crate::cuda::end_of_program(),
+                Api::LevelZero => {}
+            }
+        }
         let mut session = lock();
-        let Some(session) = session.as_mut().filter(|session| session.pid == std::process::id()) else { return };
+        let Some(session) = session.as_mut().filter(|session| ours(session)) else { return };
         match stopped {
             Some(why) => session.recorder.partial("shim", &format!("recording stopped early: {why}")),
-            None => session.recorder.end_of_program(),
+            None => session.recorder.end_of_program(None),
         }
         session.writer.finish();
     });

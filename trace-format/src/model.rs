@@ -262,6 +262,30 @@ pub enum Extent {
     },
 }
 
+impl Extent {
+    /// The rows the extent moves on one side (`source` or destination): each row's byte offset
+    /// from that side's place, and its length.
+    pub fn rows(&self, source: bool) -> Vec<(u64, u64)> {
+        match *self {
+            Extent::Linear { bytes } => vec![(0, bytes)],
+            Extent::Rect { src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch } => {
+                let (origin, row, slice) = match source {
+                    true => (src_origin, src_row_pitch, src_slice_pitch),
+                    false => (dst_origin, dst_row_pitch, dst_slice_pitch),
+                };
+                let mut rows = Vec::new();
+                for z in 0..region[2] {
+                    for y in 0..region[1] {
+                        let start = (origin[2] + z).saturating_mul(slice).saturating_add((origin[1] + y).saturating_mul(row));
+                        rows.push((start.saturating_add(origin[0]), region[0]));
+                    }
+                }
+                rows
+            }
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Copy {
     pub src: Place,

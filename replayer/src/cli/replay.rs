@@ -10,8 +10,8 @@ use replayer::backends;
 use replayer::inline::inline_subgraphs;
 use replayer::overrides::{apply_overrides, ArgOverride, SizeOverride};
 use replayer::profile::chrome_trace;
-use replayer::replay::{Mode, Replayer, RunOptions, RunReport};
-use std::collections::BTreeMap;
+use replayer::replay::{Element, Mode, Replayer, Rule, RunOptions, RunReport, Tolerance};
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::str::FromStr;
@@ -52,9 +52,18 @@ pub struct ReplayArgs {
     /// Timed iterations (a warm-up iteration runs first and is not counted).
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
     iterations: u32,
-    /// Compare each segment's final memory with the recording, byte for byte (exit 1 when it differs).
+    /// Compare what the program's segments left (expected memory, data received on the host)
+    /// with the recording after the first and the last run; bytes that differ between the two
+    /// runs are unstable and only counted (exit 1 when stable bytes differ).
     #[arg(long)]
     compare: bool,
+    /// Compare floating-point memory within a tolerance: any of abs=A, rel=R, ulps=N, e.g.
+    /// `rel=1e-5,ulps=4` (memory of unknown element type stays byte for byte; see --element).
+    #[arg(long, value_name = "abs=A,rel=R,ulps=N", value_parser = Tolerance::parse)]
+    tolerance: Option<Tolerance>,
+    /// The element type of memory compared within --tolerance.
+    #[arg(long, value_enum, requires = "tolerance")]
+    element: Option<Element>,
     /// Machine-readable report.
     #[arg(long)]
     json: bool,
@@ -119,6 +128,7 @@ pub fn replay(args: &ReplayArgs) -> Result<ExitCode, Failure> {
             compare: args.compare,
             profile: args.profile.is_some(),
             inputs: inputs.clone(),
+            rules: rules(&trace, args),
         };
         let mut progress = Progress::new(&format!("replay ({})", mode_name(mode)));
         reports.push(replayer.run(&run, &mut |done, total| progress.update(done, total))?);
@@ -198,6 +208,12 @@ fn speedup(reports: &[RunReport]) -> Option<(f64, f64, f64)> {
     Some((graph, eager, eager / graph))
 }
 
+/// How each memory object is compared: within `--tolerance` where its element type is known.
+fn rules(trace: &Trace, args: &ReplayArgs) -> HashMap<MemId, Rule> {
+    let (Some(tolerance), Some(element)) = (args.tolerance, args.element) else { return HashMap::new() };
+    (0..trace.memories.len()).map(|mem| (MemId(mem as u32), Rule::Within(element, tolerance))).collect()
+}
+
 fn json_report(reports: &[RunReport]) -> serde_json::Value {
     match reports {
         [single] => serde_json::json!(single),
@@ -232,15 +248,23 @@ fn plain_report(reports: &[RunReport]) -> String {
             text += &format!("  time per iteration: min {:.1} µs, median {:.1} µs, max {:.1} µs\n", t.min, t.median, t.max);
         }
         if let Some(comparison) = &report.comparison {
+            let tolerated = match comparison.within_tolerance {
+                0 => String::new(),
+                n => format!(", {n} within the tolerance"),
+            };
+            let unstable = match comparison.unstable_bytes {
+                0 => String::new(),
+                n => format!("; {n} bytes differed between two runs and are unstable, not compared"),
+            };
             if comparison.passed() {
-                text += &format!("  comparison: passed ({} memory states equal byte for byte)\n", comparison.compared);
+                text += &format!("  comparison: passed ({} results equal the recording{tolerated}{unstable})\n", comparison.compared);
             } else {
-                text += &format!("  comparison: FAILED ({} of {} memory states differ)\n", comparison.mismatches.len(), comparison.compared);
+                text += &format!("  comparison: FAILED ({} of {} results differ{tolerated}{unstable})\n", comparison.mismatches.len(), comparison.compared);
                 for m in &comparison.mismatches {
                     text += &format!(
-                        "    segment {} memory {}: {} bytes differ, first at offset {} (expected {} bytes, got {})\n",
+                        "    segment {} {}: {} stable bytes differ, first at offset {} (expected {} bytes, got {})\n",
                         m.segment,
-                        m.mem,
+                        m.subject(),
                         m.difference.differing_bytes,
                         m.difference.first_offset,
                         m.difference.expected_len,

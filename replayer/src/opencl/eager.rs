@@ -27,7 +27,10 @@ impl OpenClBackend {
             }
             let queue = self.objects().map(|objects| objects.queue_of(node.queue));
             match queue.and_then(|queue| self.enqueue_command(id, &node.command, queue, &waits, blobs)) {
-                Ok(event) => events.push(event),
+                Ok((event, received)) => {
+                    events.push(event);
+                    self.received.extend(received.map(|data| (id, data)));
+                }
                 Err(error) => {
                     outcome = Err(error);
                     break;
@@ -49,12 +52,21 @@ impl OpenClBackend {
         outcome
     }
 
-    /// Enqueues one command on `queue` after `waits`; returns its event.
-    fn enqueue_command(&self, node: NodeId, command: &Command, queue: cl_command_queue, waits: &[cl_event], blobs: &BlobStore) -> BackendResult<cl_event> {
+    /// Enqueues one command on `queue` after `waits`; returns its event, and for a read the
+    /// data it delivered (reads block).
+    fn enqueue_command(
+        &self,
+        node: NodeId,
+        command: &Command,
+        queue: cl_command_queue,
+        waits: &[cl_event],
+        blobs: &BlobStore,
+    ) -> BackendResult<(cl_event, Option<Vec<u8>>)> {
         let api = self.api;
         let objects = self.objects()?;
         let (count, list) = event_list(waits);
         let mut event: cl_event = ptr::null_mut();
+        let mut received = None;
         let (code, call) = match resolve(objects, node, command, None)? {
             Resolved::Kernel { kernel, range } => (
                 unsafe { (api.clEnqueueNDRangeKernel)(queue, kernel, range.dims, range.offset.as_ptr(), range.global.as_ptr(), range.local_ptr(), count, list, &mut event) },
@@ -90,18 +102,20 @@ impl OpenClBackend {
                 (self.host_transfer(queue, target, offset, bytes, rect.as_ref(), host, true, waits, &mut event), "clEnqueueWrite*")
             }
             Resolved::Read { source, offset, bytes, rect } => {
-                // What is read is dropped: a rectangle lands packed, so the scratch is no larger
-                // than the (checked) region of device memory it comes from.
+                // A rectangle lands packed, so what is allocated is no larger than the (checked)
+                // region of device memory it comes from.
                 let rect = rect.map(packed_on_host);
                 let needed = rect.as_ref().map_or(bytes, |r| r.region.iter().product());
-                let mut scratch = vec![0u8; needed];
-                let host = scratch.as_mut_ptr() as *mut c_void;
-                (self.host_transfer(queue, source, offset, bytes, rect.as_ref(), host, false, waits, &mut event), "clEnqueueRead*")
+                let mut landed = vec![0u8; needed];
+                let host = landed.as_mut_ptr() as *mut c_void;
+                let code = self.host_transfer(queue, source, offset, bytes, rect.as_ref(), host, false, waits, &mut event);
+                received = Some(landed);
+                (code, "clEnqueueRead*")
             }
             Resolved::Barrier => (unsafe { (api.clEnqueueBarrierWithWaitList)(queue, count, list, &mut event) }, "clEnqueueBarrierWithWaitList"),
         };
         check(code, call).map_err(|e| e.about(&format!("node {node}")))?;
-        Ok(event)
+        Ok((event, received))
     }
 
     /// A blocking read or write between `host` and `object`; for a rectangle the memory side

@@ -47,6 +47,8 @@ pub struct OpenClBackend {
     profiled: Vec<(NodeId, usize, cl_event)>,
     /// Set by `finish`: the next submission starts a new run and drops the old timings.
     finished: bool,
+    /// What reads delivered to the host since the run started, by node (see `take_received`).
+    received: Vec<(NodeId, Vec<u8>)>,
 }
 
 impl OpenClBackend {
@@ -69,6 +71,7 @@ impl OpenClBackend {
             tail: Vec::new(),
             profiled: Vec::new(),
             finished: true,
+            received: Vec::new(),
         })
     }
 
@@ -96,6 +99,7 @@ impl OpenClBackend {
     fn begin_submission(&mut self) {
         if self.finished {
             self.release_profiled();
+            self.received.clear();
             self.finished = false;
         }
     }
@@ -236,6 +240,10 @@ impl Backend for OpenClBackend {
         self.replace_tail([]);
         self.finished = true;
         Ok(())
+    }
+
+    fn take_received(&mut self) -> BackendResult<Vec<(NodeId, Vec<u8>)>> {
+        Ok(std::mem::take(&mut self.received))
     }
 
     fn timings(&mut self) -> BackendResult<Vec<NodeTiming>> {

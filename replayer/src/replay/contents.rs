@@ -1,11 +1,24 @@
-//! Which initial states to write before a segment. A segment records the contents of the
-//! memory it uses as they were when it started; where that equals what the recording says
-//! the previous segments left there, the replay already holds it (if it matched the
-//! recording), so only memory the program changed from the host in between is written.
-//! That keeps what-if changes (`--set`, `--input`) flowing from one segment to the next.
+//! Which initial states to write before a segment. A segment records the contents of memory
+//! it is the first to use, and of memory the host changed since it was last read; where that
+//! equals what the recording says the previous segments left there, the replay already holds
+//! it (if it matched the recording), so only memory the program changed from the host in
+//! between is written. That keeps what-if changes (`--set`, `--input`) flowing from one
+//! segment to the next.
 
 use std::collections::{BTreeSet, HashMap};
-use trace_format::{BlobId, MemId, MemState, Segment, Trace};
+use trace_format::{BlobId, MemId, MemState, Node, Segment, Trace};
+
+/// The memory a segment's nodes use (and may write), each once.
+pub fn memory_used<'n>(nodes: impl IntoIterator<Item = &'n Node>) -> Vec<MemId> {
+    let mut used = BTreeSet::new();
+    for node in nodes {
+        let mut command = node.command.clone();
+        command.for_each_memory_use(&mut |mem, _| {
+            used.insert(*mem);
+        });
+    }
+    used.into_iter().collect()
+}
 
 pub struct RecordedContents {
     /// What each memory object held in the recording at the current point.
@@ -30,9 +43,16 @@ impl RecordedContents {
         segment.initial.iter().filter(|s| self.known.get(&s.mem) != Some(&s.blob)).collect()
     }
 
-    /// Records that `segment` ran: it started from its initial states and left its expected ones.
-    pub fn segment_ran(&mut self, segment: &Segment) {
-        for state in segment.initial.iter().chain(&segment.expected) {
+    /// Records that `segment` ran: it started from its initial states and left its expected
+    /// ones; what else its nodes `used` (and may have written) is no longer known.
+    pub fn segment_ran(&mut self, segment: &Segment, used: &[MemId]) {
+        for state in &segment.initial {
+            self.known.insert(state.mem, state.blob);
+        }
+        for mem in used {
+            self.known.remove(mem);
+        }
+        for state in &segment.expected {
             self.known.insert(state.mem, state.blob);
         }
     }
@@ -58,8 +78,25 @@ mod tests {
         let trace = Trace { segments: vec![first.clone(), second.clone()], ..Trace::default() };
         let mut contents = RecordedContents::new(&trace, &BTreeSet::new());
         assert_eq!(contents.to_write(&first).len(), 2);
-        contents.segment_ran(&first);
+        contents.segment_ran(&first, &[]);
         assert_eq!(contents.to_write(&second), vec![&state(0, 9)]);
+    }
+
+    #[test]
+    fn memory_a_segment_wrote_without_a_recorded_result_is_written_again_when_the_host_changed_it() {
+        let first = segment(vec![state(0, 1)], vec![]);
+        // The host put back what memory 0 held at first; the first segment's kernel changed it.
+        let second = segment(vec![state(0, 1)], vec![]);
+        let trace = Trace { segments: vec![first.clone(), second.clone()], ..Trace::default() };
+        let kernel = Node {
+            queue: None,
+            segment: trace_format::SegmentId(0),
+            command: trace_format::Command::Fill(trace_format::Fill { mem: MemId(0), offset: 0, bytes: 4, pattern: vec![7], rows: None }),
+            call: String::new(),
+        };
+        let mut contents = RecordedContents::new(&trace, &BTreeSet::new());
+        contents.segment_ran(&first, &memory_used([&kernel]));
+        assert_eq!(contents.to_write(&second), vec![&state(0, 1)]);
     }
 
     #[test]

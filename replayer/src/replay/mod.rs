@@ -2,24 +2,27 @@
 //! iteration and each timed one, and for each segment in order, it writes the initial
 //! state the segment needs (untimed), runs the segment's partitions, waits and times.
 //! Graph mode builds each family's command buffers once and patches them before each
-//! member; eager mode submits command by command. After the last iteration each segment's
-//! final memory is compared with the recording, byte for byte.
+//! member; eager mode submits command by command. With a comparison, each segment's expected
+//! memory and the data its copies delivered to the host are compared with the recording after
+//! the first and the last iteration (see `compare`).
 
+mod compare;
 mod contents;
 mod stats;
 
+pub use compare::{Comparison, Element, Mismatch, Rule, Tolerance};
 pub use stats::{summarize, TimeStats};
 
 use crate::backend::{Backend, BackendError, BufferHandle, NodeTiming, PartitionNodes, UpdateKind};
 use crate::families::{find_families, Family};
-use crate::memory_diff::{byte_difference, ByteDifference};
 use crate::plan::{plan_segment, PartitionKind, PlanError, SegmentPlan};
 use crate::segments::{segment_graphs, SegmentGraph};
-use contents::RecordedContents;
+use compare::{Checker, Run, Subject};
+use contents::{memory_used, RecordedContents};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::{Duration, Instant};
-use trace_format::{BlobStore, FormatError, MemId, NodeId, Patch, Trace};
+use trace_format::{BlobStore, Command, Copy, FormatError, MemId, NodeId, Patch, Place, Trace};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -39,6 +42,8 @@ pub struct RunOptions {
     pub profile: bool,
     /// Contents that replace the recorded initial state of memory objects (`--input`).
     pub inputs: BTreeMap<MemId, Vec<u8>>,
+    /// How each memory object's contents are compared (byte for byte where it has no rule).
+    pub rules: HashMap<MemId, Rule>,
 }
 
 #[derive(Debug, Serialize)]
@@ -58,38 +63,6 @@ pub struct RunReport {
     pub comparison: Option<Comparison>,
     #[serde(skip)]
     pub timings: Vec<NodeTiming>,
-}
-
-#[derive(Debug, Default)]
-pub struct Comparison {
-    /// Memory states compared.
-    pub compared: usize,
-    pub mismatches: Vec<Mismatch>,
-}
-
-impl Comparison {
-    pub fn passed(&self) -> bool {
-        self.mismatches.is_empty()
-    }
-}
-
-impl Serialize for Comparison {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        let mut fields = serializer.serialize_struct("Comparison", 3)?;
-        fields.serialize_field("passed", &self.passed())?;
-        fields.serialize_field("compared", &self.compared)?;
-        fields.serialize_field("mismatches", &self.mismatches)?;
-        fields.end()
-    }
-}
-
-#[derive(Debug, Serialize)]
-pub struct Mismatch {
-    pub segment: u32,
-    pub mem: u32,
-    #[serde(flatten)]
-    pub difference: ByteDifference,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -131,6 +104,8 @@ pub struct Replayer<'t> {
     trace: &'t Trace,
     blobs: &'t BlobStore,
     graphs: Vec<SegmentGraph>,
+    /// Each segment's memory, which running it may change.
+    used: Vec<Vec<MemId>>,
     families: Vec<Family>,
     /// For each segment, its family and its place among the family's members.
     membership: Vec<(usize, usize)>,
@@ -152,10 +127,12 @@ impl<'t> Replayer<'t> {
                 membership[segment.index()] = (family_index, member);
             }
         }
+        let used = graphs.iter().map(|graph| memory_used(graph.nodes.iter().map(|id| &trace.nodes[id.index()]))).collect();
         Ok(Replayer {
             backend,
             trace,
             blobs,
+            used,
             built: (0..families.len()).map(|_| None).collect(),
             eager_plans: vec![None; graphs.len()],
             graphs,
@@ -183,10 +160,16 @@ impl<'t> Replayer<'t> {
         let replaced: BTreeSet<MemId> = options.inputs.keys().copied().collect();
         let total = options.iterations + 1;
         let mut iteration_us = Vec::with_capacity(options.iterations);
-        let mut comparison = options.compare.then(Comparison::default);
+        let mut checker = options.compare.then(Checker::default);
         let mut timings = Vec::new();
         for iteration in 0..total {
             let last = iteration + 1 == total;
+            // The first and the last run are compared: bytes that differ between them are unstable.
+            let compared_run = match (iteration, last) {
+                (_, true) => Some(Run::Last),
+                (0, false) => Some(Run::First),
+                _ => None,
+            };
             for (mem, data) in &options.inputs {
                 self.backend.write_memory(*mem, data)?;
             }
@@ -203,13 +186,13 @@ impl<'t> Replayer<'t> {
                 }
                 self.backend.finish()?;
                 elapsed += started.elapsed();
-                contents.segment_ran(recorded);
+                contents.segment_ran(recorded, &self.used[segment]);
                 if last && options.profile {
                     let segment_timings = self.backend.timings()?;
                     timings.extend(segment_timings.into_iter().map(|timing| self.on_own_node(segment, timing)));
                 }
-                if let (true, Some(comparison)) = (last, comparison.as_mut()) {
-                    self.compare_segment(segment, comparison)?;
+                if let (Some(run), Some(checker)) = (compared_run, checker.as_mut()) {
+                    self.compare_segment(segment, run, &options.rules, checker)?;
                 }
             }
             if iteration > 0 {
@@ -228,18 +211,24 @@ impl<'t> Replayer<'t> {
             native_updates: counters.native_updates,
             rebuilds: counters.rebuilds,
             time_per_iteration_us: summarize(&iteration_us),
-            comparison,
+            comparison: checker.map(|checker| checker.comparison),
             timings,
         })
     }
 
     /// A family's command buffers hold its base's nodes: name the segment's own node instead.
     fn on_own_node(&self, segment: usize, mut timing: NodeTiming) -> NodeTiming {
-        let base = &self.graphs[self.families[self.membership[segment].0].base.index()];
-        if let Ok(local) = base.nodes.binary_search(&timing.node) {
-            timing.node = self.graphs[segment].nodes[local];
-        }
+        timing.node = self.own_node(segment, timing.node);
         timing
+    }
+
+    /// The node of `segment` standing where `node` (of the segment or of its family's base) stands.
+    fn own_node(&self, segment: usize, node: NodeId) -> NodeId {
+        let base = &self.graphs[self.families[self.membership[segment].0].base.index()];
+        match base.nodes.binary_search(&node) {
+            Ok(local) if self.graphs[segment].nodes.binary_search(&node).is_err() => self.graphs[segment].nodes[local],
+            _ => node,
+        }
     }
 
     fn partitions_per_iteration(&self, mode: Mode) -> usize {
@@ -329,15 +318,40 @@ impl<'t> Replayer<'t> {
         Ok(())
     }
 
-    fn compare_segment(&mut self, segment: usize, comparison: &mut Comparison) -> Result<(), ReplayError> {
+    /// Compares what `segment` left with the recording: its expected memory states, and the data
+    /// its copies delivered to the host.
+    fn compare_segment(&mut self, segment: usize, run: Run, rules: &HashMap<MemId, Rule>, checker: &mut Checker) -> Result<(), ReplayError> {
+        let rule = |mem: MemId| rules.get(&mem).copied().unwrap_or(Rule::Exact);
         for state in &self.trace.segments[segment].expected {
             let actual = self.backend.read_memory(state.mem)?;
             let expected = self.blobs.get(state.blob)?;
-            comparison.compared += 1;
-            if let Some(difference) = byte_difference(&expected, &actual) {
-                comparison.mismatches.push(Mismatch { segment: segment as u32, mem: state.mem.0, difference });
-            }
+            checker.check(run, segment as u32, Subject::Memory(state.mem), &expected, actual, rule(state.mem));
+        }
+        for (node, data) in self.backend.take_received()? {
+            let node = self.own_node(segment, node);
+            let Some(Command::Copy(Copy { src, dst: Place::Host { data: Some(blob) }, extent })) = self.trace.nodes.get(node.index()).map(|n| &n.command) else {
+                continue;
+            };
+            // Only the rows the copy wrote: the rest of the program's host memory is not its result.
+            let recorded = self.blobs.get(*blob)?;
+            let Some(expected) = packed_rows(extent, &recorded) else { continue };
+            let source_rule = match src {
+                Place::Memory { mem, .. } => rule(*mem),
+                Place::Host { .. } => Rule::Exact,
+            };
+            checker.check(run, segment as u32, Subject::Received(node), &expected, data, source_rule);
         }
         Ok(())
     }
+}
+
+/// The rows a copy's extent writes on its host side, packed, out of the host memory the
+/// recording kept; `None` where the recording does not cover them.
+fn packed_rows(extent: &trace_format::Extent, host: &[u8]) -> Option<Vec<u8>> {
+    let mut packed = Vec::new();
+    for (start, len) in extent.rows(false) {
+        let start = usize::try_from(start).ok()?;
+        packed.extend_from_slice(host.get(start..start.checked_add(usize::try_from(len).ok()?)?)?);
+    }
+    Some(packed)
 }

@@ -4,6 +4,7 @@
 use super::hooks::real;
 use super::state::State;
 use super::streams::{driver_stream, DriverStream};
+use super::sync::quiet;
 use super::CUDA_SUCCESS;
 use crate::recorder::{Key, MemoryAccess};
 
@@ -32,11 +33,21 @@ pub fn wait_for(queue: Key) {
 }
 
 impl MemoryAccess for DeviceAccess<'_> {
-    fn wait(&self, queues: &[Key]) {
-        queues.iter().copied().filter(|queue| !self.state.capturing.contains(queue)).for_each(wait_for);
+    fn drain(&self) {
+        if !quiet(self.state) {
+            // SAFETY: no arguments; waits for the current context's work.
+            let status = unsafe { real::cuCtxSynchronize() };
+            if status != CUDA_SUCCESS {
+                crate::log::warning!("cannot wait for the device before the capture (error {status})");
+            }
+        }
     }
 
     fn read(&self, mem: Key, size: u64) -> Option<Vec<u8>> {
+        if quiet(self.state) {
+            crate::log::debug!("memory {mem:#x} is not read while the program captures a stream");
+            return None;
+        }
         if let Some(&stream) = self.state.ordered_allocations.get(&mem) {
             // The allocation exists for the legacy stream's copy only once its stream got there.
             wait_for(stream);

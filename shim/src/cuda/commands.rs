@@ -5,10 +5,10 @@ use super::access::DeviceAccess;
 use super::state::with_recorder;
 use super::hooks::{HostFn, StreamCallback};
 use super::streams::{ensure_queue, stream_key};
-use super::sync::end_window;
+use super::sync::closed;
 use super::{succeeded, CUresult, CUstream, Recorded};
 use crate::entry::Forward;
-use crate::recorder::{Access, HostRegion, Order, Recorder, Submission};
+use crate::recorder::{Access, HostRegion, Order, Recorder, Submission, SyncScope};
 use std::ffi::{c_uint, c_void};
 use trace_format::{Command, HostTaskKind, Place};
 
@@ -87,7 +87,7 @@ pub fn enqueue(
         })
     })?;
     if enqueued.blocking {
-        end_window(call)?;
+        closed(call, SyncScope::LastCommandOf(queue))?;
     }
     Ok(())
 }

@@ -1,28 +1,28 @@
-//! Contexts the program destroys or resets: their memory goes with them, so the open window
-//! ends first (its final contents are read while they exist) and the recorder forgets that
-//! memory. Creating, pushing, popping and setting contexts need no hook: `device::current` asks
+//! Contexts the program destroys or resets: their memory goes with them, so their work closes
+//! first, the final contents of what the capture wrote there are read while they exist, and the
+//! recorder forgets that memory. Creating, pushing, popping and setting contexts need no hook: `device::current` asks
 //! the driver for the current context each time.
 
 use super::hooks::{CUcontext, CUdevice};
 use super::access::DeviceAccess;
 use super::memory::forget;
 use super::state::with_state;
-use super::sync::{quiet, settled};
+use super::state::with_recorder;
+use super::sync::closed;
 use super::{key, succeeded, CUresult, Recorded};
 use crate::entry::Forward;
-use crate::recorder::Key;
+use crate::recorder::{Key, SyncScope};
 
-/// Before `context` is destroyed: the window ends and the context's memory is forgotten.
+/// Before `context` is destroyed: its work closes (destroying a context waits for it), the
+/// final contents of its memory are read, and that memory is forgotten.
 fn ending(context: Key, call: &str) -> Recorded {
-    settled(|state, recorder| {
-        if quiet(state) {
-            recorder.partial(call, "a context destroyed while the program captured a stream: its memory's final contents are not read");
-            return;
-        }
-        recorder.host_sync(call, &DeviceAccess::new(state));
+    with_recorder(|state, recorder| {
         let freed: Vec<Key> = state.memory_contexts.iter().filter(|&(_, &owner)| owner == context).map(|(&mem, _)| mem).collect();
+        let access = DeviceAccess::new(state);
+        recorder.host_sync(call, SyncScope::Everything, &access);
+        recorder.read_final_contents_of(&freed, &access);
         for mem in freed {
-            forget(state, recorder, mem, call);
+            forget(state, recorder, mem);
         }
     })
 }
@@ -70,7 +70,7 @@ pub unsafe fn primary_release(forward: &mut Forward<'_, CUresult>, call: &str, d
 pub unsafe fn primary_reset(forward: &mut Forward<'_, CUresult>, call: &str, device: CUdevice) -> Recorded {
     match with_state(|state| state.primary_contexts.get(&(device as Key)).map(|&(context, _)| context)) {
         Some(context) => ending(context, call)?,
-        None => super::sync::end_window(call)?,
+        None => closed(call, SyncScope::Everything)?,
     }
     forward.call();
     Ok(())

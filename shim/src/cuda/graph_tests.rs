@@ -73,7 +73,7 @@ fn a_launched_graph_is_one_subgraph_node_and_follows_kernel_node_updates() {
     launch(&mut recorder, &device, &exec);
     exec.set_kernel(&mut recorder, "cuGraphExecKernelNodeSetParams_v2", FAKE_KERNEL_NODE, &fake_kernel_node(X, 2));
     launch(&mut recorder, &device, &exec);
-    recorder.host_sync("cuStreamSynchronize", &device);
+    recorder.host_sync("cuStreamSynchronize", crate::recorder::SyncScope::Everything, &device);
 
     let launches = recorded_subgraphs(&sink);
     assert_eq!(launches.len(), 2);

@@ -1,10 +1,9 @@
 //! Device allocations, tracked by address range so that pointers into them relocate.
 
-use super::access::DeviceAccess;
 use super::commands::{enqueue, Enqueued, UNTRACKED_MEMORY};
 use super::state::{with_recorder, with_state, State};
 use super::streams::stream_key;
-use super::sync::{quiet, settled};
+use super::sync::quiet;
 use super::{device, succeeded, CUdeviceptr, CUresult, CUstream, Recorded};
 use crate::entry::Forward;
 use crate::recorder::{Key, MemDesc, MemShape, Recorder};
@@ -13,7 +12,7 @@ use trace_format::{Command, MemKind};
 
 /// The description of a device allocation of `size` bytes at `address`.
 pub fn allocation(address: CUdeviceptr, size: u64, device: Option<Key>) -> MemDesc {
-    MemDesc { shape: MemShape::Whole(MemKind::Buffer), size, address, flags: 0, device, addressable: true }
+    MemDesc { shape: MemShape::Whole(MemKind::Buffer), size, address, flags: 0, device, addressable: true, host_writable: false }
 }
 
 /// After a successful allocation: tracks it (with the stream that allocated it, if in order).
@@ -35,7 +34,9 @@ pub fn track(address: CUdeviceptr, size: u64, ordered_by: Option<Key>, shape: Me
             return;
         }
         let current = device::current(state, recorder);
-        let desc = MemDesc { shape, flags, ..allocation(address, size, current.map(|(_, device)| device)) };
+        // Pinned, registered and managed memory: the host writes it directly.
+        let host_writable = matches!(shape, MemShape::Whole(MemKind::Host | MemKind::Managed));
+        let desc = MemDesc { shape, flags, host_writable, ..allocation(address, size, current.map(|(_, device)| device)) };
         recorder.memory_created(address, desc);
         if let Some((context, _)) = current {
             state.memory_contexts.insert(address, context);
@@ -110,23 +111,15 @@ pub unsafe fn alloc_managed(forward: &mut Forward<'_, CUresult>, _call: &str, po
     Ok(())
 }
 
-/// Before a free: a window using the allocation ends while its final contents can be read.
-fn releasing(address: CUdeviceptr, call: &str) -> Recorded {
-    settled(|state, recorder| {
-        if !recorder.is_memory(address) {
-            return;
-        }
-        if quiet(state) {
-            recorder.partial(call, "memory freed while the program captured a stream: its final contents are not read");
-        } else {
-            forget(state, recorder, address, call);
-        }
-    })
+/// Before a free: the recorder forgets the memory (pending work that uses it keeps what it
+/// needs, see `Recorder::memory_released`).
+fn releasing(address: CUdeviceptr) -> Recorded {
+    with_recorder(|state, recorder| forget(state, recorder, address))
 }
 
-/// Forgets freed memory (a window using it ends first, see `Recorder::memory_released`).
-pub fn forget(state: &mut State, recorder: &mut Recorder, address: CUdeviceptr, call: &str) {
-    recorder.memory_released(address, call, &DeviceAccess::new(state));
+/// Forgets freed memory.
+pub fn forget(state: &mut State, recorder: &mut Recorder, address: CUdeviceptr) {
+    recorder.memory_released(address);
     forget_bookkeeping(state, address);
 }
 
@@ -142,8 +135,8 @@ fn forget_bookkeeping(state: &mut State, address: CUdeviceptr) {
     }
 }
 
-pub unsafe fn free(forward: &mut Forward<'_, CUresult>, call: &str, pointer: CUdeviceptr) -> Recorded {
-    releasing(pointer, call)?;
+pub unsafe fn free(forward: &mut Forward<'_, CUresult>, _call: &str, pointer: CUdeviceptr) -> Recorded {
+    releasing(pointer)?;
     forward.call();
     Ok(())
 }
@@ -232,12 +225,12 @@ pub unsafe fn map(
     Ok(())
 }
 
-/// `cuMemUnmap`: every mapping in the range goes, its final contents read first.
-pub unsafe fn unmap(forward: &mut Forward<'_, CUresult>, call: &str, pointer: CUdeviceptr, size: usize) -> Recorded {
+/// `cuMemUnmap`: every mapping in the range goes.
+pub unsafe fn unmap(forward: &mut Forward<'_, CUresult>, _call: &str, pointer: CUdeviceptr, size: usize) -> Recorded {
     let end = pointer.saturating_add(size as u64);
     let unmapped: Vec<Key> = with_state(|state| state.mappings.range(pointer..end).map(|(&start, _)| start).collect());
     for start in unmapped {
-        releasing(start, call)?;
+        releasing(start)?;
     }
     forward.call();
     Ok(())

@@ -24,6 +24,8 @@ mod rect;
 mod state;
 mod streams;
 mod sync;
+
+pub use sync::end_of_program;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

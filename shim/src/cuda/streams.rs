@@ -6,7 +6,8 @@
 
 use super::access::DeviceAccess;
 use super::state::{with_recorder, State};
-use super::sync::{quiet, settled};
+use super::access::wait_for;
+use super::sync::quiet;
 use super::{device, key, per_thread, succeeded, CUresult, CUstream, Recorded};
 use crate::entry::Forward;
 use crate::recorder::{Key, QueueDesc, QueueSync, Recorder};
@@ -111,12 +112,13 @@ pub unsafe fn create_with_priority(
 }
 
 pub unsafe fn destroy(forward: &mut Forward<'_, CUresult>, call: &str, stream: CUstream) -> Recorded {
-    // A window using the stream ends while the stream can still be waited for.
+    // The stream's pending work closes while the stream can still be waited for.
     let queue = key(stream);
-    settled(|state, recorder| {
-        if !quiet(state) {
-            recorder.queue_released(queue, call, &DeviceAccess::new(state));
-        }
+    if with_recorder(|state, recorder| !quiet(state) && recorder.queue_busy(queue))? {
+        wait_for(queue);
+    }
+    with_recorder(|state, recorder| {
+        recorder.queue_released(queue, call, &DeviceAccess::new(state));
         state.queues.remove(&queue);
     })?;
     forward.call();

@@ -1,68 +1,59 @@
-//! Host synchronizations (the ends of windows), the program's own stream capture and graphs,
-//! profiler markers (capture ranges), and calls whose work is not recorded.
+//! Host synchronizations (each closes what it waited for as a window), the program's own stream
+//! capture, profiler markers (capture ranges), and calls whose work is not recorded.
 
-use super::access::{wait_for, DeviceAccess};
+use super::access::DeviceAccess;
 use super::hooks::CUcontext;
 use super::state::{with_recorder, with_state, State};
 use super::streams::stream_key;
-use super::{succeeded, CUresult, CUstream, Recorded};
+use super::{key, succeeded, CUresult, CUstream, Recorded};
 use crate::entry::Forward;
-use crate::recorder::Recorder;
+use crate::recorder::SyncScope;
 use std::ffi::{c_int, c_void};
 
-/// Waits, holding no lock, for the streams the open window used, then runs `work` under the
-/// locks (another thread's hook may be what lets that work finish). While the program captures
-/// a stream the shim waits for nothing: a wait, or the legacy stream's implicit one, could
-/// invalidate the capture; `work` must then make no device calls either (see `quiet`).
-pub fn settled<R>(work: impl FnOnce(&mut State, &mut Recorder) -> R) -> Result<R, super::Failure> {
-    let queues = with_recorder(|state, recorder| if quiet(state) { Vec::new() } else { recorder.queues_to_settle() })?;
-    queues.into_iter().for_each(wait_for);
-    with_recorder(work)
-}
-
-/// Whether the program captures a stream now, when the shim makes no device calls: windows go
-/// on across host synchronizations until the capture ends.
+/// Whether the program captures a stream now: the shim then makes no device call that could
+/// invalidate the capture.
 pub fn quiet(state: &State) -> bool {
     !state.capturing.is_empty()
 }
 
-/// The host waited for device work: the window ends.
-pub fn end_window(call: &str) -> Recorded {
-    settled(|state, recorder| {
-        if !quiet(state) {
-            recorder.host_sync(call, &DeviceAccess::new(state));
-        }
-    })
+/// The host waited for the device work `scope` covers: it closes as a window.
+pub fn closed(call: &str, scope: SyncScope<'_>) -> Recorded {
+    with_recorder(|state, recorder| recorder.host_sync(call, scope, &DeviceAccess::new(state)))
 }
 
-/// `cuCtxSynchronize`; the stream, context and event forms below end the window the same way
-/// (the recorder waits for every stream the window used), and so do stream and event queries
-/// that answer `CUDA_SUCCESS`: the host saw the work complete (`CUDA_ERROR_NOT_READY` is no
-/// synchronization).
+/// `cuCtxSynchronize`: everything submitted so far.
 pub unsafe fn synchronize(forward: &mut Forward<'_, CUresult>, call: &str) -> Recorded {
     if succeeded(forward) {
-        end_window(call)?;
+        closed(call, SyncScope::Everything)?;
     }
     Ok(())
-}
-
-pub unsafe fn synchronize_stream(forward: &mut Forward<'_, CUresult>, call: &str, _stream: CUstream) -> Recorded {
-    unsafe { synchronize(forward, call) }
 }
 
 pub unsafe fn synchronize_context(forward: &mut Forward<'_, CUresult>, call: &str, _context: CUcontext) -> Recorded {
     unsafe { synchronize(forward, call) }
 }
 
-pub unsafe fn synchronize_event(forward: &mut Forward<'_, CUresult>, call: &str, _event: *mut c_void) -> Recorded {
-    unsafe { synchronize(forward, call) }
+/// `cuStreamSynchronize`, and `cuStreamQuery` answering `CUDA_SUCCESS` (the host saw the
+/// stream's work complete; `CUDA_ERROR_NOT_READY` is no synchronization).
+pub unsafe fn synchronize_stream(forward: &mut Forward<'_, CUresult>, call: &str, stream: CUstream) -> Recorded {
+    if succeeded(forward) {
+        closed(call, SyncScope::Queues(&[stream_key(stream, call)]))?;
+    }
+    Ok(())
 }
 
-/// The program captures a stream into a graph of its own: the shim's calls must not touch the
-/// stream (nor, in the global capture mode, synchronize anything) until the capture ends, so the
-/// open window ends first and work on capturing streams passes through unrecorded.
+/// `cuEventSynchronize`, and `cuEventQuery` answering `CUDA_SUCCESS`: what the event stands for.
+pub unsafe fn synchronize_event(forward: &mut Forward<'_, CUresult>, call: &str, event: *mut c_void) -> Recorded {
+    if succeeded(forward) {
+        closed(call, SyncScope::Events(&[key(event)]))?;
+    }
+    Ok(())
+}
+
+/// The program captures a stream into a graph of its own: work on capturing streams passes
+/// through unrecorded (it becomes the program's graph, recorded when launched), and the shim's
+/// calls must not touch the stream until the capture ends.
 pub unsafe fn begin_capture(forward: &mut Forward<'_, CUresult>, call: &str, stream: CUstream, _mode: c_int) -> Recorded {
-    end_window(call)?;
     if succeeded(forward) {
         let queue = stream_key(stream, call);
         with_state(|state| state.capturing.insert(queue));
@@ -80,21 +71,13 @@ pub unsafe fn end_capture(forward: &mut Forward<'_, CUresult>, call: &str, strea
 
 /// A call whose work the shim does not record: the trace is marked partial.
 pub fn unrecorded(call: &str) -> Recorded {
-    with_recorder(|state, recorder| {
-        if !quiet(state) {
-            recorder.partial(call, "its work is not recorded");
-        }
-    })
+    with_recorder(|_, recorder| recorder.partial(call, "its work is not recorded"))
 }
 
 /// `cuProfilerStart`/`cuProfilerStop`: capture markers (see `REPRISE_CAPTURE=markers`).
 fn capture_marker(forward: &mut Forward<'_, CUresult>, call: &str, start: bool) -> Recorded {
     if succeeded(forward) {
-        settled(|state, recorder| {
-            if !quiet(state) {
-                recorder.capture_marker(start, call, &DeviceAccess::new(state));
-            }
-        })?;
+        with_recorder(|state, recorder| recorder.capture_marker(start, call, &DeviceAccess::new(state)))?;
     }
     Ok(())
 }
@@ -105,4 +88,11 @@ pub unsafe fn profiler_start(forward: &mut Forward<'_, CUresult>, call: &str) ->
 
 pub unsafe fn profiler_stop(forward: &mut Forward<'_, CUresult>, call: &str) -> Recorded {
     capture_marker(forward, call, false)
+}
+
+/// The program is exiting: the final contents of what the capture wrote are read while the
+/// driver still answers.
+pub fn end_of_program() {
+    // Failing here only loses the final contents; the trace is completed either way.
+    let _ = with_recorder(|state, recorder| recorder.end_of_program(Some(&DeviceAccess::new(state))));
 }

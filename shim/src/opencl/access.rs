@@ -60,8 +60,8 @@ impl<'a> DeviceAccess<'a> {
 }
 
 impl MemoryAccess for DeviceAccess<'_> {
-    fn wait(&self, queues: &[Key]) {
-        for &queue in queues {
+    fn drain(&self) {
+        for &queue in &self.memories.queues {
             call!(clFinish(queue as usize as cl_command_queue));
         }
     }

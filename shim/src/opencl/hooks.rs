@@ -111,6 +111,8 @@ hooks! {
     clCreateCommandQueueWithProperties(context: cl_context, device: cl_device_id,
         properties: *const cl_queue_properties, errcode_ret: *mut cl_int) -> cl_command_queue,
         object(context) => queues::create_queue_with_properties;
+    clRetainCommandQueue(command_queue: cl_command_queue) -> cl_int,
+        object(command_queue) => queues::retain_queue;
     clReleaseCommandQueue(command_queue: cl_command_queue) -> cl_int,
         object(command_queue) => queues::release_queue;
 
@@ -124,6 +126,8 @@ hooks! {
     clCreateSubBuffer(buffer: cl_mem, flags: cl_mem_flags, buffer_create_type: cl_buffer_create_type,
         buffer_create_info: *const c_void, errcode_ret: *mut cl_int) -> cl_mem,
         object(buffer) => memory::create_sub_buffer;
+    clRetainMemObject(memobj: cl_mem) -> cl_int,
+        object(memobj) => memory::retain;
     clReleaseMemObject(memobj: cl_mem) -> cl_int,
         object(memobj) => memory::release;
     clSVMAlloc(context: cl_context, flags: cl_svm_mem_flags, size: size_t, alignment: cl_uint) -> *mut c_void,
@@ -178,6 +182,8 @@ hooks! {
         object(program) => programs::create_kernels_in_program;
     clCloneKernel(source_kernel: cl_kernel, errcode_ret: *mut cl_int) -> cl_kernel,
         object(source_kernel) => programs::clone_kernel;
+    clRetainKernel(kernel: cl_kernel) -> cl_int,
+        object(kernel) => programs::retain_kernel;
     clReleaseKernel(kernel: cl_kernel) -> cl_int,
         object(kernel) => programs::release_kernel;
     clSetKernelArg(kernel: cl_kernel, arg_index: cl_uint, arg_size: size_t, arg_value: *const c_void) -> cl_int,

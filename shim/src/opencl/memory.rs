@@ -1,9 +1,8 @@
 //! Buffers, sub-buffers and SVM allocations.
 
-use super::access::DeviceAccess;
 use super::dispatch::call;
-use super::state::{with_recorder, MemObject};
-use super::{created, info, key, sync, Recorded};
+use super::state::{with_recorder, with_state, MemObject};
+use super::{created, info, key, succeeded, Recorded};
 use crate::entry::Forward;
 use crate::recorder::{Key, MemDesc, MemShape};
 use libc::size_t;
@@ -72,33 +71,41 @@ pub unsafe fn svm_alloc(
 fn memory_created(context: cl_context, mem: Key, flags: u64, shape: MemShape, size: usize, svm: bool) -> Recorded {
     with_recorder(|state, recorder| {
         state.memories.objects.insert(mem, MemObject { context, flags, svm });
-        let desc = MemDesc { shape, size: size as u64, address: mem, flags, device: None, addressable: svm };
+        state.references.created(mem);
+        // SVM and memory over the program's own host memory: the host writes it directly.
+        let host_writable = svm || flags & CL_MEM_USE_HOST_PTR != 0;
+        let desc = MemDesc { shape, size: size as u64, address: mem, flags, device: None, addressable: svm, host_writable };
         recorder.memory_created(mem, desc);
     })
 }
 
-pub unsafe fn release(forward: &mut Forward<'_, cl_int>, mem: cl_mem) -> Recorded {
-    let references: Option<cl_uint> =
-        info::value(|size, value, size_ret| call!(clGetMemObjectInfo(mem, CL_MEM_REFERENCE_COUNT, size, value, size_ret)));
-    if references == Some(1) {
-        released(key(mem), "clReleaseMemObject")?;
+pub unsafe fn retain(forward: &mut Forward<'_, cl_int>, mem: cl_mem) -> Recorded {
+    if succeeded(forward) {
+        with_state(|state| state.references.retained(key(mem)));
     }
-    forward.call();
+    Ok(())
+}
+
+pub unsafe fn release(forward: &mut Forward<'_, cl_int>, mem: cl_mem) -> Recorded {
+    if succeeded(forward) && with_state(|state| state.references.released(key(mem))) {
+        released(key(mem))?;
+    }
     Ok(())
 }
 
 pub unsafe fn svm_free(forward: &mut Forward<'_, ()>, _context: cl_context, pointer: *mut c_void) -> Recorded {
     if !pointer.is_null() {
-        released(key(pointer), "clSVMFree")?;
+        released(key(pointer))?;
     }
     forward.call();
     Ok(())
 }
 
-/// Before the last reference goes: a window using the memory ends while it can be read.
-fn released(mem: Key, call: &str) -> Recorded {
-    sync::settled(|state, recorder| {
-        recorder.memory_released(mem, call, &DeviceAccess::new(&state.memories));
+/// Before the last reference goes: the recorder forgets the memory (pending work that uses it
+/// keeps what it needs, see `Recorder::memory_released`).
+fn released(mem: Key) -> Recorded {
+    with_recorder(|state, recorder| {
+        recorder.memory_released(mem);
         // Sub-buffers keep their parent in the recorder; the shim must still read it then.
         if !recorder.is_memory(mem) {
             state.memories.objects.remove(&mem);

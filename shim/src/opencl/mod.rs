@@ -17,8 +17,11 @@ mod memory;
 mod mutable_dispatch;
 mod programs;
 mod queues;
+mod references;
 mod state;
 mod sync;
+
+pub use sync::end_of_program;
 
 pub use hooks::HOOKS;
 

@@ -210,6 +210,7 @@ fn kernel_created(kernel: cl_kernel, program: cl_program, arguments: Option<Kern
     with_recorder(|state, recorder| {
         recorder.kernel_created(key(kernel), key(program), &name);
         state.kernels.insert(key(kernel), arguments);
+        state.references.created(key(kernel));
     })
 }
 
@@ -226,10 +227,20 @@ fn pointer_parameters(kernel: cl_kernel, count: cl_uint) -> Vec<bool> {
     qualifiers.map(|qualifiers| qualifiers.into_iter().map(pointer).collect()).unwrap_or_default()
 }
 
+pub unsafe fn retain_kernel(forward: &mut Forward<'_, cl_int>, kernel: cl_kernel) -> Recorded {
+    if succeeded(forward) {
+        with_state(|state| state.references.retained(key(kernel)));
+    }
+    Ok(())
+}
+
 pub unsafe fn release_kernel(forward: &mut Forward<'_, cl_int>, kernel: cl_kernel) -> Recorded {
-    let references: Option<cl_uint> = info::kernel(kernel, CL_KERNEL_REFERENCE_COUNT);
-    if succeeded(forward) && references == Some(1) {
-        with_state(|state| state.kernels.remove(&key(kernel)));
+    if succeeded(forward) {
+        with_state(|state| {
+            if state.references.released(key(kernel)) {
+                state.kernels.remove(&key(kernel));
+            }
+        });
     }
     Ok(())
 }

@@ -2,8 +2,8 @@
 
 use super::access::DeviceAccess;
 use super::dispatch::call;
-use super::state::with_recorder;
-use super::{created, info, key, sync, ContextNotify, Recorded};
+use super::state::{with_recorder, with_state};
+use super::{created, info, key, succeeded, ContextNotify, Recorded};
 use crate::entry::Forward;
 use crate::recorder::{QueueDesc, QueueSync};
 use opencl_sys::*;
@@ -103,16 +103,29 @@ fn queue_created(
         priority,
         label: format!("command queue {queue:p}"),
     };
-    with_recorder(|_, recorder| recorder.queue_created(key(queue), desc))
+    with_recorder(|state, recorder| {
+        state.memories.queues.insert(key(queue));
+        state.references.created(key(queue));
+        recorder.queue_created(key(queue), desc)
+    })
+}
+
+pub unsafe fn retain_queue(forward: &mut Forward<'_, cl_int>, queue: cl_command_queue) -> Recorded {
+    if succeeded(forward) {
+        with_state(|state| state.references.retained(key(queue)));
+    }
+    Ok(())
 }
 
 pub unsafe fn release_queue(forward: &mut Forward<'_, cl_int>, queue: cl_command_queue) -> Recorded {
-    let references: Option<cl_uint> = info::value(|size, value, size_ret| {
-        call!(clGetCommandQueueInfo(queue, CL_QUEUE_REFERENCE_COUNT, size, value, size_ret))
-    });
-    if references == Some(1) {
-        // The last reference: a window using the queue ends while it can still be waited for.
-        sync::settled(|state, recorder| {
+    if with_state(|state| state.references.released(key(queue))) {
+        // The last reference: its pending work closes while the queue can still be waited for
+        // (without the shim's locks: an event callback on another thread may need a hook).
+        if with_recorder(|_, recorder| recorder.queue_busy(key(queue)))? {
+            call!(clFinish(queue));
+        }
+        with_recorder(|state, recorder| {
+            state.memories.queues.remove(&key(queue));
             recorder.queue_released(key(queue), "clReleaseCommandQueue", &DeviceAccess::new(&state.memories))
         })?;
     }

@@ -2,11 +2,12 @@
 //! read memory back, each kernel's current arguments (OpenCL cannot report them), and the
 //! regions the program has mapped.
 
+use super::references::References;
 use super::Failure;
 use crate::recorder::{Access, Key, Recorder};
 use crate::session;
 use opencl_sys::{cl_command_queue, cl_context, cl_device_id, cl_mem, cl_mem_flags, cl_sync_point_khr};
-use crate::fast_hash::HashMap;
+use crate::fast_hash::{HashMap, HashSet};
 use std::sync::{Mutex, PoisonError};
 use trace_format::{Api, Edge, EdgeKind, Graph, Launch, Node, NodeId};
 
@@ -17,11 +18,13 @@ pub struct MemObject {
     pub svm: bool,
 }
 
-/// What reading memory back needs: each memory object's context, and a device of each context.
+/// What reading memory back needs: each memory object's context, and a device of each context;
+/// and the program's live queues, which a capture starting waits for.
 #[derive(Default)]
 pub struct Memories {
     pub objects: HashMap<Key, MemObject>,
     pub context_devices: HashMap<Key, cl_device_id>,
+    pub queues: HashSet<Key>,
 }
 
 /// A kernel argument as the program last set it.
@@ -75,6 +78,8 @@ pub struct Mapping {
 #[derive(Default)]
 pub struct State {
     pub memories: Memories,
+    /// The program's references to memory, queues and kernels.
+    pub references: References,
     /// Each kernel's arguments.
     pub kernels: HashMap<Key, KernelArgs>,
     /// Mapped regions by the host address the program got.

@@ -1,39 +1,31 @@
-//! Host synchronizations (the ends of windows), user events and event callbacks.
+//! Host synchronizations (each closes what it waited for as a window), user events and event
+//! callbacks.
 
 use super::access::DeviceAccess;
-use super::dispatch::call;
-use super::state::{with_recorder, State};
-use super::{created, key, succeeded, EventNotify, Failure, Recorded};
+use super::state::with_recorder;
+use super::{created, key, succeeded, EventNotify, Recorded};
 use crate::entry::Forward;
-use crate::recorder::Recorder;
+use crate::recorder::{Key, SyncScope};
 use opencl_sys::*;
 use std::ffi::c_void;
 
-/// Waits, holding no lock, for the queues the open window used (an event callback on another
-/// thread may need a hook to return before they finish), then runs `work` under the locks.
-pub fn settled<R>(work: impl FnOnce(&mut State, &mut Recorder) -> R) -> Result<R, Failure> {
-    let queues = with_recorder(|_, recorder| recorder.queues_to_settle())?;
-    for queue in queues {
-        call!(clFinish(queue as usize as cl_command_queue));
-    }
-    with_recorder(work)
+/// The host waited for the device work `scope` covers: it closes as a window.
+pub fn closed(call: &str, scope: SyncScope<'_>) -> Recorded {
+    with_recorder(|state, recorder| recorder.host_sync(call, scope, &DeviceAccess::new(&state.memories)))
 }
 
-/// The host waited for device work: the window ends.
-pub fn end_window(call: &str) -> Recorded {
-    settled(|state, recorder| recorder.host_sync(call, &DeviceAccess::new(&state.memories)))
-}
-
-pub unsafe fn finish(forward: &mut Forward<'_, cl_int>, _queue: cl_command_queue) -> Recorded {
+pub unsafe fn finish(forward: &mut Forward<'_, cl_int>, queue: cl_command_queue) -> Recorded {
     if succeeded(forward) {
-        end_window("clFinish")?;
+        closed("clFinish", SyncScope::Queues(&[key(queue)]))?;
     }
     Ok(())
 }
 
-pub unsafe fn wait_for_events(forward: &mut Forward<'_, cl_int>, _count: cl_uint, _events: *const cl_event) -> Recorded {
+pub unsafe fn wait_for_events(forward: &mut Forward<'_, cl_int>, count: cl_uint, events: *const cl_event) -> Recorded {
     if succeeded(forward) {
-        end_window("clWaitForEvents")?;
+        // SAFETY: the call succeeded, so the list held `count` events.
+        let events: Vec<Key> = unsafe { std::slice::from_raw_parts(events, count as usize) }.iter().map(|&event| key(event)).collect();
+        closed("clWaitForEvents", SyncScope::Events(&events))?;
     }
     Ok(())
 }
@@ -61,4 +53,11 @@ pub unsafe fn set_event_callback(
         with_recorder(|_, recorder| recorder.host_callback(key(event), "clSetEventCallback"))?;
     }
     Ok(())
+}
+
+/// The program is exiting: the final contents of what the capture wrote are read while the
+/// driver still answers.
+pub fn end_of_program() {
+    // Failing here only loses the final contents; the trace is completed either way.
+    let _ = with_recorder(|state, recorder| recorder.end_of_program(Some(&DeviceAccess::new(&state.memories))));
 }

@@ -30,6 +30,25 @@ pub struct MemDesc {
     /// Whether pointers into `[address, address + size)` name this object (device pointers,
     /// SVM); false for handles such as `cl_mem`.
     pub addressable: bool,
+    /// Whether the host can change its contents without a command (mapped, pinned, shared,
+    /// managed memory): such memory is read again at its first use after a host synchronization.
+    pub host_writable: bool,
+}
+
+/// What the current capture knows of a root memory object's contents.
+#[derive(Clone, Debug, Default)]
+pub(super) struct CaptureUse {
+    /// Used by recorded work in this capture: from here on the replay produces its contents.
+    pub used: bool,
+    /// A snapshot not yet written as the initial state of a segment.
+    pub unwritten_initial: Option<trace_format::BlobId>,
+    /// The host synchronization count when it was last read (see `MemDesc::host_writable`).
+    pub read_at_sync: u64,
+    /// Pending nodes that use it, and those that write it.
+    pub pending_uses: u32,
+    pub pending_writes: u32,
+    /// Written by recorded work in this capture: its final contents are expected at the end.
+    pub written: bool,
 }
 
 pub(super) struct Entry {
@@ -37,6 +56,9 @@ pub(super) struct Entry {
     /// The object whose contents hold this one's (itself unless a sub-buffer).
     pub root: Key,
     pub id: Option<MemId>,
+    /// Unique among every object the table ever held: a key reused after a free names a new one.
+    pub generation: u64,
+    pub capture: CaptureUse,
     /// Other addresses that name this object from its start (a host allocation's device pointer).
     aliases: Vec<u64>,
     children: u32,
@@ -47,6 +69,7 @@ pub(super) struct Entry {
 pub(super) struct MemoryTable {
     entries: HashMap<Key, Entry>,
     by_address: BTreeMap<u64, Key>,
+    generations: u64,
 }
 
 impl MemoryTable {
@@ -65,7 +88,10 @@ impl MemoryTable {
         if desc.addressable {
             self.by_address.insert(desc.address, key);
         }
-        self.entries.insert(key, Entry { desc, root, id: None, aliases: Vec::new(), children: 0, released: false });
+        self.generations += 1;
+        let generation = self.generations;
+        let entry = Entry { desc, root, id: None, generation, capture: CaptureUse::default(), aliases: Vec::new(), children: 0, released: false };
+        self.entries.insert(key, entry);
     }
 
     /// Pointers from `address` on name the addressable object `key` too, from its start.
@@ -111,6 +137,16 @@ impl MemoryTable {
 
     pub fn get_mut(&mut self, key: Key) -> Option<&mut Entry> {
         self.entries.get_mut(&key)
+    }
+
+    /// The entry `key` if it is still the object of `generation`.
+    pub fn generation_mut(&mut self, key: Key, generation: u64) -> Option<&mut Entry> {
+        self.entries.get_mut(&key).filter(|entry| entry.generation == generation)
+    }
+
+    /// Every object the table holds, with its key.
+    pub fn entries_mut(&mut self) -> impl Iterator<Item = (Key, &mut Entry)> {
+        self.entries.iter_mut().map(|(&key, entry)| (key, entry))
     }
 
     /// The addressable object holding `address`, and the offset into it.

@@ -2,36 +2,46 @@
 //! segments and memory states. It never names an API: objects are opaque `Key`s (a handle or
 //! an address) chosen by the API module, which also does the device reads (`MemoryAccess`).
 //!
-//! A command goes through two calls around the real call: `prepare` (before: snapshots the
-//! initial contents of memory the window has not used yet) and `submit` (after the real call
-//! succeeded: adds the node and its edges). The recorder is not kept locked across the real
-//! call, which may block until another thread's hook runs (a user event set elsewhere).
+//! A command goes through two calls around the real call: `prepare` (before: reads the
+//! contents of memory the capture has not used yet) and `submit` (after the real call
+//! succeeded: adds a pending node and its edges). The recorder is not kept locked across the
+//! real call, which may block until another thread's hook runs (a user event set elsewhere).
 //!
-//! Windows: the commands between two host synchronizations form a window; each window gets
-//! an ordinal (from 0), and those in the capture range are written as segments. A window's
-//! nodes and edges are written when it ends, after its final memory contents are read.
+//! Windows: a host synchronization closes what it waited for (`SyncScope`): the pending nodes
+//! it covers and their ancestors become a window, written as a segment with its nodes and
+//! edges. Work of other queues and threads stays pending for a later window, so each thread's
+//! synchronizations cut its own work. Windows get ordinals from 0 in the order they close;
+//! those in the capture range are recorded.
+//!
+//! Memory: each object is read once, just before its first use in a capture (its initial
+//! state, written with the first segment that uses it); memory the host can write directly is
+//! read again at its first use after a host synchronization. Memory only recorded commands
+//! changed needs no second read: the replay produces it. Expected contents are what the host
+//! received (reads, maps) and the final contents of what the capture wrote, read at its end;
+//! `REPRISE_VERIFY` adds what chosen windows wrote.
 
 mod memory;
 mod objects;
+mod pending;
 mod registry;
 mod sink;
-mod window;
 #[cfg(test)]
 mod tests;
 
 pub use memory::{MemDesc, MemShape};
 pub use objects::{QueueDesc, QueueSync};
+pub use pending::SyncScope;
 pub use sink::{MemoryAccess, Sink};
 
-use crate::config::Capture;
+use crate::config::{Capture, Verify};
+use crate::fast_hash::{HashMap, HashSet};
 use crate::log;
 use memory::MemoryTable;
 use objects::Objects;
-use crate::fast_hash::{HashMap, HashSet};
+use pending::{Pending, PendingId, PendingNode, QueueRef, Use};
 use trace_format::{
     BlobId, Command, Edge, EdgeKind, Header, HostTaskKind, MemState, Node, NodeId, Place, Record, SegmentId,
 };
-use window::{QueueRef, Window};
 
 /// An API object as the API module names it: a handle value or an address.
 pub type Key = u64;
@@ -74,8 +84,8 @@ pub struct Submission<'a> {
     /// The event that stands for this command, if any.
     pub signals: Option<Key>,
     /// For a read or map whose data may arrive later: where the program receives it. The
-    /// bytes there become the `Place::Host` data of the command's copy destination when the
-    /// window ends (or at `capture_received`).
+    /// bytes there become the `Place::Host` data of the command's copy destination when its
+    /// window closes (or at `capture_received`).
     pub received: Option<HostRegion>,
 }
 
@@ -84,8 +94,6 @@ pub struct Submission<'a> {
 pub struct Prepared {
     capture: bool,
     accesses: Vec<Access>,
-    /// Initial contents of memory (root keys) first used by this command.
-    snapshots: Vec<(Key, Option<Vec<u8>>)>,
 }
 
 /// Ids handed out so far, per kind (records are numbered in write order).
@@ -103,14 +111,27 @@ struct Counts {
 pub struct Recorder {
     sink: Box<dyn Sink>,
     capture: Capture,
+    verify: Verify,
     /// Whether capture markers (profiler start/stop) currently allow capture.
     markers_allow: bool,
+    /// Commands outside the capture were submitted since the device was last drained: a
+    /// capture starting waits for them, as they may still write memory it reads.
+    undrained_work: bool,
     objects: Objects,
     memory: MemoryTable,
     /// User events created and not yet set, with the call that created them.
     unset_user_events: HashMap<Key, String>,
-    window: Option<Window>,
+    pending: Pending,
+    /// Commands outside the capture since the last host synchronization (they count a window).
+    uncaptured_work: bool,
     next_ordinal: u64,
+    /// Host synchronizations so far (see `CaptureUse::read_at_sync`).
+    syncs: u64,
+    /// The last segment written: expected contents read later follow it.
+    last_segment: Option<SegmentId>,
+    /// Initial states of memory released while pending work still used it, by root key and
+    /// generation, until that work closes.
+    orphaned_initials: HashMap<(Key, u64), MemState>,
     counts: Counts,
     sent_blobs: HashSet<BlobId>,
     partial_reported: HashSet<(String, String)>,
@@ -118,17 +139,23 @@ pub struct Recorder {
 
 impl Recorder {
     /// A recorder writing to `sink`, which receives `header` first.
-    pub fn new(header: Header, capture: Capture, mut sink: Box<dyn Sink>) -> Recorder {
+    pub fn new(header: Header, capture: Capture, verify: Verify, mut sink: Box<dyn Sink>) -> Recorder {
         sink.record(Record::Header(header));
         Recorder {
             sink,
             capture,
+            verify,
             markers_allow: capture != Capture::Markers,
+            undrained_work: false,
             objects: Objects::default(),
             memory: MemoryTable::default(),
             unset_user_events: HashMap::default(),
-            window: None,
+            pending: Pending::default(),
+            uncaptured_work: false,
             next_ordinal: 0,
+            syncs: 0,
+            last_segment: None,
+            orphaned_initials: HashMap::default(),
             counts: Counts::default(),
             sent_blobs: HashSet::default(),
             partial_reported: HashSet::default(),
@@ -139,246 +166,358 @@ impl Recorder {
 
     /// Whether a command submitted now would be recorded.
     pub fn capturing(&self) -> bool {
-        match &self.window {
-            Some(window) => window.segment.is_some(),
-            None => self.markers_allow && self.capture.includes(self.next_ordinal),
-        }
+        self.markers_allow && self.capture.includes(self.next_ordinal)
     }
 
-    /// Whether every window the capture range holds has ended: nothing more will be recorded.
+    /// Whether the capture range is over and all its work closed: nothing more will be recorded.
     pub fn capture_over(&self) -> bool {
         match self.capture {
-            Capture::Segments { last: Some(last), .. } => self.window.is_none() && self.next_ordinal > last,
+            Capture::Segments { last: Some(last), .. } => self.next_ordinal > last && self.pending.is_empty(),
             _ => false,
         }
     }
 
-    /// Before the real call of a command using `accesses`: reads the initial contents of the
-    /// memory this window has not used yet.
+    /// Before the real call of a command using `accesses`: reads the contents of memory the
+    /// capture has not used yet (and of host-writable memory the host may have changed since).
     pub fn prepare(&mut self, accesses: &[Access], access: &dyn MemoryAccess) -> Prepared {
         let capture = self.capturing();
-        let mut snapshots: Vec<(Key, Option<Vec<u8>>)> = Vec::new();
+        if capture && std::mem::take(&mut self.undrained_work) && self.unset_user_events.is_empty() {
+            access.drain();
+        }
         if capture {
             for use_ in accesses {
-                let Some(entry) = self.memory.get(use_.mem) else { continue };
-                let root = entry.root;
-                let seen = self.window.as_ref().is_some_and(|window| window.used.contains(&root));
-                if !seen && !snapshots.iter().any(|(known, _)| *known == root) {
-                    let size = self.memory.get(root).map_or(entry.desc.size, |root| root.desc.size);
-                    snapshots.push((root, access.read(root, size)));
+                let Some(root) = self.memory.get(use_.mem).map(|entry| entry.root) else { continue };
+                let Some(entry) = self.memory.get(root) else { continue };
+                let state = &entry.capture;
+                let changed_by_host = entry.desc.host_writable && state.read_at_sync < self.syncs && state.pending_uses == 0;
+                if state.used && !changed_by_host {
+                    continue;
                 }
+                let contents = access.read(root, entry.desc.size);
+                self.initial_contents(root, contents);
             }
         }
-        Prepared { capture, accesses: accesses.to_vec(), snapshots }
+        Prepared { capture, accesses: accesses.to_vec() }
     }
 
     /// After the real call succeeded: records the command. `build` makes what it does, and is
-    /// only called when the window is captured.
+    /// only called when the command is captured.
     pub fn submit(&mut self, prepared: Prepared, submission: Submission<'_>, build: impl FnOnce(&mut Recorder) -> Command) {
-        self.open_window();
-        let waited = self.resolve_waits(submission.waits);
         if let Some(event) = submission.signals {
             // The handle of a user event released unset may come back as a command's event.
             self.unset_user_events.remove(&event);
         }
-        let Some(segment) = self.window.as_ref().and_then(|window| window.segment) else { return };
         if !prepared.capture {
+            self.uncaptured_work = true;
+            self.undrained_work = true;
+            if let Some(event) = submission.signals {
+                self.pending.forget_event(event);
+            }
             return;
         }
-        for (root, contents) in prepared.snapshots {
-            self.initial_state(segment, root, contents);
-        }
-        let mut written = Vec::new();
-        for use_ in prepared.accesses.iter().filter(|use_| use_.write) {
-            let Some(root) = self.memory.get(use_.mem).map(|entry| entry.root) else { continue };
-            let size = self.memory.get(root).map_or(0, |entry| entry.desc.size);
-            if let Some(mem) = self.mem_id(root) {
-                written.push((mem, (root, size)));
-            }
-        }
-        let mut command = build(self);
+        let waited = self.resolve_waits(submission.waits);
+        let uses = self.uses(&prepared.accesses);
+        let command = build(self);
         let queue = submission.queue.and_then(|key| self.queue_ref(key));
         let queue_id = submission.queue.and_then(|key| self.queue_id(key));
-        set_segment(&mut command, segment);
-        let Some(window) = self.window.as_mut() else { return };
-        let node = window.next_node();
-        let edges = match &queue {
-            Some(queue) => window.queue_edges(node, queue, submission.order, &waited),
+        let preds = match &queue {
+            Some(queue) => self.pending.queue_edges(queue, submission.order, &waited),
             None => waited.iter().map(|&from| (from, EdgeKind::Event)).collect(),
         };
-        window.edges.extend(edges.into_iter().map(|(from, kind)| Edge { from, to: node, kind }));
-        window.nodes.push(Node { queue: queue_id, segment, command, call: submission.call.to_string() });
+        let node = Node { queue: queue_id, segment: SegmentId(0), command, call: submission.call.to_string() };
+        let id = self.pending.add(PendingNode { node, queue: submission.queue, preds, received: submission.received, uses, user_event: None });
         if let Some(event) = submission.signals {
-            window.set_event(event, vec![node]);
-        }
-        window.written.extend(written);
-        if let Some(region) = submission.received {
-            window.received.push((node, region));
+            self.pending.set_event(event, vec![id]);
         }
     }
 
     /// The event `event` now stands for all work submitted to `queue` so far (`cuEventRecord`).
     pub fn record_event(&mut self, event: Key, queue: Key) {
-        let queue = self.queue_ref(queue);
-        if let (Some(window), Some(queue)) = (self.window.as_mut(), queue) {
-            let nodes = window.queue_frontier(&queue);
-            window.set_event(event, nodes);
+        match self.queue_ref(queue) {
+            Some(queue) if self.capturing() => {
+                let nodes = self.pending.queue_frontier(&queue);
+                self.pending.set_event(event, nodes);
+            }
+            _ => self.pending.forget_event(event),
         }
     }
 
     /// The next command of `queue` waits for `event` as it stands now (`cuStreamWaitEvent`).
     pub fn queue_waits(&mut self, queue: Key, event: Key) {
         let nodes = self.resolve_waits(&[event]);
-        if let Some(window) = self.window.as_mut() {
-            window.add_queue_waits(queue, nodes);
-        }
+        self.pending.add_queue_waits(queue, nodes);
     }
 
     /// A user event (signalled by the host) was created; commands waiting for it wait for a
     /// host task.
     pub fn user_event_created(&mut self, event: Key, call: &str) {
         self.unset_user_events.insert(event, call.to_string());
-        if let Some(window) = self.window.as_mut() {
-            window.forget_event(event);
-        }
+        self.pending.forget_event(event);
     }
 
-    /// The host set a user event: commands waiting for it can run, and the window may end.
+    /// The host set a user event: commands waiting for it can run, and close when waited for.
     pub fn user_event_set(&mut self, event: Key) {
         self.unset_user_events.remove(&event);
-        if let Some(window) = self.window.as_mut() {
-            window.blocked_by.remove(&event);
-        }
     }
 
     /// Host code runs when `event` completes (`clSetEventCallback`, a host function): a host
     /// task node after the event's nodes.
     pub fn host_callback(&mut self, event: Key, call: &str) {
         let waited = self.resolve_waits(&[event]);
-        let Some(segment) = self.window.as_ref().and_then(|window| window.segment) else { return };
-        if let (false, Some(window)) = (waited.is_empty(), self.window.as_mut()) {
-            window.add_host_task(segment, HostTaskKind::Callback, call, &waited);
+        if self.capturing() && !waited.is_empty() {
+            let preds = waited.into_iter().map(|from| (from, EdgeKind::Event)).collect();
+            self.add_host_task(HostTaskKind::Callback, call, preds, None);
         }
     }
 
-    /// Called by the API module before `region` stops being valid (an unmap): the data a
-    /// pending read or map delivered there is taken now.
+    /// Called by the API module before `address` stops holding what the program received
+    /// there (an unmap): the data a pending read or map delivered is taken now.
     pub fn capture_received(&mut self, address: usize) {
-        let Some(window) = self.window.as_mut() else { return };
-        let (now, later): (Vec<_>, Vec<_>) = window.received.drain(..).partition(|(_, region)| region.address == address);
-        window.received = later;
-        for (node, region) in now {
-            self.keep_received(node, region);
+        for id in self.pending.take_receiving(address) {
+            let region = self.pending.node_mut(id).and_then(|node| node.received.take());
+            if let Some(region) = region {
+                let data = self.host_bytes(region);
+                if let Some(node) = self.pending.node_mut(id) {
+                    set_received(&mut node.node, data);
+                }
+            }
         }
     }
 
     // ---- windows -----------------------------------------------------------------------------
 
     /// The host waited for device work (`clFinish`, a blocking read, `cuStreamSynchronize`):
-    /// the window ends, unless some of its commands still wait for a user event not set yet.
-    pub fn host_sync(&mut self, call: &str, access: &dyn MemoryAccess) {
-        let Some(window) = &self.window else { return };
-        if !window.blocked_by.is_empty() {
-            log::debug!("{call}: the window goes on: some of its commands wait for user events not set yet");
-            return;
-        }
-        self.end_window(call, access);
-    }
-
-    /// The queues a `host_sync` now would wait for through `MemoryAccess::wait` (empty when the
-    /// window would go on). An API module whose waits could need another thread's hook to
-    /// finish (an event callback) waits for them itself first, without holding any lock.
-    pub fn queues_to_settle(&self) -> Vec<Key> {
-        match &self.window {
-            Some(window) if window.blocked_by.is_empty() => window.queues_used(),
-            _ => Vec::new(),
-        }
-    }
-
-    /// A capture marker: `start` true for a start (`cuProfilerStart`), false for a stop. The
-    /// window open at the marker ends there; with `REPRISE_CAPTURE=markers` only windows
-    /// between a start and a stop are captured, with `all` a stop pauses capture until a start.
-    pub fn capture_marker(&mut self, start: bool, call: &str, access: &dyn MemoryAccess) {
-        self.host_sync(call, access);
-        if matches!(self.capture, Capture::All | Capture::Markers) {
-            self.markers_allow = start;
-        }
-    }
-
-    /// The program is exiting. A window still open was never waited for (its work may still
-    /// be running, or waiting for a user event never set), so it is left out, and the trace
-    /// marked partial if it was captured; no device calls are made at exit.
-    pub fn end_of_program(&mut self) {
-        if let Some(window) = self.window.take() {
-            if window.segment.is_some() {
-                self.partial("end of program", "the commands after the last host synchronization were never waited for; they are left out");
-            }
-        }
-        self.sink.flush();
-    }
-
-    fn open_window(&mut self) {
-        if self.window.is_some() {
+    /// what `scope` covers closes as a window. The API module makes the synchronization
+    /// exact, or waits for the scope's queues itself first.
+    pub fn host_sync(&mut self, call: &str, scope: SyncScope<'_>, access: &dyn MemoryAccess) {
+        self.syncs += 1;
+        let objects = &self.objects;
+        let in_order = |queue: Key| objects.queues.get(&queue).is_none_or(|(desc, _)| desc.in_order);
+        let unset = &self.unset_user_events;
+        let closed = self.pending.closure(scope, in_order, &|event| unset.contains_key(&event));
+        let uncaptured = std::mem::take(&mut self.uncaptured_work);
+        if closed.is_empty() && !uncaptured {
             return;
         }
         let ordinal = self.next_ordinal;
-        let segment = (self.markers_allow && self.capture.includes(ordinal)).then(|| {
-            self.sink.record(Record::SegmentBegin { ordinal });
-            self.counts.segments += 1;
-            SegmentId(self.counts.segments - 1)
-        });
-        self.window = Some(Window::new(ordinal, segment, self.counts.nodes));
+        self.next_ordinal += 1;
+        if !closed.is_empty() {
+            self.write_window(&closed, ordinal, call, access);
+        }
+        if self.capture_over() {
+            self.read_final_contents(access);
+        }
     }
 
-    fn end_window(&mut self, call: &str, access: &dyn MemoryAccess) {
-        let Some(window) = self.window.as_mut() else { return };
-        self.next_ordinal = window.ordinal + 1;
-        // Also for windows not captured: work still running would race with the snapshots
-        // of a captured window after it.
-        access.wait(&window.queues_used());
-        if window.segment.is_some() {
-            for (node, region) in std::mem::take(&mut window.received) {
-                self.keep_received(node, region);
+    /// Whether `queue` has work the host has not waited for (the API module waits for it
+    /// before the queue goes away, then calls `host_sync` with it).
+    pub fn queue_busy(&self, queue: Key) -> bool {
+        self.pending.queue_busy(queue)
+    }
+
+    /// A capture marker: `start` true for a start (`cuProfilerStart`), false for a stop. The
+    /// work before it closes; with `REPRISE_CAPTURE=markers` only work between a start and a
+    /// stop is captured, with `all` a stop pauses capture until a start. A stop ends the
+    /// capture: the final contents of what it wrote are read, and memory is read again at its
+    /// first use after the next start.
+    pub fn capture_marker(&mut self, start: bool, call: &str, access: &dyn MemoryAccess) {
+        self.host_sync(call, SyncScope::Everything, access);
+        if !matches!(self.capture, Capture::All | Capture::Markers) {
+            return;
+        }
+        if !start && self.markers_allow {
+            self.read_final_contents(access);
+            for (_, entry) in self.memory.entries_mut() {
+                entry.capture.used = false;
             }
         }
-        let Some(window) = self.window.take() else { return };
-        let Some(segment) = window.segment else { return };
-        self.counts.nodes += window.nodes.len() as u32;
-        let graph = window.nodes.into_iter().map(Record::Node).chain(window.edges.into_iter().map(Record::Edge));
-        self.sink.records(graph.collect());
-        let mut expected = Vec::new();
-        for (mem, (key, size)) in window.written {
-            match access.read(key, size) {
-                Some(contents) => expected.push(MemState { mem, blob: self.blob(contents) }),
-                None => self.partial(call, &format!("the final contents of memory {mem} could not be read")),
-            }
+        self.markers_allow = start;
+    }
+
+    /// The program is exiting. Work never waited for may still be running, or waiting for a
+    /// user event never set: it is left out, and the trace marked partial. With `access`, the
+    /// final contents of memory the capture wrote are read first.
+    pub fn end_of_program(&mut self, access: Option<&dyn MemoryAccess>) {
+        if let Some(access) = access {
+            self.read_final_contents(access);
         }
-        self.sink.record(Record::SegmentEnd { segment, ended_by: call.to_string(), expected });
+        let left_out = self.pending.clear();
+        if left_out > 0 {
+            self.partial("end of program", &format!("{left_out} commands were never waited for; they are left out"));
+        }
         self.sink.flush();
+    }
+
+    /// The final contents of memory `keys` (of a context going away, say), read now.
+    pub fn read_final_contents_of(&mut self, keys: &[Key], access: &dyn MemoryAccess) {
+        let roots: Vec<Key> = keys.iter().filter_map(|&key| self.memory.get(key).map(|entry| entry.root)).collect();
+        self.read_final(roots, access);
+    }
+
+    fn read_final_contents(&mut self, access: &dyn MemoryAccess) {
+        let roots: Vec<Key> = self.memory.entries_mut().filter(|(key, entry)| entry.root == *key).map(|(key, _)| key).collect();
+        self.read_final(roots, access);
+    }
+
+    /// Reads roots the capture wrote and no pending work still writes, as expected contents
+    /// after the last segment.
+    fn read_final(&mut self, mut roots: Vec<Key>, access: &dyn MemoryAccess) {
+        let Some(segment) = self.last_segment else { return };
+        roots.sort_unstable();
+        roots.dedup();
+        for root in roots {
+            let Some(entry) = self.memory.get_mut(root) else { continue };
+            if !entry.capture.written || entry.capture.pending_writes > 0 {
+                continue;
+            }
+            entry.capture.written = false;
+            let (size, mem) = (entry.desc.size, entry.id);
+            let Some(mem) = mem else { continue };
+            match access.read(root, size) {
+                Some(contents) => {
+                    let blob = self.blob(contents);
+                    self.sink.record(Record::Expected { segment, state: MemState { mem, blob } });
+                }
+                None => log::info!("the final contents of memory {mem} could not be read; they are not compared"),
+            }
+        }
+        self.sink.flush();
+    }
+
+    /// Writes the pending nodes `closed` (in submission order) as the segment of window `ordinal`.
+    fn write_window(&mut self, closed: &[PendingId], ordinal: u64, call: &str, access: &dyn MemoryAccess) {
+        let nodes = self.pending.remove(closed);
+        let segment = SegmentId(self.counts.segments);
+        self.counts.segments += 1;
+        self.sink.record(Record::SegmentBegin { ordinal });
+        let first = self.counts.nodes;
+        let node_id = |pending: PendingId| closed.binary_search(&pending).ok().map(|index| NodeId(first + index as u32));
+        let mut initial: Vec<MemState> = Vec::new();
+        let mut written: Vec<Key> = Vec::new();
+        let mut graph: Vec<Record> = Vec::with_capacity(nodes.len());
+        let mut edges: Vec<Record> = Vec::new();
+        for (index, mut pending) in nodes.into_iter().enumerate() {
+            let to = NodeId(first + index as u32);
+            edges.extend(pending.preds.iter().filter_map(|&(from, kind)| node_id(from).map(|from| Record::Edge(Edge { from, to, kind }))));
+            for use_ in &pending.uses {
+                initial.extend(self.use_closed(*use_));
+                if use_.write {
+                    written.push(use_.root);
+                }
+            }
+            if let Some(region) = pending.received.take() {
+                let data = self.host_bytes(region);
+                set_received(&mut pending.node, data);
+            }
+            pending.node.segment = segment;
+            set_segment(&mut pending.node.command, segment);
+            graph.push(Record::Node(pending.node));
+        }
+        self.counts.nodes += graph.len() as u32;
+        let states = initial.into_iter().map(|state| Record::InitialState { segment, state });
+        self.sink.records(states.chain(graph).chain(edges).collect());
+        let expected = if self.verify.reads_window(segment.0) { self.window_contents(written, call, access) } else { Vec::new() };
+        self.sink.record(Record::SegmentEnd { segment, ended_by: call.to_string(), expected });
+        self.last_segment = Some(segment);
+        self.sink.flush();
+    }
+
+    /// A pending use of memory closed: the initial state it still owes, if any.
+    fn use_closed(&mut self, use_: Use) -> Option<MemState> {
+        let orphan = self.orphaned_initials.remove(&(use_.root, use_.generation));
+        let Some(entry) = self.memory.generation_mut(use_.root, use_.generation) else { return orphan };
+        entry.capture.pending_uses -= 1;
+        entry.capture.pending_writes -= u32::from(use_.write);
+        let blob = entry.capture.unwritten_initial.take();
+        orphan.or_else(|| Some(MemState { mem: entry.id?, blob: blob? }))
+    }
+
+    /// `REPRISE_VERIFY`: what a window wrote, read when it closes (memory other pending work
+    /// still writes is left out: its contents are not settled).
+    fn window_contents(&mut self, mut written: Vec<Key>, call: &str, access: &dyn MemoryAccess) -> Vec<MemState> {
+        written.sort_unstable();
+        written.dedup();
+        let mut expected = Vec::new();
+        for root in written {
+            let Some(entry) = self.memory.get(root).filter(|entry| entry.capture.pending_writes == 0) else { continue };
+            let (size, mem) = (entry.desc.size, entry.id);
+            let Some(mem) = mem else { continue };
+            match access.read(root, size) {
+                Some(contents) => expected.push(MemState { mem, blob: self.blob(contents) }),
+                None => self.partial(call, &format!("the contents of memory {mem} after the window could not be read")),
+            }
+        }
+        expected.sort_by_key(|state| state.mem);
+        expected
     }
 
     // ---- helpers -----------------------------------------------------------------------------
 
-    /// Resolves a wait list to nodes of the window; waits on unset user events make host-task
-    /// nodes (once per event and window) and keep the window open.
-    fn resolve_waits(&mut self, events: &[Key]) -> Vec<NodeId> {
+    /// The contents of root memory `root` before its first use in the capture (or the first
+    /// after the host may have changed it), to be written with the first segment that uses it.
+    fn initial_contents(&mut self, root: Key, contents: Option<Vec<u8>>) {
+        let Some(mem) = self.mem_id(root) else { return };
+        let blob = match contents {
+            Some(contents) => Some(self.blob(contents)),
+            None => {
+                self.partial("initial state", &format!("the contents of memory {mem} could not be read"));
+                None
+            }
+        };
+        let syncs = self.syncs;
+        if let Some(entry) = self.memory.get_mut(root) {
+            entry.capture.used = true;
+            entry.capture.read_at_sync = syncs;
+            entry.capture.unwritten_initial = blob;
+        }
+    }
+
+    /// The pending uses of memory a captured command makes.
+    fn uses(&mut self, accesses: &[Access]) -> Vec<Use> {
+        let mut uses: Vec<Use> = Vec::with_capacity(accesses.len());
+        for access in accesses {
+            let Some(root) = self.memory.get(access.mem).map(|entry| entry.root) else { continue };
+            let Some(entry) = self.memory.get_mut(root) else { continue };
+            if let Some(known) = uses.iter_mut().find(|known| known.root == root) {
+                if access.write && !known.write {
+                    known.write = true;
+                    entry.capture.pending_writes += 1;
+                    entry.capture.written = true;
+                }
+                continue;
+            }
+            entry.capture.used = true;
+            entry.capture.pending_uses += 1;
+            if access.write {
+                entry.capture.pending_writes += 1;
+                entry.capture.written = true;
+            }
+            uses.push(Use { root, generation: entry.generation, write: access.write });
+        }
+        uses
+    }
+
+    /// Resolves a wait list to pending nodes; waits on unset user events make host-task nodes
+    /// (one per event while it is pending), which keep what waits on them pending.
+    fn resolve_waits(&mut self, events: &[Key]) -> Vec<PendingId> {
         let mut nodes = Vec::new();
         for &event in events {
-            let Some(window) = self.window.as_mut() else { break };
-            let known = window.event_nodes(event);
+            let known = self.pending.event_nodes(event);
             if !known.is_empty() {
                 nodes.extend(known);
                 continue;
             }
-            let Some(call) = self.unset_user_events.get(&event) else { continue };
-            window.blocked_by.insert(event);
-            if let Some(segment) = window.segment {
-                let node = window.add_host_task(segment, HostTaskKind::UserEvent, call, &[]);
-                window.user_event_nodes.insert(event, node);
-                nodes.push(node);
+            let Some(call) = self.unset_user_events.get(&event).cloned() else { continue };
+            if self.capturing() {
+                nodes.push(self.add_host_task(HostTaskKind::UserEvent, &call, Vec::new(), Some(event)));
             }
         }
         nodes
+    }
+
+    fn add_host_task(&mut self, kind: HostTaskKind, call: &str, preds: Vec<(PendingId, EdgeKind)>, user_event: Option<Key>) -> PendingId {
+        let node = Node { queue: None, segment: SegmentId(0), command: Command::HostTask(kind), call: call.to_string() };
+        self.pending.add(PendingNode { node, queue: None, preds, received: None, uses: Vec::new(), user_event })
     }
 
     fn queue_ref(&mut self, key: Key) -> Option<QueueRef> {
@@ -414,32 +553,10 @@ impl Recorder {
         Some(QueueRef { key, in_order, sync, blocking_peers, legacy_default })
     }
 
-    fn initial_state(&mut self, segment: SegmentId, root: Key, contents: Option<Vec<u8>>) {
-        let Some(mem) = self.mem_id(root) else { return };
-        if let Some(window) = self.window.as_mut() {
-            window.used.insert(root);
-        }
-        match contents {
-            Some(contents) => {
-                let blob = self.blob(contents);
-                self.sink.record(Record::InitialState { segment, state: MemState { mem, blob } });
-            }
-            None => self.partial("initial state", &format!("the contents of memory {mem} could not be read")),
-        }
-    }
-
-    fn keep_received(&mut self, node: NodeId, region: HostRegion) {
-        let data = self.host_bytes(region);
-        if let Some(window) = self.window.as_mut() {
-            let index = node.0 - window.first_node;
-            set_received(&mut window.nodes, index, data);
-        }
-    }
-
     /// The bytes of host memory the program received data in, as a blob.
     fn host_bytes(&mut self, region: HostRegion) -> BlobId {
         // SAFETY: the API module names host memory the program handed to the API for this
-        // command, which stays valid until the command's window ends or `capture_received`.
+        // command, which stays valid until the command's window closes or `capture_received`.
         let bytes = unsafe { std::slice::from_raw_parts(region.address as *const u8, region.len) }.to_vec();
         self.blob(bytes)
     }
@@ -455,8 +572,8 @@ fn set_segment(command: &mut Command, segment: SegmentId) {
     }
 }
 
-fn set_received(nodes: &mut [Node], index: u32, data: BlobId) {
-    if let Some(Node { command: Command::Copy(copy), .. }) = nodes.get_mut(index as usize) {
+fn set_received(node: &mut Node, data: BlobId) {
+    if let Command::Copy(copy) = &mut node.command {
         if let Place::Host { data: slot } = &mut copy.dst {
             *slot = Some(data);
         }

@@ -3,10 +3,10 @@
 
 use super::memory::{MemDesc, MemShape};
 use super::objects::{KernelEntry, ProgramEntry, QueueDesc};
-use super::{Key, MemoryAccess, Recorder};
+use super::{Key, MemoryAccess, Recorder, SyncScope};
 use crate::log;
 use trace_format::{
-    BlobId, Device, DeviceId, ImageKind, KernelId, MemId, MemKind, Memory, Param, PartialReason, Program, ProgramId,
+    BlobId, Device, MemState, DeviceId, ImageKind, KernelId, MemId, MemKind, Memory, Param, PartialReason, Program, ProgramId,
     ProgramImage, QueueId, Record,
 };
 
@@ -20,48 +20,48 @@ impl Recorder {
         self.objects.queues.insert(key, (desc, None));
     }
 
-    /// The program released a queue. A window using it ends first (with `call` as its end),
-    /// while the queue can still be waited for.
+    /// The program released a queue, after the API module waited for its work (see
+    /// `queue_busy`): that work closes as a window, ended by `call`.
     pub fn queue_released(&mut self, key: Key, call: &str, access: &dyn MemoryAccess) {
-        if self.window.as_ref().is_some_and(|window| window.uses_queue(key)) {
-            self.host_sync(call, access);
+        if self.pending.queue_busy(key) {
+            self.host_sync(call, SyncScope::Queues(&[key]), access);
         }
+        self.pending.forget_queue(key);
     }
 
     pub fn memory_created(&mut self, key: Key, desc: MemDesc) {
         self.memory.insert(key, desc);
     }
 
-    /// The program freed a memory object. A window using it ends first (with `call` as its
-    /// end), while its final contents can still be read.
-    pub fn memory_released(&mut self, key: Key, call: &str, access: &dyn MemoryAccess) {
-        let root = self.memory.get(key).map(|entry| entry.root);
-        if root.is_some_and(|root| self.window.as_ref().is_some_and(|window| window.used.contains(&root))) {
-            self.host_sync(call, access);
+    /// The program freed a memory object. Its initial state stays with the pending work that
+    /// still uses it, if any.
+    pub fn memory_released(&mut self, key: Key) {
+        if let Some(entry) = self.memory.get_mut(key).filter(|entry| entry.root == key) {
+            if let (Some(blob), Some(mem)) = (entry.capture.unwritten_initial.take(), entry.id) {
+                self.orphaned_initials.insert((key, entry.generation), MemState { mem, blob });
+            }
         }
         self.memory.release(key);
     }
 
     /// Stream-ordered allocation, from a command's `build`: memory `key` (just created) comes
-    /// into being at this point of its queue, so the window keeps no initial contents of it.
+    /// into being at this point of its queue, so the capture keeps no initial contents of it.
     pub fn allocated_in_order(&mut self, key: Key) -> Option<MemId> {
         let root = self.memory.get(key)?.root;
-        if let Some(window) = self.window.as_mut() {
-            window.used.insert(root);
+        if let Some(entry) = self.memory.get_mut(root) {
+            entry.capture.used = true;
         }
         self.mem_id(key)
     }
 
     /// Stream-ordered free, after its command was submitted: memory `key` is gone once its
-    /// queue gets there, so the window expects no final contents of it and the window goes on;
-    /// its address may be allocated again.
+    /// queue gets there, so no final contents of it are expected; its address may be
+    /// allocated again.
     pub fn freed_in_order(&mut self, key: Key) {
-        let Some(root) = self.memory.get(key).map(|entry| entry.root) else { return };
-        if let Some(window) = self.window.as_mut() {
-            window.written.retain(|_, (written, _)| *written != root);
-            window.used.remove(&root);
+        if let Some(entry) = self.memory.get_mut(key) {
+            entry.capture.written = false;
         }
-        self.memory.release(key);
+        self.memory_released(key);
     }
 
     /// Pointers from `address` on name memory `key` too (see `MemoryTable::alias`).

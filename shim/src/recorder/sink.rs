@@ -18,9 +18,9 @@ pub trait Sink: Send {
 /// with its own calls, which the program cannot observe (they are not recorded and go to
 /// queues of the shim's own).
 pub trait MemoryAccess {
-    /// Blocks until all work submitted to these queues so far has finished. Called with the
-    /// recorder locked (see `Recorder::queues_to_settle`).
-    fn wait(&self, queues: &[super::Key]);
+    /// Blocks until all work the program submitted so far has finished (a capture starts:
+    /// work from before it may still write memory the capture reads).
+    fn drain(&self);
     /// The whole contents of memory object `mem` (`size` bytes), or `None` if it cannot be read.
     fn read(&self, mem: super::Key, size: u64) -> Option<Vec<u8>>;
 }

@@ -3,7 +3,7 @@
 //! for the API module's device reads.
 
 use super::*;
-use crate::config::Capture;
+use crate::config::{Capture, Verify};
 use std::cell::RefCell;
 use std::sync::{Arc, Mutex};
 use trace_format::{Arg, Copy, Extent, Fill, ImageKind, KernelLaunch, Launch, MemId, MemKind, Param, ParamKind, QueueId};
@@ -36,18 +36,20 @@ impl Sink for SharedSink {
 }
 
 /// Test double for device memory: contents by key, which the test changes as "the device"
-/// would; records the queues it was asked to wait for.
+/// would; records what it was asked to read and how often to drain.
 #[derive(Default)]
 struct FakeDevice {
     contents: RefCell<HashMap<Key, Vec<u8>>>,
-    waited: RefCell<Vec<Vec<Key>>>,
+    reads: RefCell<Vec<Key>>,
+    drains: RefCell<usize>,
 }
 
 impl MemoryAccess for FakeDevice {
-    fn wait(&self, queues: &[Key]) {
-        self.waited.borrow_mut().push(queues.to_vec());
+    fn drain(&self) {
+        *self.drains.borrow_mut() += 1;
     }
     fn read(&self, mem: Key, size: u64) -> Option<Vec<u8>> {
+        self.reads.borrow_mut().push(mem);
         let contents = self.contents.borrow().get(&mem).cloned()?;
         assert_eq!(contents.len() as u64, size, "read of memory {mem} with the wrong size");
         Some(contents)
@@ -68,8 +70,12 @@ fn header() -> Header {
 
 impl Harness {
     fn new(capture: Capture) -> Harness {
+        Harness::verifying(capture, Verify::EveryWindows(1))
+    }
+
+    fn verifying(capture: Capture, verify: Verify) -> Harness {
         let sink = SharedSink::default();
-        let mut rec = Recorder::new(header(), capture, Box::new(sink.clone()));
+        let mut rec = Recorder::new(header(), capture, verify, Box::new(sink.clone()));
         rec.program_created(0xb0, vec![(ImageKind::OpenClSource, b"kernel void k(global int *a) {}".to_vec())]);
         rec.kernel_created(KERNEL, 0xb0, "k");
         Harness { rec, sink, device: FakeDevice::default() }
@@ -89,7 +95,7 @@ impl Harness {
     }
 
     fn buffer_at(&mut self, key: Key, size: u64, fill: u8, address: u64, addressable: bool) {
-        let desc = MemDesc { shape: MemShape::Whole(MemKind::Buffer), size, address, flags: 0, device: None, addressable };
+        let desc = MemDesc { shape: MemShape::Whole(MemKind::Buffer), size, address, flags: 0, device: None, addressable, host_writable: false };
         self.rec.memory_created(key, desc);
         self.device.contents.borrow_mut().insert(key, vec![fill; size as usize]);
     }
@@ -118,8 +124,41 @@ impl Harness {
         self.command(queue, Order::Command, waits, signals, &[]);
     }
 
+    /// A context-wide synchronization.
     fn sync(&mut self) {
-        self.rec.host_sync("clFinish", &self.device);
+        self.sync_on(SyncScope::Everything);
+    }
+
+    fn sync_on(&mut self, scope: SyncScope<'_>) {
+        self.rec.host_sync("clFinish", scope, &self.device);
+    }
+
+    /// Each segment's nodes (by id), in the order the segments were written.
+    fn segments(&self) -> Vec<Vec<u32>> {
+        let mut segments: Vec<Vec<u32>> = Vec::new();
+        let mut next = 0;
+        for record in self.records() {
+            match record {
+                Record::SegmentBegin { .. } => segments.push(Vec::new()),
+                Record::Node(_) => {
+                    segments.last_mut().expect("a node outside a segment").push(next);
+                    next += 1;
+                }
+                _ => {}
+            }
+        }
+        segments
+    }
+
+    /// (segment, memory, contents) of every initial state written.
+    fn initial_states(&self) -> Vec<(u32, u32, Vec<u8>)> {
+        self.records()
+            .into_iter()
+            .filter_map(|r| match r {
+                Record::InitialState { segment, state } => Some((segment.0, state.mem.0, self.blob(state.blob))),
+                _ => None,
+            })
+            .collect()
     }
 
     fn records(&self) -> Vec<Record> {
@@ -337,7 +376,7 @@ fn addresses_relocate_to_memory_and_offset() {
     assert_eq!(h.rec.locate(0x1110), Some((2, 16)), "an end pointer belongs to its allocation");
     assert_eq!(h.rec.locate(0x1111), None);
     assert_eq!(h.rec.locate(0xfff), None);
-    h.rec.memory_released(1, "cuMemFree", &h.device);
+    h.rec.memory_released(1);
     assert_eq!(h.rec.locate(0x1010), None);
 }
 
@@ -350,7 +389,7 @@ fn an_alias_names_its_memory_from_the_start_until_the_memory_is_released() {
     assert_eq!(h.rec.locate(0x9010), Some((1, 0x10)));
     assert_eq!(h.rec.locate(0x1010), Some((1, 0x10)));
     assert_eq!(h.rec.locate(0x9041), None);
-    h.rec.memory_released(1, "cuMemFreeHost", &h.device);
+    h.rec.memory_released(1);
     assert_eq!((h.rec.locate(0x9000), h.rec.locate(0x1000)), (None, None));
 }
 
@@ -359,7 +398,7 @@ fn a_variable_is_written_as_a_global_of_its_program() {
     let mut h = Harness::new(Capture::All);
     h.rec.program_created(0xa0, vec![(ImageKind::Ptx, b".version 9.0".to_vec())]);
     let shape = MemShape::Variable { program: 0xa0, name: "counter".into() };
-    h.rec.memory_created(0x2000, MemDesc { shape, size: 16, address: 0x2000, flags: 0, device: None, addressable: true });
+    h.rec.memory_created(0x2000, MemDesc { shape, size: 16, address: 0x2000, flags: 0, device: None, addressable: true, host_writable: false });
     assert_eq!(h.rec.mem_id(0x2000), Some(MemId(0)));
     assert_eq!(h.rec.mem_id(0x2000), Some(MemId(0)), "one record per object");
     let memories: Vec<MemKind> = h.records().into_iter().filter_map(|record| match record {
@@ -375,7 +414,7 @@ fn memory_states_initial_at_first_use_and_final_when_written() {
     h.queue(1, true);
     h.buffer(0xa, 8, 1);
     h.buffer(0xb, 4, 2);
-    let sub = MemDesc { shape: MemShape::Within { parent: 0xa, offset: 4 }, size: 4, address: 0xa1, flags: 0, device: None, addressable: false };
+    let sub = MemDesc { shape: MemShape::Within { parent: 0xa, offset: 4 }, size: 4, address: 0xa1, flags: 0, device: None, addressable: false, host_writable: false };
     h.rec.memory_created(0xa1, sub);
     // Reads 0xb, writes the sub-buffer (whose contents live in 0xa).
     let accesses = [Access { mem: 0xb, write: false }, Access { mem: 0xa1, write: true }];
@@ -405,12 +444,12 @@ fn memory_states_initial_at_first_use_and_final_when_written() {
     assert_eq!(ended_by, "clFinish");
     let expected: Vec<_> = expected.iter().map(|state| (state.mem.0, h.blob(state.blob))).collect();
     assert_eq!(expected, [(1, vec![1, 1, 1, 1, 2, 2, 2, 2])]);
-    assert_eq!(*h.device.waited.borrow(), [vec![1]]);
+    assert_eq!(*h.device.drains.borrow(), 0, "nothing ran before the capture");
     assert_eq!(h.sink.0.lock().unwrap().flushes, 1);
 }
 
 #[test]
-fn a_user_event_is_a_host_task_and_keeps_the_window_open() {
+fn a_user_event_is_a_host_task_and_keeps_what_waits_for_it_pending() {
     let mut h = Harness::new(Capture::All);
     h.queue(1, true);
     h.queue(2, true);
@@ -418,14 +457,16 @@ fn a_user_event_is_a_host_task_and_keeps_the_window_open() {
     h.kernel(1, &[], None); // 0
     h.kernel(2, &[0x5e], Some(0xe2)); // host task 1, then 2
     h.kernel(1, &[0x5e], None); // 3: the same host task
-    h.sync(); // the queues wait for the user event: the window goes on
-    assert!(h.nodes().is_empty());
+    h.sync(); // only the first kernel can have finished
+    assert_eq!(h.segments(), [vec![0]]);
     h.rec.host_callback(0xe2, "clSetEventCallback"); // 4
     h.rec.user_event_set(0x5e);
     h.sync();
     let kinds: Vec<_> = h.nodes().iter().map(|node| node.command.kind_name()).collect();
     assert_eq!(kinds, ["kernel", "host_task", "kernel", "kernel", "host_task"]);
-    assert_eq!(h.edges(), [(0, 3, InOrder), (1, 2, Event), (1, 3, Event), (2, 4, Event)]);
+    assert_eq!(h.segments(), [vec![0], vec![1, 2, 3, 4]]);
+    // The in-order edge from kernel 0 joins two segments: the earlier one replays first.
+    assert_eq!(h.edges(), [(1, 2, Event), (1, 3, Event), (2, 4, Event)]);
 }
 
 #[test]
@@ -452,16 +493,17 @@ fn data_the_program_receives_is_kept_when_the_window_ends() {
 }
 
 #[test]
-fn releasing_memory_used_by_the_window_ends_it_first() {
+fn released_memory_keeps_its_initial_state_for_the_pending_work_that_uses_it() {
     let mut h = Harness::new(Capture::All);
     h.queue(1, true);
     h.buffer(0xa, 4, 3);
     h.command(1, Order::Command, &[], None, &[0xa]);
-    h.rec.memory_released(0xa, "clReleaseMemObject", &h.device);
-    let Some(Record::SegmentEnd { ended_by, expected, .. }) = h.records().last().cloned() else { panic!("window still open") };
-    assert_eq!(ended_by, "clReleaseMemObject");
-    assert_eq!(expected.len(), 1);
+    h.rec.memory_released(0xa);
     assert!(!h.rec.is_memory(0xa));
+    h.buffer(0xa, 4, 9); // the same handle, a new object
+    h.command(1, Order::Command, &[], None, &[0xa]);
+    h.sync();
+    assert_eq!(h.initial_states(), [(0, 0, vec![3; 4]), (0, 1, vec![9; 4])]);
 }
 
 #[test]
@@ -482,7 +524,7 @@ fn fills_partial_marks_and_a_window_never_waited_for() {
     h.rec.partial("clEnqueueNativeKernel", "native kernels are not recorded");
     // A command the program never waits for before exiting is left out.
     h.kernel(1, &[], None);
-    h.rec.end_of_program();
+    h.rec.end_of_program(None);
     let records = h.records();
     let partial: Vec<_> = records.iter().filter_map(|r| if let Record::Partial(p) = r { Some(p.call.as_str()) } else { None }).collect();
     assert_eq!(partial, ["clEnqueueNativeKernel", "end of program"]);
@@ -505,4 +547,98 @@ fn a_user_event_handle_reused_by_a_command_is_no_longer_a_user_event() {
     let kinds: Vec<_> = h.nodes().iter().map(|node| node.command.kind_name()).collect();
     assert_eq!(kinds, ["kernel"]);
     assert!(matches!(h.records().last(), Some(Record::SegmentEnd { .. })));
+}
+
+#[test]
+fn a_synchronization_closes_only_what_it_waited_for() {
+    let mut h = Harness::new(Capture::All);
+    h.queue(1, true);
+    h.queue(2, true);
+    h.queue(3, true);
+    h.kernel(1, &[], Some(0xe1)); // 0
+    h.kernel(2, &[], None); // 1: another thread's queue
+    h.kernel(3, &[0xe1], Some(0xe3)); // 2: waits for 0
+    h.kernel(2, &[], None); // 3
+    h.sync_on(SyncScope::Events(&[0xe3])); // 2 and what it waited for
+    assert_eq!(h.segments(), [vec![0, 1]]);
+    h.kernel(1, &[], None); // 4: after 0, which is closed
+    h.sync_on(SyncScope::Queues(&[2]));
+    h.sync_on(SyncScope::Queues(&[2])); // nothing left there: no window
+    h.sync_on(SyncScope::Queues(&[1]));
+    assert_eq!(h.segments(), [vec![0, 1], vec![2, 3], vec![4]]);
+    let calls: Vec<_> = h.nodes().iter().map(|node| node.queue.unwrap().0).collect();
+    assert_eq!(calls, [0, 2, 1, 1, 0], "queues in the order each segment's nodes were submitted");
+    assert_eq!(h.edges(), [(0, 1, Event), (2, 3, InOrder)]);
+}
+
+#[test]
+fn a_blocking_command_on_an_out_of_order_queue_closes_itself_and_what_it_waited_for() {
+    let mut h = Harness::new(Capture::All);
+    h.queue(1, false);
+    h.kernel(1, &[], Some(0xe1)); // 0
+    h.kernel(1, &[], None); // 1
+    h.kernel(1, &[0xe1], None); // 2: the blocking command
+    h.sync_on(SyncScope::LastCommandOf(1));
+    assert_eq!(h.segments(), [vec![0, 1]]);
+    h.sync_on(SyncScope::Queues(&[1]));
+    assert_eq!(h.segments(), [vec![0, 1], vec![2]]);
+}
+
+#[test]
+fn memory_is_read_once_per_capture_unless_the_host_can_write_it() {
+    let mut h = Harness::verifying(Capture::All, Verify::End);
+    h.queue(1, true);
+    h.buffer(0xa, 4, 1);
+    let pinned = MemDesc { shape: MemShape::Whole(MemKind::Host), size: 4, address: 0xb, flags: 0, device: None, addressable: false, host_writable: true };
+    h.rec.memory_created(0xb, pinned);
+    h.device.contents.borrow_mut().insert(0xb, vec![5; 4]);
+    for round in 0..3u8 {
+        h.command(1, Order::Command, &[], None, &[0xa, 0xb]);
+        h.command(1, Order::Command, &[], None, &[0xa, 0xb]); // no second read in the same window
+        h.device.contents.borrow_mut().insert(0xa, vec![10 + round; 4]); // the replay produces this
+        h.device.contents.borrow_mut().insert(0xb, vec![20 + round; 4]); // the host wrote this
+        h.sync();
+    }
+    assert_eq!(*h.device.reads.borrow(), [0xa, 0xb, 0xb, 0xb]);
+    assert_eq!(h.initial_states(), [(0, 0, vec![1; 4]), (0, 1, vec![5; 4]), (1, 1, vec![20; 4]), (2, 1, vec![21; 4])]);
+    let ends: Vec<_> = h.records().into_iter().filter_map(|r| if let Record::SegmentEnd { expected, .. } = r { Some(expected.len()) } else { None }).collect();
+    assert_eq!(ends, [0, 0, 0], "with REPRISE_VERIFY=end windows keep no contents");
+}
+
+#[test]
+fn the_final_contents_of_what_the_capture_wrote_follow_the_last_segment() {
+    let mut h = Harness::verifying(Capture::All, Verify::End);
+    h.queue(1, true);
+    h.queue(2, true);
+    h.buffer(0xa, 4, 1);
+    h.buffer(0xb, 4, 2);
+    h.buffer(0xc, 4, 3);
+    h.command(1, Order::Command, &[], None, &[0xa]);
+    h.sync();
+    h.rec.memory_released(0xc); // never used: nothing to read
+    h.command(2, Order::Command, &[], None, &[0xb]); // never waited for
+    h.device.contents.borrow_mut().insert(0xa, vec![7; 4]);
+    h.rec.end_of_program(Some(&h.device));
+    let records = h.records();
+    let expected: Vec<_> = records
+        .iter()
+        .filter_map(|r| match r {
+            Record::Expected { segment, state } => Some((segment.0, state.mem.0, h.blob(state.blob))),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(expected, [(0, 0, vec![7; 4])], "memory still written by pending work is not read");
+    assert_eq!(*h.device.reads.borrow(), [0xa, 0xb, 0xa]);
+}
+
+#[test]
+fn a_capture_starting_after_other_work_waits_for_it_first() {
+    let mut h = Harness::new(Capture::parse("1-").unwrap());
+    h.queue(1, true);
+    h.kernel(1, &[], None);
+    h.sync();
+    assert_eq!(*h.device.drains.borrow(), 0);
+    h.kernel(1, &[], None);
+    h.kernel(1, &[], None);
+    assert_eq!(*h.device.drains.borrow(), 1, "once, before the first captured command");
 }

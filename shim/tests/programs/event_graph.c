@@ -59,13 +59,14 @@ int main(int argc, char **argv) {
   cl_event marker;
   CHECK(clEnqueueMarkerWithWaitList(q1, 1, &gate_done, &marker));
   CHECK(clSetUserEventStatus(gate, CL_COMPLETE));
-  /* Node 9: reading `a` on q2 (in order after node 7). */
+  /* Node 10: reading `a` on q2 (in order after node 7), written after q1's work closes. */
   int result_a[N], result_out[N];
   CHECK(clEnqueueReadBuffer(q2, a, CL_FALSE, 0, sizeof result_a, result_a, 0, NULL, NULL));
-  /* Node 10: reading `out` on q1 after the marker. */
+  /* Node 9: reading `out` on q1 after the marker. */
   CHECK(clEnqueueReadBuffer(q1, out, CL_FALSE, 0, sizeof result_out, result_out, 1, &marker, NULL));
-  CHECK(clFinish(q2));
+  /* q1's finish covers everything but the read on q2, which q2's finish closes alone. */
   CHECK(clFinish(q1));
+  CHECK(clFinish(q2));
   printf("a[0]=%d a[%d]=%d out[0]=%d out[%d]=%d\n", result_a[0], N - 1, result_a[N - 1], result_out[0], N - 1,
          result_out[N - 1]);
   cl_event events[] = {filled_a, filled_b, added_a, added_b, summed, barrier, gate, gate_done, marker};

@@ -1,15 +1,16 @@
 //! Replays the data movement of a trace on the host (a reference model, not the replayer):
-//! starting from each segment's initial state, applies its copies and fills in node order
-//! (valid for a single in-order queue) and checks every read against the data the program
-//! received and the final contents against the expected state.
+//! segment by segment, memory keeps what the previous segments left, except where a segment
+//! holds an initial state (memory first used, or changed by the host); applies its copies and
+//! fills in node order (valid for a single in-order queue) and checks every read against the
+//! data the program received and the final contents against the expected state.
 
 use std::collections::HashMap;
-use trace_format::{BlobStore, Command, Copy, Extent, MemId, MemKind, Place, Trace};
+use trace_format::{BlobStore, Command, Copy, MemId, MemKind, Place, Trace};
 
 /// Checks the trace; kernels are not modelled, so it must hold none.
 pub fn check_data_movement(trace: &Trace, blobs: &BlobStore) {
+    let mut memory: HashMap<MemId, Vec<u8>> = HashMap::new();
     for (segment_id, segment) in trace.segments.iter().enumerate() {
-        let mut memory: HashMap<MemId, Vec<u8>> = HashMap::new();
         for state in &segment.initial {
             memory.insert(state.mem, blob(blobs, state.blob));
         }
@@ -46,29 +47,9 @@ fn root_of(trace: &Trace, mem: MemId, offset: u64) -> (MemId, u64) {
     }
 }
 
-/// Byte offsets (relative to a place's start) of each row of a copy, with the row length.
-fn rows(extent: &Extent, source: bool) -> Vec<(u64, u64)> {
-    match *extent {
-        Extent::Linear { bytes } => vec![(0, bytes)],
-        Extent::Rect { src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch } => {
-            let (origin, row, slice) = match source {
-                true => (src_origin, src_row_pitch, src_slice_pitch),
-                false => (dst_origin, dst_row_pitch, dst_slice_pitch),
-            };
-            let mut rows = Vec::new();
-            for z in 0..region[2] {
-                for y in 0..region[1] {
-                    rows.push(((origin[2] + z) * slice + (origin[1] + y) * row + origin[0], region[0]));
-                }
-            }
-            rows
-        }
-    }
-}
-
 fn apply_copy(trace: &Trace, blobs: &BlobStore, memory: &mut HashMap<MemId, Vec<u8>>, copy: &Copy, node: usize) {
     let mut moved = Vec::new();
-    for (start, length) in rows(&copy.extent, true) {
+    for (start, length) in copy.extent.rows(true) {
         let bytes = match &copy.src {
             Place::Memory { mem, offset } => {
                 let (root, base) = root_of(trace, *mem, *offset);
@@ -82,7 +63,7 @@ fn apply_copy(trace: &Trace, blobs: &BlobStore, memory: &mut HashMap<MemId, Vec<
         };
         moved.push(bytes);
     }
-    for ((start, length), bytes) in rows(&copy.extent, false).into_iter().zip(moved) {
+    for ((start, length), bytes) in copy.extent.rows(false).into_iter().zip(moved) {
         match &copy.dst {
             Place::Memory { mem, offset } => {
                 let (root, base) = root_of(trace, *mem, *offset);

@@ -27,5 +27,6 @@ pub use write::{write_trace, write_trace_to, TraceWriter};
 
 /// The format version this build writes and the newest it reads. Version 2 added
 /// `Arg::ValueWithPointers` and `MemKind::Global` after the existing variants, so version-1
-/// traces read unchanged.
-pub const FORMAT_VERSION: u32 = 2;
+/// traces read unchanged. Version 3 added `Record::Expected` (final contents read after their
+/// segment ended).
+pub const FORMAT_VERSION: u32 = 3;

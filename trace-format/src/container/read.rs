@@ -208,6 +208,7 @@ impl Reader {
                 segment.expected = expected;
             }
             Record::Partial(reason) => trace.partial.push(reason),
+            Record::Expected { segment, state } => segment_mut(trace, segment)?.expected.push(state),
         }
         Ok(())
     }

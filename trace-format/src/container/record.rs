@@ -19,4 +19,7 @@ pub enum Record {
     /// The host synchronization that ended a segment, and the contents it left.
     SegmentEnd { segment: SegmentId, ended_by: String, expected: Vec<MemState> },
     Partial(PartialReason),
+    /// Contents of a memory object read after `segment` ended (at the end of the capture):
+    /// what replaying up to and including that segment must leave there.
+    Expected { segment: SegmentId, state: MemState },
 }

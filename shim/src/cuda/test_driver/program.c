@@ -42,12 +42,13 @@ int main(void) {
     ((int (*)(void *, void *))f[11])(event, non_blocking);
     ((int (*)(void *, void *, unsigned))f[12])(blocking, event, 0);
     ((int (*)(uint64_t, unsigned, size_t, void *))f[10])(a + 4, 8, 1, blocking);
-    // A kernel of a module loaded from the PTX file PTX_FILE names, on the non-blocking stream.
+    // A kernel of a module loaded from the PTX file PTX_FILE names, on the blocking stream, which
+    // the synchronous copy after it waits for.
     void *file_module, *file_function;
     ((int (*)(void **, const char *))f[13])(&file_module, getenv("PTX_FILE"));
     ((int (*)(void **, void *, const char *))f[7])(&file_function, file_module, "add1");
     ((int (*)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *, void **, void **))f[8])(
-        file_function, 1, 1, 1, 32, 1, 1, 0, non_blocking, params, 0);
+        file_function, 1, 1, 1, 32, 1, 1, 0, blocking, params, 0);
     ((int (*)(void *, uint64_t, size_t))f[2])(host, a, sizeof host);
     for (int i = 0; i < 16; i++) printf("%d ", host[i]);
     printf("\nlaunch via %s\n", f[8] == dlsym(cuda, "cuLaunchKernel_ptsz") ? "ptsz" : "?");

@@ -11,7 +11,7 @@ pub mod transfers;
 use super::access::DeviceAccess;
 use super::state::{with_recorder, State};
 use super::{key, sync, Failure, Recorded};
-use crate::recorder::{Access, HostRegion, Key, Order, Prepared, Recorder, Submission};
+use crate::recorder::{Access, HostRegion, Key, Order, Prepared, Recorder, Submission, SyncScope};
 use libc::size_t;
 use opencl_sys::*;
 use std::ffi::c_void;
@@ -90,7 +90,7 @@ pub(super) unsafe fn record(
         })
     })?;
     if enqueued.blocking {
-        sync::end_window(call)?;
+        sync::closed(call, SyncScope::LastCommandOf(key(enqueued.queue)))?;
     }
     Ok(())
 }

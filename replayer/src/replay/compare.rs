@@ -1,0 +1,346 @@
+//! What `replay --compare` checks and how. Compared are the expected memory states of the trace
+//! and the data the program received on the host (reads, maps), each after the segment that
+//! produced it, in the first run and in the last. Bytes that differ between those two runs are
+//! unstable (atomics whose winner varies, timers, races): they are counted, never failed. A
+//! mismatch is a difference from the recording in stable bytes. Floating-point contents can be
+//! compared within a tolerance, element by element.
+
+use crate::memory_diff::ByteDifference;
+use serde::Serialize;
+use std::collections::HashMap;
+use std::ops::Range;
+use trace_format::{MemId, NodeId};
+
+/// A floating-point element type, for comparisons within a tolerance.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Element {
+    F16,
+    F32,
+    F64,
+}
+
+impl Element {
+    fn size(self) -> usize {
+        match self {
+            Element::F16 => 2,
+            Element::F32 => 4,
+            Element::F64 => 8,
+        }
+    }
+
+    /// The element at the start of `bytes` as a double, and its units-in-the-last-place index
+    /// (an ordered integer: adjacent floats differ by one).
+    fn decode(self, bytes: &[u8]) -> (f64, i64) {
+        match self {
+            Element::F16 => {
+                let bits = u16::from_ne_bytes([bytes[0], bytes[1]]);
+                (half_to_f64(bits), ordered(u64::from(bits), 16))
+            }
+            Element::F32 => {
+                let bits = u32::from_ne_bytes(bytes[..4].try_into().expect("4 bytes"));
+                (f64::from(f32::from_bits(bits)), ordered(u64::from(bits), 32))
+            }
+            Element::F64 => {
+                let bits = u64::from_ne_bytes(bytes[..8].try_into().expect("8 bytes"));
+                (f64::from_bits(bits), ordered(bits, 64))
+            }
+        }
+    }
+}
+
+/// Sign-magnitude float bits of `width` as an integer ordered like the floats.
+fn ordered(bits: u64, width: u32) -> i64 {
+    let sign = 1u64 << (width - 1);
+    let magnitude = (bits & (sign - 1)) as i64;
+    if bits & sign != 0 { -magnitude } else { magnitude }
+}
+
+fn half_to_f64(bits: u16) -> f64 {
+    let sign = if bits & 0x8000 != 0 { -1.0 } else { 1.0 };
+    let exponent = i32::from((bits >> 10) & 0x1f);
+    let fraction = f64::from(bits & 0x3ff);
+    sign * match exponent {
+        0 => fraction * 2f64.powi(-24),
+        31 if fraction == 0.0 => f64::INFINITY,
+        31 => f64::NAN,
+        _ => (1.0 + fraction / 1024.0) * 2f64.powi(exponent - 15),
+    }
+}
+
+/// How far floating-point elements may be apart and still count as equal: within `absolute`,
+/// or `relative` of the expected value, or `ulps` units in the last place.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct Tolerance {
+    pub absolute: f64,
+    pub relative: f64,
+    pub ulps: u64,
+}
+
+impl Tolerance {
+    /// `abs=1e-6,rel=1e-5,ulps=4`, any of them.
+    pub fn parse(text: &str) -> Result<Tolerance, String> {
+        let mut tolerance = Tolerance::default();
+        for part in text.split(',').map(str::trim).filter(|part| !part.is_empty()) {
+            let (key, value) = part.split_once('=').ok_or_else(|| format!("`{part}` is not KEY=VALUE (abs, rel, ulps)"))?;
+            let number = |value: &str| value.parse::<f64>().ok().filter(|v| v.is_finite() && *v >= 0.0);
+            match key.trim() {
+                "abs" => tolerance.absolute = number(value).ok_or_else(|| format!("abs={value} is not a non-negative number"))?,
+                "rel" => tolerance.relative = number(value).ok_or_else(|| format!("rel={value} is not a non-negative number"))?,
+                "ulps" => tolerance.ulps = value.parse().map_err(|_| format!("ulps={value} is not a whole number"))?,
+                other => return Err(format!("unknown tolerance `{other}` (abs, rel, ulps)")),
+            }
+        }
+        Ok(tolerance)
+    }
+
+    fn accepts(&self, element: Element, expected: &[u8], actual: &[u8]) -> bool {
+        let ((want, want_ulp), (got, got_ulp)) = (element.decode(expected), element.decode(actual));
+        if want.is_nan() || got.is_nan() {
+            return want.is_nan() && got.is_nan();
+        }
+        let difference = (want - got).abs();
+        difference <= self.absolute || difference <= self.relative * want.abs() || want_ulp.abs_diff(got_ulp) <= self.ulps
+    }
+}
+
+/// How contents are compared: byte for byte, or as floats within a tolerance.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Rule {
+    Exact,
+    Within(Element, Tolerance),
+}
+
+/// Byte ranges where `actual` differs from `expected` under `rule` (bytes only one side has
+/// differ).
+pub fn differences(expected: &[u8], actual: &[u8], rule: Rule) -> Vec<Range<usize>> {
+    let common = expected.len().min(actual.len());
+    let mut ranges: Vec<Range<usize>> = Vec::new();
+    let mut push = |range: Range<usize>| match ranges.last_mut() {
+        Some(last) if last.end == range.start => last.end = range.end,
+        _ => ranges.push(range),
+    };
+    if expected[..common] != actual[..common] {
+        let step = match rule {
+            Rule::Exact => 1,
+            Rule::Within(element, _) => element.size(),
+        };
+        let mut at = 0;
+        while at < common {
+            let end = (at + step).min(common);
+            let (want, got) = (&expected[at..end], &actual[at..end]);
+            let equal = match rule {
+                Rule::Within(element, tolerance) if end - at == step => tolerance.accepts(element, want, got),
+                _ => want == got,
+            };
+            if !equal {
+                push(at..end);
+            }
+            at = end;
+        }
+    }
+    if expected.len() != actual.len() {
+        push(common..expected.len().max(actual.len()));
+    }
+    ranges
+}
+
+fn total(ranges: &[Range<usize>]) -> u64 {
+    ranges.iter().map(|range| range.len() as u64).sum()
+}
+
+/// `ranges` without what `unstable` covers (both sorted, disjoint).
+fn without(ranges: &[Range<usize>], unstable: &[Range<usize>]) -> Vec<Range<usize>> {
+    let mut kept = Vec::new();
+    for range in ranges {
+        let mut start = range.start;
+        for cut in unstable.iter().filter(|cut| cut.end > range.start && cut.start < range.end) {
+            if cut.start > start {
+                kept.push(start..cut.start);
+            }
+            start = start.max(cut.end);
+        }
+        if start < range.end {
+            kept.push(start..range.end);
+        }
+    }
+    kept
+}
+
+/// What was compared: a memory object's contents, or the data a copy delivered to the host.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Subject {
+    Memory(MemId),
+    Received(NodeId),
+}
+
+#[derive(Debug, Serialize)]
+pub struct Mismatch {
+    pub segment: u32,
+    /// The memory object compared, for memory states.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mem: Option<u32>,
+    /// The copy whose host data was compared, for data the program received.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node: Option<u32>,
+    /// Stable bytes that differ from the recording.
+    #[serde(flatten)]
+    pub difference: ByteDifference,
+}
+
+impl Mismatch {
+    pub fn subject(&self) -> String {
+        match (self.mem, self.node) {
+            (Some(mem), _) => format!("memory {mem}"),
+            (_, Some(node)) => format!("data received by node {node}"),
+            _ => "contents".to_string(),
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct Comparison {
+    /// Memory states and received data compared.
+    pub compared: usize,
+    /// Bytes that differed between two replays of the same segment: not failed.
+    pub unstable_bytes: u64,
+    /// Compared within a tolerance rather than byte for byte.
+    pub within_tolerance: usize,
+    pub mismatches: Vec<Mismatch>,
+}
+
+impl Comparison {
+    pub fn passed(&self) -> bool {
+        self.mismatches.is_empty()
+    }
+}
+
+impl Serialize for Comparison {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut fields = serializer.serialize_struct("Comparison", 5)?;
+        fields.serialize_field("passed", &self.passed())?;
+        fields.serialize_field("compared", &self.compared)?;
+        fields.serialize_field("unstable_bytes", &self.unstable_bytes)?;
+        fields.serialize_field("within_tolerance", &self.within_tolerance)?;
+        fields.serialize_field("mismatches", &self.mismatches)?;
+        fields.end()
+    }
+}
+
+/// Which run of a segment a comparison belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Run {
+    First,
+    Last,
+}
+
+/// Compares across the first and the last run: it keeps, from the first, only the contents
+/// that differed from the recording (the others equal it).
+#[derive(Default)]
+pub struct Checker {
+    first: HashMap<(u32, Subject), Vec<u8>>,
+    pub comparison: Comparison,
+}
+
+impl Checker {
+    pub fn check(&mut self, run: Run, segment: u32, subject: Subject, expected: &[u8], actual: Vec<u8>, rule: Rule) {
+        let differing = differences(expected, &actual, rule);
+        match run {
+            Run::First => {
+                if !differing.is_empty() {
+                    self.first.insert((segment, subject), actual);
+                }
+            }
+            Run::Last => {
+                let first = self.first.remove(&(segment, subject));
+                let unstable = differences(first.as_deref().unwrap_or(expected), &actual, rule);
+                self.comparison.compared += 1;
+                self.comparison.within_tolerance += usize::from(rule != Rule::Exact);
+                self.comparison.unstable_bytes += total(&unstable);
+                let stable = without(&differing, &unstable);
+                if let Some(first_range) = stable.first() {
+                    let difference = ByteDifference {
+                        first_offset: first_range.start as u64,
+                        differing_bytes: total(&stable),
+                        expected_len: expected.len() as u64,
+                        actual_len: actual.len() as u64,
+                    };
+                    let (mem, node) = match subject {
+                        Subject::Memory(mem) => (Some(mem.0), None),
+                        Subject::Received(node) => (None, Some(node.0)),
+                    };
+                    self.comparison.mismatches.push(Mismatch { segment, mem, node, difference });
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MEMORY: Subject = Subject::Memory(MemId(0));
+
+    #[test]
+    fn differences_are_byte_ranges_and_lengths_count() {
+        assert_eq!(differences(b"abcdef", b"abXdYf", Rule::Exact), [2..3, 4..5]);
+        assert_eq!(differences(b"abc", b"abcde", Rule::Exact), [3..5]);
+        assert!(differences(b"same", b"same", Rule::Exact).is_empty());
+    }
+
+    #[test]
+    fn floats_within_a_tolerance_are_equal() {
+        let floats = |values: &[f32]| values.iter().flat_map(|v| v.to_ne_bytes()).collect::<Vec<u8>>();
+        let (expected, actual) = (floats(&[1.0, 100.0, 3.0]), floats(&[1.0 + 1e-7, 100.01, 3.5]));
+        let relative = Rule::Within(Element::F32, Tolerance { relative: 1e-3, ..Tolerance::default() });
+        assert_eq!(differences(&expected, &actual, relative), [8..12]);
+        let ulps = Rule::Within(Element::F32, Tolerance { ulps: 2, ..Tolerance::default() });
+        assert_eq!(differences(&expected, &actual, ulps), [4..12]);
+        let doubles: Vec<u8> = [0.5f64].iter().flat_map(|v| v.to_ne_bytes()).collect();
+        let near: Vec<u8> = [0.5f64 + 1e-12].iter().flat_map(|v| v.to_ne_bytes()).collect();
+        assert!(differences(&doubles, &near, Rule::Within(Element::F64, Tolerance { absolute: 1e-9, ..Tolerance::default() })).is_empty());
+        // 0x3c00 is 1.0 in half precision, 0x3c01 the next float.
+        assert!(differences(&0x3c00u16.to_ne_bytes(), &0x3c01u16.to_ne_bytes(), Rule::Within(Element::F16, Tolerance { ulps: 1, ..Tolerance::default() })).is_empty());
+    }
+
+    #[test]
+    fn tolerances_parse() {
+        assert_eq!(Tolerance::parse("abs=1e-6, ulps=4"), Ok(Tolerance { absolute: 1e-6, relative: 0.0, ulps: 4 }));
+        assert!(Tolerance::parse("abs=-1").is_err());
+        assert!(Tolerance::parse("near=1").is_err());
+        assert!(Tolerance::parse("rel").is_err());
+    }
+
+    #[test]
+    fn bytes_that_differ_between_runs_are_unstable_not_failed() {
+        let mut checker = Checker::default();
+        checker.check(Run::First, 0, MEMORY, b"winner:1 total:9", b"winner:2 total:9".to_vec(), Rule::Exact);
+        checker.check(Run::Last, 0, MEMORY, b"winner:1 total:9", b"winner:3 total:9".to_vec(), Rule::Exact);
+        assert!(checker.comparison.passed());
+        assert_eq!((checker.comparison.compared, checker.comparison.unstable_bytes), (1, 1));
+    }
+
+    #[test]
+    fn a_difference_both_runs_make_alike_fails() {
+        let mut checker = Checker::default();
+        let node = Subject::Received(NodeId(7));
+        checker.check(Run::First, 3, node, b"total:9 t:1", b"total:8 t:5".to_vec(), Rule::Exact);
+        checker.check(Run::Last, 3, node, b"total:9 t:1", b"total:8 t:6".to_vec(), Rule::Exact);
+        let comparison = &checker.comparison;
+        assert_eq!(comparison.unstable_bytes, 1);
+        let [mismatch] = &comparison.mismatches[..] else { panic!("one mismatch: {comparison:?}") };
+        assert_eq!((mismatch.segment, mismatch.node, mismatch.mem), (3, Some(7), None));
+        assert_eq!((mismatch.difference.first_offset, mismatch.difference.differing_bytes), (6, 1));
+    }
+
+    #[test]
+    fn a_first_run_that_matched_makes_every_later_difference_unstable() {
+        let mut checker = Checker::default();
+        checker.check(Run::First, 0, MEMORY, b"abcd", b"abcd".to_vec(), Rule::Exact);
+        checker.check(Run::Last, 0, MEMORY, b"abcd", b"abXY".to_vec(), Rule::Exact);
+        assert!(checker.comparison.passed());
+        assert_eq!(checker.comparison.unstable_bytes, 2);
+    }
+}

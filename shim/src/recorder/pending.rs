@@ -1,0 +1,357 @@
+//! Work the program submitted and the host has not waited for yet: a graph of pending nodes,
+//! and what each queue and event stands for, from which every new command's edges follow.
+//!
+//! A host synchronization closes only what it waited for (`SyncScope`): the pending nodes it
+//! covers and their ancestors. Work of other queues or threads stays pending and belongs to a
+//! later segment, so no segment ends while work of its own is still in flight. Edges to nodes
+//! already closed are dropped: an earlier segment replays before a later one.
+
+use super::objects::QueueSync;
+use super::{HostRegion, Key, Order};
+use crate::fast_hash::{HashMap, HashSet};
+use std::collections::BTreeMap;
+use trace_format::{EdgeKind, Node};
+
+/// A pending node's number, in submission order (a node's predecessors have smaller ones).
+pub(super) type PendingId = u64;
+
+/// What a host synchronization waited for.
+#[derive(Clone, Copy, Debug)]
+pub enum SyncScope<'a> {
+    /// Every command submitted so far (a context-wide wait, a capture marker).
+    Everything,
+    /// All work submitted to these queues so far, and what it waited for (`clFinish`,
+    /// `cuStreamSynchronize`).
+    Queues(&'a [Key]),
+    /// The last command submitted to this queue (a blocking read, write, map or copy).
+    LastCommandOf(Key),
+    /// The work these events stand for (`clWaitForEvents`, `cuEventSynchronize`).
+    Events(&'a [Key]),
+}
+
+/// A memory object a pending node uses: its root key and generation (see `MemoryTable`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Use {
+    pub root: Key,
+    pub generation: u64,
+    pub write: bool,
+}
+
+pub(super) struct PendingNode {
+    pub node: Node,
+    /// The queue it was submitted to.
+    pub queue: Option<Key>,
+    pub preds: Vec<(PendingId, EdgeKind)>,
+    /// Host memory the node delivers data into, taken when it closes.
+    pub received: Option<HostRegion>,
+    pub uses: Vec<Use>,
+    /// A host task standing for a user event: what waits on it is blocked until the host sets it.
+    pub user_event: Option<Key>,
+}
+
+/// Where a queue stands among the pending nodes.
+#[derive(Default)]
+struct QueueTrack {
+    /// The last command (in-order queues).
+    tail: Option<PendingId>,
+    /// Out-of-order queues: commands an empty-list barrier or marker must wait for: those
+    /// since the last such barrier (the gate) or marker, which stands for everything before.
+    since_gate: Vec<PendingId>,
+    /// Out-of-order queues: the last barrier; every later command waits for it.
+    gate: Option<PendingId>,
+    /// Event waits (`cuStreamWaitEvent`) the next command takes on.
+    waits: Vec<PendingId>,
+    /// Blocking queues: the last legacy-default command this queue already waits for.
+    default_joined: Option<PendingId>,
+    /// Blocking queues: the last command of this queue the legacy default queue already waits for.
+    joined_by_default: Option<PendingId>,
+    /// How many of its commands are pending.
+    pending: u32,
+}
+
+impl QueueTrack {
+    /// Nodes that stand for all work submitted to the queue so far.
+    fn frontier(&self, in_order: bool) -> Vec<PendingId> {
+        let mut nodes = match (in_order, self.since_gate.is_empty()) {
+            (true, _) => self.tail.into_iter().collect(),
+            (false, false) => self.since_gate.clone(),
+            (false, true) => self.gate.into_iter().collect(),
+        };
+        nodes.extend(&self.waits);
+        nodes
+    }
+}
+
+/// The queue a command goes to, as the edge rules need it.
+pub(super) struct QueueRef {
+    pub key: Key,
+    pub in_order: bool,
+    pub sync: QueueSync,
+    /// Blocking queues of the same group, for a command on the legacy default queue.
+    pub blocking_peers: Vec<Key>,
+    /// The group's legacy default queue, for a command on a blocking queue.
+    pub legacy_default: Option<Key>,
+}
+
+#[derive(Default)]
+pub(super) struct Pending {
+    nodes: HashMap<PendingId, PendingNode>,
+    next_id: PendingId,
+    queues: BTreeMap<Key, QueueTrack>,
+    /// What waiting on an event means: the nodes it stands for.
+    events: HashMap<Key, Vec<PendingId>>,
+    /// Host-task nodes of user events waited on and not closed yet.
+    user_event_nodes: HashMap<Key, PendingId>,
+    /// Nodes that deliver data into host memory, by the region's address (for unmaps).
+    receiving: HashMap<usize, Vec<PendingId>>,
+    /// Host tasks outside any queue that run when their predecessors complete (callbacks).
+    callbacks: Vec<PendingId>,
+}
+
+impl Pending {
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+
+
+    /// Whether `queue` has pending work.
+    pub fn queue_busy(&self, queue: Key) -> bool {
+        self.queues.get(&queue).is_some_and(|track| track.pending > 0)
+    }
+
+    /// Forgets an idle queue (its handle may name another one later).
+    pub fn forget_queue(&mut self, queue: Key) {
+        if !self.queue_busy(queue) {
+            self.queues.remove(&queue);
+        }
+    }
+
+    /// The pending nodes a wait on `event` stands for.
+    pub fn event_nodes(&self, event: Key) -> Vec<PendingId> {
+        if let Some(&node) = self.user_event_nodes.get(&event) {
+            return vec![node];
+        }
+        self.live(self.events.get(&event).map_or(&[][..], Vec::as_slice))
+    }
+
+
+    pub fn set_event(&mut self, event: Key, nodes: Vec<PendingId>) {
+        self.user_event_nodes.remove(&event);
+        self.events.insert(event, nodes);
+    }
+
+    pub fn forget_event(&mut self, event: Key) {
+        self.user_event_nodes.remove(&event);
+        self.events.remove(&event);
+    }
+
+    /// Adds a node after `preds`; returns its id.
+    pub fn add(&mut self, node: PendingNode) -> PendingId {
+        let id = self.next_id;
+        self.next_id += 1;
+        if let Some(region) = node.received {
+            self.receiving.entry(region.address).or_default().push(id);
+        }
+        if let Some(event) = node.user_event {
+            self.user_event_nodes.insert(event, id);
+        }
+        if let Some(queue) = node.queue {
+            self.queues.entry(queue).or_default().pending += 1;
+        }
+        if node.queue.is_none() && node.user_event.is_none() {
+            self.callbacks.push(id);
+        }
+        self.nodes.insert(id, node);
+        id
+    }
+
+
+    /// Pending nodes that deliver data into host memory at `address`.
+    pub fn take_receiving(&mut self, address: usize) -> Vec<PendingId> {
+        self.receiving.remove(&address).unwrap_or_default()
+    }
+
+    pub fn node_mut(&mut self, id: PendingId) -> Option<&mut PendingNode> {
+        self.nodes.get_mut(&id)
+    }
+
+    /// An event recorded on `queue` now stands for all work submitted to it so far.
+    pub fn queue_frontier(&self, queue: &QueueRef) -> Vec<PendingId> {
+        self.queues.get(&queue.key).map(|track| self.live(&track.frontier(queue.in_order))).unwrap_or_default()
+    }
+
+    /// The next command of `queue` also waits for `nodes`.
+    pub fn add_queue_waits(&mut self, queue: Key, nodes: Vec<PendingId>) {
+        self.queues.entry(queue).or_default().waits.extend(nodes);
+    }
+
+    /// The edges into `node` (the id `add` gives next), a command submitted to `queue` with
+    /// `order`, waiting for `waited` (event waits already resolved to nodes); updates the
+    /// queues' state for later commands.
+    pub fn queue_edges(&mut self, queue: &QueueRef, order: Order, waited: &[PendingId]) -> Vec<(PendingId, EdgeKind)> {
+        let node = self.next_id;
+        let mut edges = Dependencies::default();
+        let track = self.queues.entry(queue.key).or_default();
+        if queue.in_order {
+            edges.add(track.tail, EdgeKind::InOrder);
+        } else {
+            let joins_all = waited.is_empty() && matches!(order, Order::Barrier | Order::Marker);
+            if joins_all && !track.since_gate.is_empty() {
+                for &earlier in &track.since_gate {
+                    edges.add(Some(earlier), EdgeKind::Barrier);
+                }
+            } else {
+                edges.add(track.gate, EdgeKind::Barrier);
+            }
+            if joins_all {
+                track.since_gate.clear();
+            }
+            // A barrier that joined everything stands for it as the gate; anything else waits
+            // for the next marker or barrier (an empty-list marker standing for all).
+            if !(joins_all && order == Order::Barrier) {
+                track.since_gate.push(node);
+            }
+            if order == Order::Barrier {
+                track.gate = Some(node);
+            }
+        }
+        track.tail = Some(node);
+        for waited in std::mem::take(&mut track.waits).into_iter().chain(waited.iter().copied()) {
+            edges.add(Some(waited), EdgeKind::Event);
+        }
+        match queue.sync {
+            QueueSync::Independent => {}
+            QueueSync::Blocking => {
+                let default_tail = queue.legacy_default.and_then(|key| self.queues.get(&key)).and_then(|t| t.tail);
+                let track = self.queues.entry(queue.key).or_default();
+                if default_tail.is_some() && track.default_joined != default_tail {
+                    edges.add(default_tail, EdgeKind::DefaultStream);
+                    track.default_joined = default_tail;
+                }
+            }
+            QueueSync::LegacyDefault => {
+                for peer in &queue.blocking_peers {
+                    let Some(track) = self.queues.get_mut(peer) else { continue };
+                    if track.tail.is_some() && track.joined_by_default != track.tail {
+                        edges.add(track.tail, EdgeKind::DefaultStream);
+                        track.joined_by_default = track.tail;
+                    }
+                }
+            }
+        }
+        let mut edges = edges.0;
+        edges.retain(|(from, _)| self.nodes.contains_key(from));
+        edges.sort_by_key(|&(from, _)| from);
+        edges
+    }
+
+    /// The pending nodes a synchronization with `scope` waited for: they and their ancestors,
+    /// in submission order; `in_order` says whether each queue is in order. Nodes blocked by a
+    /// user event not set yet (`unset` says which) cannot have finished and stay pending, with
+    /// what depends on them.
+    pub fn closure(&self, scope: SyncScope<'_>, in_order: impl Fn(Key) -> bool, unset: &dyn Fn(Key) -> bool) -> Vec<PendingId> {
+        let frontier: Vec<PendingId> = match scope {
+            SyncScope::Everything => self.nodes.keys().copied().collect(),
+            SyncScope::Queues(queues) => queues
+                .iter()
+                .filter_map(|queue| self.queues.get(queue).map(|track| track.frontier(in_order(*queue))))
+                .flatten()
+                .collect(),
+            SyncScope::LastCommandOf(queue) => self.queues.get(&queue).and_then(|track| track.tail).into_iter().collect(),
+            SyncScope::Events(events) => events.iter().flat_map(|&event| self.event_nodes(event)).collect(),
+        };
+        let mut seen: HashSet<PendingId> = HashSet::default();
+        let mut stack: Vec<PendingId> = frontier.into_iter().filter(|id| self.nodes.contains_key(id)).collect();
+        while let Some(id) = stack.pop() {
+            if !seen.insert(id) {
+                continue;
+            }
+            if let Some(node) = self.nodes.get(&id) {
+                stack.extend(node.preds.iter().map(|&(pred, _)| pred).filter(|pred| self.nodes.contains_key(pred) && !seen.contains(pred)));
+            }
+        }
+        // A callback runs once what it follows completed: it closes with it.
+        for id in &self.callbacks {
+            let follows_closed = |(pred, _): &(PendingId, EdgeKind)| seen.contains(pred) || !self.nodes.contains_key(pred);
+            if self.nodes.get(id).is_some_and(|node| node.preds.iter().all(follows_closed)) {
+                seen.insert(*id);
+            }
+        }
+        let mut ids: Vec<PendingId> = seen.into_iter().collect();
+        ids.sort_unstable();
+        let mut blocked: HashSet<PendingId> = HashSet::default();
+        ids.retain(|id| {
+            let node = &self.nodes[id];
+            let is_blocked = node.user_event.is_some_and(unset)
+                || node.preds.iter().any(|(pred, _)| blocked.contains(pred));
+            if is_blocked {
+                blocked.insert(*id);
+            }
+            !is_blocked
+        });
+        ids
+    }
+
+    /// Takes the nodes `ids` (a closure, in order) out of the pending graph.
+    pub fn remove(&mut self, ids: &[PendingId]) -> Vec<PendingNode> {
+        let removed: Vec<PendingNode> = ids.iter().filter_map(|id| self.nodes.remove(id)).collect();
+        for node in &removed {
+            if let Some(event) = node.user_event {
+                self.user_event_nodes.remove(&event);
+            }
+            if let Some(track) = node.queue.and_then(|queue| self.queues.get_mut(&queue)) {
+                track.pending -= 1;
+            }
+        }
+        self.prune();
+        removed
+    }
+
+    /// Forgets everything pending (work never waited for, at exit).
+    pub fn clear(&mut self) -> usize {
+        let count = self.nodes.len();
+        *self = Pending { next_id: self.next_id, ..Pending::default() };
+        count
+    }
+
+    fn live(&self, ids: &[PendingId]) -> Vec<PendingId> {
+        ids.iter().copied().filter(|id| self.nodes.contains_key(id)).collect()
+    }
+
+    /// Drops references to closed nodes from the queues, and events that stand only for closed
+    /// nodes once they outnumber the pending nodes (amortized: the maps stay proportional to
+    /// the pending work, not to the program's history).
+    fn prune(&mut self) {
+        let nodes = &self.nodes;
+        let live = |id: &PendingId| nodes.contains_key(id);
+        for track in self.queues.values_mut() {
+            track.since_gate.retain(live);
+            track.waits.retain(live);
+        }
+        self.callbacks.retain(live);
+        if self.events.len() > 2 * self.nodes.len() + 64 {
+            self.events.retain(|_, ids| ids.iter().any(live));
+        }
+        if self.receiving.len() > 2 * self.nodes.len() + 64 {
+            self.receiving.retain(|_, ids| {
+                ids.retain(live);
+                !ids.is_empty()
+            });
+        }
+    }
+}
+
+/// Edges into one node: one per predecessor (the first reason found).
+#[derive(Default)]
+struct Dependencies(Vec<(PendingId, EdgeKind)>);
+
+impl Dependencies {
+    fn add(&mut self, from: Option<PendingId>, kind: EdgeKind) {
+        if let Some(from) = from {
+            if !self.0.iter().any(|&(known, _)| known == from) {
+                self.0.push((from, kind));
+            }
+        }
+    }
+}

@@ -1,0 +1,38 @@
+//! Multi-threaded OpenCL programs: each thread's synchronizations close its own work, so every
+//! recording replays identically in graph and eager mode, with every result the threads read
+//! back compared. Thread interleavings differ from run to run: twenty recordings per program
+//! and device.
+
+use end_to_end::device::Device;
+use end_to_end::program::Program;
+use end_to_end::replay::{replay_compared, Mode};
+
+const RECORDINGS: usize = 20;
+
+/// Records `name` `RECORDINGS` times on each device and replays every trace both ways; each
+/// replay compares `reads` results the threads received.
+fn every_recording_replays(name: &str, reads: u64) {
+    let program = Program::opencl_c(name);
+    for device in std::iter::once(Device::pocl()).chain(Device::intel()) {
+        for recording in 0..RECORDINGS {
+            let trace = program.record(&device);
+            for mode in Mode::BOTH {
+                let report = replay_compared(&trace, &device, mode, &[]);
+                let compared = &report["comparison"]["compared"];
+                assert_eq!(compared.as_u64(), Some(reads), "recording {recording} on {}, {}: {report:#}", device.name(), mode.name());
+            }
+        }
+    }
+}
+
+/// Eight threads, each with its own queue and buffer: 20 blocking reads each.
+#[test]
+fn threads_with_their_own_queues() {
+    every_recording_replays("threads_own_queues", 8 * 20);
+}
+
+/// Four threads sharing one queue under a lock: 60 blocking reads each.
+#[test]
+fn threads_sharing_a_queue_under_a_lock() {
+    every_recording_replays("threads_shared_queue", 4 * 60);
+}
