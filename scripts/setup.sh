@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# One-time set-up of a fresh Debian machine with Rust: system packages, the OpenCL runtimes
+# One-time set-up of a fresh Debian machine with Rust: system packages (the Level Zero loader and
+# headers, clang-15 and llvm-spirv-15 for SPIR-V kernels among them), the OpenCL runtimes
 # (PoCL from Debian, Intel's CPU runtime from PyPI), pyopencl, and nvcc 13.0 from PyPI.
 # Idempotent: a second run only checks. Prints the environment to use, which scripts/env.sh also sets.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 deps=${REPRISE_DEPS:-$HOME/.cache/reprise}
 
-apt_packages=(pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo gcc g++ graphviz libze-dev python3-venv)
+apt_packages=(pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo gcc g++ graphviz libze-dev clang-15 llvm-spirv-15 python3-venv)
 missing=()
 for p in "${apt_packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then

@@ -24,6 +24,18 @@ pub enum BackendError {
 
 pub type BackendResult<T> = Result<T, BackendError>;
 
+impl BackendError {
+    /// The same error with its message prefixed by what it concerns.
+    pub fn about(self, what: &str) -> BackendError {
+        match self {
+            BackendError::Invalid(m) => BackendError::Invalid(format!("{what}: {m}")),
+            BackendError::Unavailable(m) => BackendError::Unavailable(format!("{what}: {m}")),
+            BackendError::Unsupported(m) => BackendError::Unsupported(format!("{what}: {m}")),
+            BackendError::Api { call, detail } => BackendError::Api { call, detail: format!("{what}: {detail}") },
+        }
+    }
+}
+
 /// A native command buffer built by a backend, named by the backend.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct BufferHandle(pub usize);
@@ -47,6 +59,38 @@ pub struct PartitionNodes<'t> {
 }
 
 impl PartitionNodes<'_> {
+    /// Each node's predecessors in the partition (indices into `nodes`), and whether it has
+    /// successors there.
+    pub fn links(&self) -> (Vec<Vec<usize>>, Vec<bool>) {
+        let mut predecessors: Vec<Vec<usize>> = vec![Vec::new(); self.nodes.len()];
+        let mut has_successor = vec![false; self.nodes.len()];
+        for &(from, to) in &self.edges {
+            predecessors[to].push(from);
+            has_successor[from] = true;
+        }
+        (predecessors, has_successor)
+    }
+
+    /// The partition's nodes with `patches` applied, for backends that rebuild instead of
+    /// updating in place.
+    pub fn patched(&self, patches: &[Patch]) -> BackendResult<Vec<(NodeId, Node)>> {
+        let mut patched: Vec<(NodeId, Node)> = self.nodes.iter().map(|(id, node)| (*id, (*node).clone())).collect();
+        for patch in patches {
+            let (Patch::Arg { node, .. } | Patch::Launch { node, .. }) = patch;
+            let Some((_, Node { command: Command::Kernel(launch), .. })) = patched.iter_mut().find(|(id, _)| id == node) else {
+                return Err(BackendError::Unsupported(format!("node {node} is not a kernel of this graph")));
+            };
+            match patch {
+                Patch::Arg { index, value, .. } => {
+                    *launch.args.get_mut(*index as usize).ok_or_else(|| BackendError::Unsupported(format!("node {node} has no argument {index}")))? =
+                        value.clone()
+                }
+                Patch::Launch { launch: shape, .. } => launch.launch = shape.clone(),
+            }
+        }
+        Ok(patched)
+    }
+
     /// Memory the partition allocates and frees itself (stream-ordered allocation): it exists
     /// only between those two nodes, so a backend may give it an address for each run.
     pub fn allocated_and_freed(&self) -> BTreeSet<MemId> {

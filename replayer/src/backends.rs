@@ -1,10 +1,7 @@
 //! Which backend replays which API. The only place outside `replayer/src/<api>/` that
-//! names an API's backend.
-//!
-//! Wiring a backend in (for the backend helpers): add `pub mod <api>;` to `lib.rs` and
-//! replace that API's arm below with `crate::<api>::open(options)`, a function
-//! `fn open(&BackendOptions) -> Result<Box<dyn Backend>, BackendError>` that returns
-//! `BackendError::Unavailable` with a clear message when the driver or device is missing.
+//! names an API's backend: each API's module has `fn open(&BackendOptions) -> Result<Box<dyn
+//! Backend>, BackendError>`, which returns `BackendError::Unavailable` with a clear message when
+//! the driver or device is missing.
 
 use crate::backend::{Backend, BackendError, BackendOptions};
 use crate::devices::Listed;
@@ -18,7 +15,7 @@ pub fn open(api: Api, options: &BackendOptions) -> Result<Box<dyn Backend>, Back
     match api {
         Api::OpenCl => crate::opencl::open(options),
         Api::Cuda => crate::cuda::open(options),
-        Api::LevelZero => Err(not_built(api)),
+        Api::LevelZero => crate::level_zero::open(options),
     }
 }
 
@@ -28,7 +25,7 @@ pub fn devices(api: Api) -> Result<Vec<Listed>, BackendError> {
     match api {
         Api::OpenCl => crate::opencl::devices(),
         Api::Cuda => crate::cuda::devices(),
-        Api::LevelZero => Err(not_built(api)),
+        Api::LevelZero => crate::level_zero::devices(),
     }
 }
 
@@ -37,11 +34,4 @@ pub fn devices(api: Api) -> Result<Vec<Listed>, BackendError> {
 pub fn recorded_device(trace: &Trace) -> Option<&trace_format::Device> {
     let first_queue = trace.queues.iter().find_map(|queue| queue.device);
     first_queue.and_then(|device| trace.devices.get(device.index())).or_else(|| trace.devices.first())
-}
-
-fn not_built(api: Api) -> BackendError {
-    BackendError::Unavailable(format!(
-        "the {api} backend is not built into this replayer yet, so {api} traces cannot be replayed here; \
-         `info`, `dot`, `validate` and `diff` still work"
-    ))
 }

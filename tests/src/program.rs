@@ -1,4 +1,4 @@
-//! The test programs: C sources in `tests/opencl/` built with `cc` into a scratch directory,
+//! The test programs: C sources (`tests/opencl/`, `tests/level_zero/`) built with `cc` into a scratch directory,
 //! and Python scripts; run natively or under the shim, with their output captured.
 
 use crate::binaries::{shim_library, workspace_root};
@@ -21,8 +21,8 @@ pub struct Build<'a> {
     pub source: &'a str,
     /// `-D` definitions, as `NAME=VALUE`.
     pub defines: &'a [&'a str],
-    /// Link against `libOpenCL` (a program that `dlopen`s the loader itself must not be).
-    pub link_loader: bool,
+    /// Libraries to link against (`OpenCL`, `ze_loader`; none for a program that `dlopen`s its loader).
+    pub libraries: &'a [&'a str],
 }
 
 /// What a run printed and how it ended.
@@ -40,7 +40,7 @@ impl Program {
     /// `tests/opencl/<name>.c`, linked against the loader.
     pub fn opencl_c(name: &str) -> Program {
         let source = format!("tests/opencl/{name}.c");
-        Program::build_c(name, &Build { source: &source, defines: &[], link_loader: true })
+        Program::build_c(name, &Build { source: &source, defines: &[], libraries: &["OpenCL"] })
     }
 
     pub fn build_c(name: &str, build: &Build) -> Program {
@@ -49,9 +49,7 @@ impl Program {
         let mut cc = Command::new(std::env::var_os("CC").unwrap_or_else(|| "cc".into()));
         cc.args(["-O1", "-Wall", "-D_GNU_SOURCE", "-o"]).arg(&binary).arg(source_path(build.source));
         cc.args(build.defines.iter().map(|define| format!("-D{define}")));
-        if build.link_loader {
-            cc.arg("-lOpenCL");
-        }
+        cc.args(build.libraries.iter().map(|library| format!("-l{library}")));
         cc.args(["-ldl", "-lm"]);
         let output = cc.output().expect("cc runs (is a C compiler installed?)");
         assert!(output.status.success(), "building {} failed:\n{}", build.source, String::from_utf8_lossy(&output.stderr));
@@ -81,13 +79,14 @@ impl Program {
     }
 
     pub fn run_native(&self, device: &Device) -> Outcome {
-        self.run(device, |_| {})
+        self.run_with(|command| device.configure(command))
     }
 
     /// Runs under `LD_PRELOAD=libshim.so` with `REPRISE_OUTPUT=trace`.
     pub fn run_recorded(&self, device: &Device, trace: &Path) -> Outcome {
         let shim = shim_library();
-        self.run(device, |command| {
+        self.run_with(|command| {
+            device.configure(command);
             command.env("LD_PRELOAD", &shim).env("REPRISE_OUTPUT", trace);
         })
     }
@@ -104,11 +103,11 @@ impl Program {
         trace
     }
 
-    fn run(&self, device: &Device, extra: impl FnOnce(&mut Command)) -> Outcome {
+    /// Runs the program in its scratch directory with the environment `configure` gives it.
+    pub fn run_with(&self, configure: impl FnOnce(&mut Command)) -> Outcome {
         let mut command = Command::new(&self.command[0]);
         command.args(&self.command[1..]).current_dir(self.scratch());
-        device.configure(&mut command);
-        extra(&mut command);
+        configure(&mut command);
         let output = command.output().unwrap_or_else(|error| panic!("{} does not start: {error}", self.name));
         if !output.stderr.is_empty() {
             eprintln!("{} stderr:\n{}", self.name, String::from_utf8_lossy(&output.stderr));

@@ -108,7 +108,7 @@ on_each_device!(segments, |device: &Device| {
 });
 
 on_each_device!(dlopen_loader, |device: &Device| {
-    let build = Build { source: "tests/opencl/dlopen_loader.c", defines: &[], link_loader: false };
+    let build = Build { source: "tests/opencl/dlopen_loader.c", defines: &[], libraries: &[] };
     record_and_replay(&Program::build_c("dlopen_loader", &build), device);
 });
 
@@ -117,7 +117,7 @@ on_each_device!(pyopencl_saxpy, |device: &Device| {
 });
 
 on_each_device!(bundled_example, |device: &Device| {
-    let build = Build { source: "tests/examples/vector_add.c", defines: &[], link_loader: true };
+    let build = Build { source: "tests/examples/vector_add.c", defines: &[], libraries: &["OpenCL"] };
     record_and_replay(&Program::build_c("vector_add", &build), device);
 });
 

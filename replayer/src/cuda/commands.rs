@@ -2,7 +2,8 @@
 //! eager replay: kernel arguments and launch shape, 3D copies, memsets.
 
 use super::driver::check;
-use super::objects::{host_span, Objects};
+use super::objects::Objects;
+use crate::extent::span as host_span;
 use crate::backend::{BackendError, BackendResult};
 use cudarc::driver::sys::{self, CUdeviceptr, CUgraphConditionalHandle, CUmemorytype, CUDA_MEMCPY3D, CUDA_MEMSET_NODE_PARAMS};
 use std::collections::HashMap;

@@ -104,20 +104,7 @@ pub fn build(objects: &Objects, context: CUcontext, part: &PartitionNodes<'_>) -
 /// Builds and instantiates the partition anew with `patches` applied to its base nodes: the
 /// alternative to a native update, measured by `--updates rebuild`.
 pub fn rebuild(objects: &Objects, context: CUcontext, part: &PartitionNodes<'_>, patches: &[Patch]) -> BackendResult<BuiltGraph> {
-    let mut patched: Vec<(NodeId, Node)> = part.nodes.iter().map(|(id, node)| (*id, (*node).clone())).collect();
-    for patch in patches {
-        let (Patch::Arg { node, .. } | Patch::Launch { node, .. }) = patch;
-        let Some((_, Node { command: Command::Kernel(launch), .. })) = patched.iter_mut().find(|(id, _)| id == node) else {
-            return Err(BackendError::Unsupported(format!("node {node} is not a kernel of this graph")));
-        };
-        match patch {
-            Patch::Arg { index, value, .. } => {
-                *launch.args.get_mut(*index as usize).ok_or_else(|| BackendError::Unsupported(format!("node {node} has no argument {index}")))? =
-                    value.clone()
-            }
-            Patch::Launch { launch: shape, .. } => launch.launch = shape.clone(),
-        }
-    }
+    let patched = part.patched(patches)?;
     let nodes = PartitionNodes { nodes: patched.iter().map(|(id, node)| (*id, node)).collect(), edges: part.edges.clone(), straight_line: part.straight_line };
     build(objects, context, &nodes)
 }

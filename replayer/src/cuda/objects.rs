@@ -9,7 +9,7 @@ use cudarc::driver::sys::{self, CUdevice, CUdeviceptr, CUevent, CUfunction, CUmo
 use std::collections::{BTreeSet, HashMap};
 use std::ffi::CString;
 use std::rc::Rc;
-use trace_format::{BlobId, BlobStore, Command, Extent, ImageKind, MemKind, Node, Param, Place, Program, ProgramId, Trace};
+use trace_format::{BlobId, BlobStore, Command, ImageKind, MemKind, Node, Param, Place, Program, ProgramId, Trace};
 
 pub struct Objects {
     pub device: CUdevice,
@@ -99,7 +99,7 @@ impl Objects {
                         needed.insert(blob);
                     }
                     if let Place::Host { .. } = copy.dst {
-                        sink_len = sink_len.max(host_span(&copy.extent, false));
+                        sink_len = sink_len.max(crate::extent::span(&copy.extent, false));
                     }
                 }
                 Command::EventRecord { event } | Command::EventWait { event } => {
@@ -182,23 +182,6 @@ pub fn visit_command<'a>(command: &'a Command, visit: &mut dyn FnMut(&'a Command
         Command::Subgraph(graph) => for_each_command(&graph.nodes, visit),
         Command::Conditional(conditional) => conditional.bodies.iter().try_for_each(|body| for_each_command(&body.nodes, visit)),
         _ => Ok(()),
-    }
-}
-
-/// Bytes a copy's source or destination spans from its start address, origins included.
-pub fn host_span(extent: &Extent, source: bool) -> u64 {
-    match *extent {
-        Extent::Linear { bytes } => bytes,
-        Extent::Rect { src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch } => {
-            let (origin, row, slice) =
-                if source { (src_origin, src_row_pitch, src_slice_pitch) } else { (dst_origin, dst_row_pitch, dst_slice_pitch) };
-            // Saturating: an impossible span fails the bounds checks instead of wrapping past them.
-            let row = row.max(region[0]);
-            let slice = slice.max(row.saturating_mul(region[1]));
-            let last_slice = origin[2].saturating_add(region[2].max(1) - 1).saturating_mul(slice);
-            let last_row = origin[1].saturating_add(region[1].max(1) - 1).saturating_mul(row);
-            last_slice.saturating_add(last_row).saturating_add(origin[0]).saturating_add(region[0])
-        }
     }
 }
 

@@ -1,11 +1,10 @@
-//! What runs without a GPU: the refusal without a driver, argument packing and relocation, and the
-//! span arithmetic of copies and address ranges.
+//! What runs without a GPU: the refusal without a driver, argument packing and relocation, and
+//! address ranges.
 
 use super::memory::{granule_ranges, Memories};
-use super::objects::host_span;
 use crate::backend::{BackendError, BackendOptions};
 use std::collections::HashMap;
-use trace_format::{Api, EmbeddedPointer, Extent, MemKind, Memory};
+use trace_format::{Api, EmbeddedPointer, MemKind, Memory};
 
 fn driver_loadable() -> bool {
     // SAFETY: dlopen of a constant name; the handle is closed at once.
@@ -30,28 +29,6 @@ fn without_a_driver_the_backend_is_unavailable_and_does_not_panic() {
         Err(other) => panic!("expected the backend or Unavailable, got {other}"),
         Ok(_) => panic!("opened a CUDA backend without libcuda.so.1"),
     }
-}
-
-#[test]
-fn a_linear_copy_spans_its_bytes() {
-    assert_eq!(host_span(&Extent::Linear { bytes: 4096 }, true), 4096);
-}
-
-#[test]
-fn a_rect_copy_spans_from_its_start_to_the_end_of_its_last_row() {
-    // 3 slices of 4 rows of 10 bytes at (2, 1, 1) in 16-byte rows and 128-byte slices.
-    let extent = Extent::Rect {
-        src_origin: [2, 1, 1],
-        dst_origin: [0, 0, 0],
-        region: [10, 4, 3],
-        src_row_pitch: 16,
-        src_slice_pitch: 128,
-        dst_row_pitch: 0,
-        dst_slice_pitch: 0,
-    };
-    assert_eq!(host_span(&extent, true), 3 * 128 + 4 * 16 + 2 + 10);
-    // Unset pitches mean tightly packed rows and slices.
-    assert_eq!(host_span(&extent, false), 2 * 40 + 3 * 10 + 10);
 }
 
 fn memory(kind: MemKind, address: u64, size: u64) -> Memory {

@@ -14,12 +14,7 @@ use trace_format::{BlobStore, Command, NodeId};
 
 impl OpenClBackend {
     pub(super) fn enqueue_partition(&mut self, part: &PartitionNodes<'_>, blobs: &BlobStore) -> BackendResult<()> {
-        let mut predecessors: Vec<Vec<usize>> = vec![Vec::new(); part.nodes.len()];
-        let mut has_successor = vec![false; part.nodes.len()];
-        for &(from, to) in &part.edges {
-            predecessors[to].push(from);
-            has_successor[from] = true;
-        }
+        let (predecessors, has_successor) = part.links();
         let mut events: Vec<cl_event> = Vec::with_capacity(part.nodes.len());
         let mut waits: Vec<cl_event> = Vec::new();
         let mut outcome = Ok(());
@@ -76,7 +71,7 @@ impl OpenClBackend {
             Resolved::Kernel { kernel, args, range } => {
                 // The enqueue takes the arguments as they are set now.
                 for (index, arg) in args.iter().enumerate() {
-                    objects.set_arg(kernel, index as u32, arg).map_err(|e| super::objects::annotate(e, &format!("node {node}")))?;
+                    objects.set_arg(kernel, index as u32, arg).map_err(|e| e.about(&format!("node {node}")))?;
                 }
                 let code = unsafe {
                     (api.clEnqueueNDRangeKernel)(queue, kernel, range.dims, range.offset.as_ptr(), range.global.as_ptr(), range.local_ptr(), count, list, &mut event)
@@ -125,7 +120,7 @@ impl OpenClBackend {
             }
             Resolved::Barrier => (unsafe { (api.clEnqueueBarrierWithWaitList)(queue, count, list, &mut event) }, "clEnqueueBarrierWithWaitList"),
         };
-        check(code, call).map_err(|e| super::objects::annotate(e, &format!("node {node}")))?;
+        check(code, call).map_err(|e| e.about(&format!("node {node}")))?;
         Ok((event, received))
     }
 

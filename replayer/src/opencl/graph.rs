@@ -3,7 +3,7 @@
 
 use super::api::check;
 use super::extension::{wait_list, CommandBufferApi};
-use super::objects::{annotate, Binding, Objects};
+use super::objects::{Binding, Objects};
 use super::resolve::{nd_range, resolve, runs_nothing, Resolved};
 use super::OpenClBackend;
 use crate::backend::{BackendError, BackendResult, BufferHandle, PartitionNodes, UpdateKind};
@@ -51,10 +51,7 @@ impl OpenClBackend {
         let mut recorder =
             Recorder { command_buffers, objects, buffer, mutable_fields, args: patched_args(patches), launches: launches(patches), reused: reused.into_iter(), kernels: Vec::new() };
         let mut mutable = HashMap::new();
-        let mut predecessors: Vec<Vec<usize>> = vec![Vec::new(); part.nodes.len()];
-        for &(from, to) in &part.edges {
-            predecessors[to].push(from);
-        }
+        let (predecessors, _) = part.links();
         let mut points: Vec<cl_sync_point_khr> = vec![0; part.nodes.len()];
         let mut waits: Vec<cl_sync_point_khr> = Vec::new();
         let recorded = (|| {
@@ -122,7 +119,7 @@ impl OpenClBackend {
             match patch {
                 Patch::Arg { index, value, .. } => update.args.push((*index, objects.binding(*index, value)?)),
                 Patch::Launch { node, launch } => {
-                    update.range = Some(nd_range(launch).map_err(|e| annotate(e, &format!("node {node}")))?);
+                    update.range = Some(nd_range(launch).map_err(|e| e.about(&format!("node {node}")))?);
                 }
             }
         }
@@ -209,7 +206,7 @@ impl Recorder<'_> {
         for (index, recorded) in args.iter().enumerate() {
             let index = index as u32;
             let value = self.args.get(&(node, index)).copied().unwrap_or(recorded);
-            self.objects.set_arg(kernel, index, value).map_err(|e| annotate(e, &format!("node {node}")))?;
+            self.objects.set_arg(kernel, index, value).map_err(|e| e.about(&format!("node {node}")))?;
         }
         Ok(kernel)
     }

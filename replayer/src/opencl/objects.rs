@@ -76,17 +76,17 @@ impl Objects {
                 MemKind::SubBuffer { parent, .. } => trace.memories.get(parent.index()),
                 _ => None,
             };
-            limits.memory(memory, parent).map_err(|e| annotate(e, &format!("memory {index}")))?;
+            limits.memory(memory, parent).map_err(|e| e.about(&format!("memory {index}")))?;
             let object = objects.create_memory(index, memory)?;
             objects.memories.push(object);
         }
         for (index, program) in trace.programs.iter().enumerate() {
             let built = build_program(api, context, device, program, blobs)
-                .map_err(|e| annotate(e, &format!("program {index}")))?;
+                .map_err(|e| e.about(&format!("program {index}")))?;
             objects.programs.push(built);
         }
         for (index, recorded) in trace.kernels.iter().enumerate() {
-            let context = |e| annotate(e, &format!("kernel {index} ({})", recorded.name));
+            let context = |e: BackendError| e.about(&format!("kernel {index} ({})", recorded.name));
             let (Some(&program), Some(built_from)) = (objects.programs.get(recorded.program.index()), trace.programs.get(recorded.program.index())) else {
                 return Err(context(BackendError::Invalid(format!("it names program {} that the trace does not define", recorded.program))));
             };
@@ -102,8 +102,8 @@ impl Objects {
     /// arguments are set on the kernel's object (which launches set again anyway), since the
     /// driver counts local memory only for arguments that are set.
     pub fn check_launch(&self, node: NodeId, launch: &KernelLaunch, device: cl_device_id, limits: &Limits) -> BackendResult<()> {
-        let loaded = self.kernel(launch.kernel).map_err(|e| annotate(e, &format!("node {node}")))?;
-        let context = |e| annotate(e, &format!("node {node} ({})", loaded.name));
+        let loaded = self.kernel(launch.kernel).map_err(|e| e.about(&format!("node {node}")))?;
+        let context = |e: BackendError| e.about(&format!("node {node} ({})", loaded.name));
         let params = &loaded.facts.params;
         if launch.args.len() != params.len() {
             return Err(context(BackendError::Invalid(format!("it passes {} arguments; the kernel takes {}", launch.args.len(), params.len()))));
@@ -141,7 +141,7 @@ impl Objects {
                 let mem = unsafe {
                     (api.clCreateSubBuffer)(parent_mem, access, CL_BUFFER_CREATE_TYPE_REGION, &region as *const _ as *const c_void, &mut code)
                 };
-                check(code, "clCreateSubBuffer").map_err(|e| annotate(e, &format!("memory {index}")))?;
+                check(code, "clCreateSubBuffer").map_err(|e| e.about(&format!("memory {index}")))?;
                 Ok(MemObject::Buffer { mem, size })
             }
             MemKind::Shared => {
@@ -154,7 +154,7 @@ impl Objects {
             }
             _ => {
                 let mem = unsafe { (api.clCreateBuffer)(self.context, flags, size as usize, ptr::null_mut(), &mut code) };
-                check(code, "clCreateBuffer").map_err(|e| annotate(e, &format!("memory {index} ({size} bytes)")))?;
+                check(code, "clCreateBuffer").map_err(|e| e.about(&format!("memory {index} ({size} bytes)")))?;
                 Ok(MemObject::Buffer { mem, size })
             }
         }
@@ -321,14 +321,4 @@ fn create_kernel(api: &Api, program: cl_program, name: &str) -> BackendResult<cl
     let kernel = unsafe { (api.clCreateKernel)(program, c_name.as_ptr(), &mut code) };
     check(code, &format!("clCreateKernel({name})"))?;
     Ok(kernel)
-}
-
-/// Prefixes an error's message with what it concerns.
-pub fn annotate(error: BackendError, what: &str) -> BackendError {
-    match error {
-        BackendError::Invalid(m) => BackendError::Invalid(format!("{what}: {m}")),
-        BackendError::Unavailable(m) => BackendError::Unavailable(format!("{what}: {m}")),
-        BackendError::Unsupported(m) => BackendError::Unsupported(format!("{what}: {m}")),
-        BackendError::Api { call, detail } => BackendError::Api { call, detail: format!("{what}: {detail}") },
-    }
 }

@@ -43,7 +43,7 @@ impl NdRange {
 /// Checks `command` of `node` against the replay objects; `launch` overrides a kernel's
 /// recorded ND-range (a patch). Sub-graphs are expanded by the callers.
 pub fn resolve<'n>(objects: &Objects, node: NodeId, command: &'n Command, launch: Option<&Launch>) -> BackendResult<Resolved<'n>> {
-    let context = |e: BackendError| super::objects::annotate(e, &format!("node {node}"));
+    let context = |e: BackendError| e.about(&format!("node {node}"));
     match command {
         Command::Kernel(kernel_launch) => {
             let launch = launch.unwrap_or(&kernel_launch.launch);
