@@ -2,8 +2,10 @@
 
 use super::commands::{device_access, device_place, device_write, enqueue, Enqueued};
 use super::hooks::{driver, CUcontext};
+use super::state::with_recorder;
 use super::{CUdeviceptr, CUresult, CUstream, CUDA_SUCCESS, Recorded};
 use crate::entry::Forward;
+use crate::session;
 use crate::recorder::Recorder;
 use std::ffi::c_void;
 use trace_format::{Command, Copy, Extent, Fill, Place};
@@ -53,7 +55,17 @@ fn linear(forward: &mut Forward<'_, CUresult>, enqueued: Enqueued, src: End, dst
         End::Host(address) => enqueued.receiving(address as usize as *const c_void, bytes),
         End::Device(_) => enqueued,
     };
-    enqueue(forward, enqueued, accesses, |recorder| copy_command(recorder, src, dst, bytes))
+    enqueue(forward, enqueued, accesses, |recorder| copy_command(recorder, src, dst, bytes))?;
+    // A copy to pageable memory returns once it is done (asynchronous or not): its data is taken
+    // now, before the program reuses or frees the memory.
+    if let (End::Host(address), true) = (dst, session::commands_captured()) {
+        with_recorder(|_, recorder| {
+            if recorder.locate(address).is_none() {
+                recorder.capture_received(address as usize, bytes);
+            }
+        })?;
+    }
+    Ok(())
 }
 
 fn host(pointer: *const c_void) -> End {

@@ -384,3 +384,32 @@ fn every_node_type_of_a_program_s_graph_and_every_update_are_recorded() {
     let first = launches[0].0 as u32;
     assert!(trace.edges.iter().any(|edge| (edge.from.0, edge.to.0, edge.kind) == (first, waiting as u32, EdgeKind::Event)), "{:?}", trace.edges);
 }
+
+/// `test_driver/stream_callbacks_program.c`: what the device copied into host memory, which
+/// threads a stream callback started read and free, is kept as the data of the copies, taken
+/// before the memory goes; every command is recorded although no thread waits for the streams.
+#[test]
+fn host_memory_a_callback_s_thread_frees_keeps_what_the_host_received() {
+    let test = TestProgram::build("stream_callbacks_program");
+    let (output, file) = test.recorded();
+    assert_eq!(output, "workers passed\n");
+    let trace = &file.trace;
+    assert!(trace.partial.is_empty(), "{:?}", trace.partial);
+    assert_eq!(trace.nodes.len(), 4 * 4, "copy in, kernel, copy out and callback of each worker");
+    let mut received: Vec<i32> = trace
+        .nodes
+        .iter()
+        .filter_map(|node| match &node.command {
+            Work::Copy(trace_format::Copy { dst: trace_format::Place::Host { data }, .. }) => Some(data.expect("the received data is kept")),
+            _ => None,
+        })
+        .map(|blob| {
+            let ints: Vec<i32> = file.blobs.get(blob).unwrap().chunks(4).map(|bytes| i32::from_ne_bytes(bytes.try_into().unwrap())).collect();
+            // Worker w's element i holds w + i + 1 after the kernel.
+            assert!(ints.iter().enumerate().all(|(i, &value)| value == ints[0] + i as i32), "{:?}", &ints[..8]);
+            ints[0] - 1
+        })
+        .collect();
+    received.sort_unstable();
+    assert_eq!(received, [0, 1, 2, 3]);
+}

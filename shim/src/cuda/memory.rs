@@ -1,11 +1,13 @@
 //! Device allocations, tracked by address range so that pointers into them relocate.
 
+use super::access::{wait_for, DeviceAccess};
 use super::commands::{enqueue, Enqueued, UNTRACKED_MEMORY};
+use super::sync::{closed, quiet};
 use super::state::{with_recorder, with_state, State};
 use super::streams::stream_key;
 use super::{device, succeeded, CUdeviceptr, CUresult, CUstream, Recorded};
 use crate::entry::Forward;
-use crate::recorder::{Key, MemDesc, MemShape, Recorder};
+use crate::recorder::{Key, MemDesc, MemShape, Recorder, SyncScope};
 use std::ffi::{c_uint, c_void};
 use trace_format::{Command, MemKind};
 
@@ -182,9 +184,26 @@ pub unsafe fn host_alloc(forward: &mut Forward<'_, CUresult>, _call: &str, point
     Ok(())
 }
 
-/// `cuMemFreeHost` and `cuMemHostUnregister`.
+/// `cuMemFreeHost` and `cuMemHostUnregister`. What device work wrote into the host memory is
+/// what the host received (a stream callback's thread reads it, then frees it): it is taken
+/// before it goes, as the data of pending copies into it and as the final contents of the
+/// memory. Work still pending that writes it is done by now (the program frees memory it no
+/// longer waits for), so its streams are waited for and it closes first.
 pub unsafe fn free_host(forward: &mut Forward<'_, CUresult>, call: &str, pointer: *mut c_void) -> Recorded {
-    unsafe { free(forward, call, pointer as CUdeviceptr) }
+    let address = pointer as CUdeviceptr;
+    let (pending, busy) = with_recorder(|state, recorder| {
+        // Copies into it that the host waited for through a callback or query deliver their data now.
+        let size = recorder.memory_size(address).unwrap_or(1);
+        recorder.capture_received(address as usize, size as usize);
+        let pending = !quiet(state) && recorder.pending_writes(address);
+        (pending, if pending { recorder.busy_queues() } else { Vec::new() })
+    })?;
+    if pending {
+        busy.iter().for_each(|&queue| wait_for(queue, false));
+        closed(call, SyncScope::Everything)?;
+    }
+    with_recorder(|state, recorder| recorder.read_final_contents_of(&[address], &DeviceAccess::new(state)))?;
+    unsafe { free(forward, call, address) }
 }
 
 pub unsafe fn host_register(forward: &mut Forward<'_, CUresult>, _call: &str, pointer: *mut c_void, size: usize, flags: c_uint) -> Recorded {

@@ -18,6 +18,8 @@ pub type Layout = Vec<(u32, u32)>;
 pub struct State {
     /// Streams (by key, see `streams::stream_key`) the recorder has a description of.
     pub queues: HashSet<Key>,
+    /// Streams the program destroyed (until a new stream gets the handle): never waited for.
+    pub destroyed: HashSet<Key>,
     /// Each launched function's parameters; `None` when the driver could not say.
     pub layouts: HashMap<Key, Option<Layout>>,
     /// Library kernels: their library and name, for the functions `cuKernelGetFunction` gives.

@@ -87,6 +87,7 @@ fn created(queue: Key, flags: c_uint, priority: c_int) -> Recorded {
         let (group, device) = device::current(state, recorder).map_or((0, None), |(context, device)| (context, Some(device)));
         recorder.queue_created(queue, describe(queue, u64::from(flags), priority, group, device));
         state.queues.insert(queue);
+        state.destroyed.remove(&queue);
     })
 }
 
@@ -122,6 +123,7 @@ pub unsafe fn destroy(forward: &mut Forward<'_, CUresult>, call: &str, stream: C
     with_recorder(|state, recorder| {
         recorder.queue_released(queue, call, &DeviceAccess::new(state));
         state.queues.remove(&queue);
+        state.destroyed.insert(queue);
     })?;
     forward.call();
     Ok(())

@@ -1,7 +1,7 @@
 //! Host synchronizations (each closes what it waited for as a window), the program's own stream
 //! capture, profiler markers (capture ranges), and calls whose work is not recorded.
 
-use super::access::DeviceAccess;
+use super::access::{wait_for, DeviceAccess};
 use super::hooks::CUcontext;
 use super::state::{with_recorder, with_state, State};
 use super::hooks::driver;
@@ -146,6 +146,20 @@ pub unsafe fn profiler_stop(forward: &mut Forward<'_, CUresult>, call: &str) -> 
 /// The program is exiting: the final contents of what the capture wrote are read while the
 /// driver still answers.
 pub fn end_of_program() {
+    // Work no host synchronization covered (a stream callback saw it done, say) is waited for
+    // and closes now: at exit nothing of the program runs any more but the device work it left,
+    // which cannot wait for the host (CUDA has no user events). Not while a stream captures,
+    // whose capture the waits would invalidate.
+    // A command recorded after its stream was destroyed (a callback's thread destroyed it
+    // before the call that added the callback returned) closes with the rest.
+    let settle = with_recorder(|state, recorder| {
+        let live = |queue: &Key| !state.destroyed.contains(queue);
+        (!quiet(state) && recorder.has_pending()).then(|| recorder.busy_queues().into_iter().filter(live).collect::<Vec<_>>())
+    });
+    if let Ok(Some(busy)) = settle {
+        busy.iter().for_each(|&queue| wait_for(queue, false));
+        let _ = closed("end of program", SyncScope::Everything);
+    }
     // Failing here only loses the final contents; the trace is completed either way.
     let _ = with_recorder(|state, recorder| recorder.end_of_program(Some(&DeviceAccess::new(state))));
 }

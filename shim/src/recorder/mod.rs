@@ -290,10 +290,11 @@ impl Recorder {
         }
     }
 
-    /// Called by the API module before `address` stops holding what the program received
-    /// there (an unmap): the data a pending read or map delivered is taken now.
-    pub fn capture_received(&mut self, address: usize) {
-        for id in self.pending.take_receiving(address) {
+    /// Called by the API module once the data pending reads or maps deliver into host memory
+    /// from `address` on (`len` bytes) has arrived and before it may change (an unmap, a free,
+    /// a copy to pageable memory, which returns once done): it is taken now.
+    pub fn capture_received(&mut self, address: usize, len: usize) {
+        for id in self.pending.take_receiving(address..address.saturating_add(len.max(1))) {
             let region = self.pending.node_mut(id).and_then(|node| node.received.take());
             if let Some(region) = region {
                 let data = self.host_bytes(region);
@@ -333,6 +334,22 @@ impl Recorder {
     /// before the queue goes away, then calls `host_sync` with it).
     pub fn queue_busy(&self, queue: Key) -> bool {
         self.pending.queue_busy(queue)
+    }
+
+    /// Whether pending commands write memory `key` (or the object holding it).
+    pub fn pending_writes(&self, key: Key) -> bool {
+        let root = self.memory.get(key).map(|entry| entry.root);
+        root.and_then(|root| self.memory.get(root)).is_some_and(|entry| entry.capture.pending_writes > 0)
+    }
+
+    /// Whether commands no host synchronization covered yet are pending.
+    pub fn has_pending(&self) -> bool {
+        !self.pending.is_empty()
+    }
+
+    /// The queues whose commands no host synchronization has covered yet.
+    pub fn busy_queues(&self) -> Vec<Key> {
+        self.pending.busy_queues()
     }
 
     /// A capture marker: `start` true for a start (`cuProfilerStart`), false for a stop. The

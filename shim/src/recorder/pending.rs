@@ -103,7 +103,7 @@ pub(super) struct Pending {
     /// Host-task nodes of user events waited on and not closed yet.
     user_event_nodes: HashMap<Key, PendingId>,
     /// Nodes that deliver data into host memory, by the region's address (for unmaps).
-    receiving: HashMap<usize, Vec<PendingId>>,
+    receiving: BTreeMap<usize, Vec<PendingId>>,
     /// Host tasks outside any queue that run when their predecessors complete (callbacks).
     callbacks: Vec<PendingId>,
 }
@@ -118,6 +118,11 @@ impl Pending {
     /// Whether `queue` has pending work.
     pub fn queue_busy(&self, queue: Key) -> bool {
         self.queues.get(&queue).is_some_and(|track| track.pending > 0)
+    }
+
+    /// The queues with pending commands.
+    pub fn busy_queues(&self) -> Vec<Key> {
+        self.queues.iter().filter(|(_, track)| track.pending > 0).map(|(&queue, _)| queue).collect()
     }
 
     /// Forgets an idle queue (its handle may name another one later).
@@ -167,9 +172,10 @@ impl Pending {
     }
 
 
-    /// Pending nodes that deliver data into host memory at `address`.
-    pub fn take_receiving(&mut self, address: usize) -> Vec<PendingId> {
-        self.receiving.remove(&address).unwrap_or_default()
+    /// Pending nodes that deliver data into host memory starting in `range`.
+    pub fn take_receiving(&mut self, range: std::ops::Range<usize>) -> Vec<PendingId> {
+        let starts: Vec<usize> = self.receiving.range(range).map(|(&start, _)| start).collect();
+        starts.into_iter().flat_map(|start| self.receiving.remove(&start).unwrap_or_default()).collect()
     }
 
     pub fn node_mut(&mut self, id: PendingId) -> Option<&mut PendingNode> {

@@ -69,6 +69,11 @@ impl Recorder {
         self.memory.alias(key, address);
     }
 
+    /// The size of memory object `key`, if it is tracked.
+    pub fn memory_size(&self, key: Key) -> Option<u64> {
+        self.memory.get(key).map(|entry| entry.desc.size)
+    }
+
     /// The memory object holding `address` (an addressable one), and the offset into it.
     pub fn locate(&self, address: u64) -> Option<(Key, u64)> {
         self.memory.locate(address)

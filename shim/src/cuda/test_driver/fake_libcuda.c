@@ -57,6 +57,10 @@ CUresult cuMemcpy3D_v2(const Copy3D *c) {
 CUresult cuCtxGetDevice_v2(int *d, void *c) { *d = c == (void *)0xd1; return 0; }
 CUresult cuMemcpyPeer(CUdeviceptr d, void *dc, CUdeviceptr s, void *sc, size_t n) { memcpy((void *)d, (void *)s, n); return 0; }
 CUresult cuStreamCreate(void **s, unsigned f) { *s = malloc(64); return 0; }
+CUresult cuStreamDestroy_v2(void *s) { free(s); return 0; }
+// Host code on a stream runs at once, its work being done.
+CUresult cuLaunchHostFunc(void *s, void (*fn)(void *), void *data) { fn(data); return 0; }
+CUresult cuStreamAddCallback(void *s, void (*fn)(void *, CUresult, void *), void *data, unsigned flags) { fn(s, 0, data); return 0; }
 CUresult cuStreamSynchronize(void *s) { return s == 0 || s == (void *)1 ? implicit() : 0; }
 // The first query of a stream finds its work still running.
 static int stream_queries;
@@ -340,6 +344,10 @@ CUresult cuEventCreate(void **e, unsigned flags) { *e = malloc(8); return 0; }
 CUresult cuMemcpyDtoHAsync_v2(void *d, CUdeviceptr s, size_t n, void *st) {
     if ((st == 0 || st == (void *)1) && implicit()) return 906;
     memcpy(d, (void *)s, n); return 0;
+}
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *s, size_t n, void *st) {
+    if ((st == 0 || st == (void *)1) && implicit()) return 906;
+    memcpy((void *)d, s, n); return 0;
 }
 static int capture_mode;
 CUresult cuThreadExchangeStreamCaptureMode(int *mode) { int old = capture_mode; capture_mode = *mode; *mode = old; return 0; }

@@ -48,7 +48,7 @@ unsafe fn unmap_region(forward: &mut Forward<'_, cl_int>, enqueued: Enqueued, ma
     let taken = with_recorder(|state, recorder| {
         let mapping = state.mappings.remove(&(mapped as usize))?;
         // The mapped memory is gone after the unmap: take what the program received and wrote now.
-        recorder.capture_received(mapped as usize);
+        recorder.capture_received(mapped as usize, 1);
         let written = (mapping.write && recorder.capturing())
             .then(|| recorder.blob(unsafe { host_bytes(mapped, mapping.size as usize) }));
         let accesses = [Access { mem: mapping.mem, write: mapping.write, overwrites: false }];
