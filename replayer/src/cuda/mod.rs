@@ -13,6 +13,7 @@ mod eager;
 mod graph;
 mod memory;
 mod objects;
+mod relocation;
 
 use crate::backend::{Backend, BackendError, BackendOptions, BackendResult, BufferHandle, NodeTiming, PartitionNodes, UpdateKind};
 use cudarc::driver::sys::{self, CUevent, CUstream};
@@ -151,6 +152,8 @@ impl Backend for CudaBackend {
             return Err(BackendError::Unsupported(format!("memory {mem} holds {size} bytes, not {}", data.len())));
         }
         self.finish()?;
+        let mut data = data.to_vec();
+        self.objects()?.relocation.to_replay(&mut data);
         // SAFETY: `size` bytes at `address` (unified addressing covers host and managed memory).
         check(unsafe { sys::cuMemcpy(address, data.as_ptr() as u64, data.len()) }, "cuMemcpy")?;
         // From pageable memory cuMemcpy may return before the data lands, and it runs on the legacy
@@ -165,6 +168,7 @@ impl Backend for CudaBackend {
         let mut data = vec![0u8; size as usize];
         // SAFETY: as in write_memory.
         check(unsafe { sys::cuMemcpy(data.as_mut_ptr() as u64, address, data.len()) }, "cuMemcpy")?;
+        self.objects()?.relocation.to_recorded(&mut data);
         Ok(data)
     }
 

@@ -4,6 +4,7 @@
 
 use super::driver::check;
 use super::memory::{HostBuffer, Memories};
+use super::relocation::Relocation;
 use crate::backend::{BackendError, BackendResult};
 use cudarc::driver::sys::{self, CUdevice, CUdeviceptr, CUevent, CUfunction, CUmodule, CUstream};
 use std::collections::{BTreeSet, HashMap};
@@ -20,6 +21,8 @@ pub struct Objects {
     /// By `QueueId` index.
     pub streams: Vec<CUstream>,
     pub memories: Memories,
+    /// Moves device addresses inside data between the recorded and the replay placement.
+    pub relocation: Relocation,
     /// Recorded host data of the current segment's copies to the device, pinned, by blob; a
     /// graph holds on to those it copies from.
     pub sources: HashMap<BlobId, Rc<HostBuffer>>,
@@ -46,6 +49,7 @@ impl Objects {
             functions: Vec::new(),
             streams: Vec::new(),
             memories: Memories::none(),
+            relocation: Relocation::new(&[], &[]),
             sources: HashMap::new(),
             sink: HostBuffer::zeroed(0)?,
             events: HashMap::new(),
@@ -65,6 +69,7 @@ impl Objects {
         // Variables live in their loaded programs, so memory is placed once those are loaded.
         let modules = &objects.modules;
         objects.memories = Memories::allocate(&trace.memories, device, exact_addresses, |program, name| find_variable(modules, program, name))?;
+        objects.relocation = Relocation::new(&trace.memories, &objects.memories.addresses);
         for kernel in &trace.kernels {
             let module = objects.modules.get(kernel.program.index()).copied().flatten().ok_or_else(|| {
                 BackendError::Unsupported(format!("kernel {:?} names program {}, which the trace does not have", kernel.name, kernel.program))
@@ -118,7 +123,8 @@ impl Objects {
         self.sources.retain(|blob, _| needed.contains(blob));
         for blob in needed {
             if let std::collections::hash_map::Entry::Vacant(entry) = self.sources.entry(blob) {
-                let bytes = blobs.get(blob).map_err(|e| BackendError::Unsupported(e.to_string()))?;
+                let mut bytes = blobs.get(blob).map_err(|e| BackendError::Unsupported(e.to_string()))?.into_owned();
+                self.relocation.to_replay(&mut bytes);
                 entry.insert(Rc::new(HostBuffer::with_contents(&bytes)?));
             }
         }
