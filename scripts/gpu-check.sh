@@ -110,6 +110,8 @@ for source in "${sources[@]}"; do
 done
 # PyTorch's kernels take structures that hold device addresses, which replay relocates.
 check pytorch_ops python3 tests/cuda/pytorch_ops.py
+# Training with SGD and a loss.item() per step, torch.compile (Triton) and torch.cuda.graph.
+check pytorch_training python3 tests/cuda/pytorch_training.py 50
 
 # The OpenCL loop on NVIDIA's OpenCL driver, when it has one.
 if gcc -O2 -I/usr/local/cuda/include -o "$work/vector_add_cl" tests/examples/vector_add.c -L/usr/local/cuda/lib64 -lOpenCL 2>"$out/logs/opencl.build" &&
