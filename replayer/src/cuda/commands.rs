@@ -2,6 +2,7 @@
 //! eager replay: kernel arguments and launch shape, 3D copies, memsets.
 
 use super::driver::check;
+use super::memory::HostBuffer;
 use super::objects::Objects;
 use crate::extent::span as host_span;
 use crate::backend::{BackendError, BackendResult};
@@ -19,11 +20,18 @@ pub struct Addresses<'a> {
     placed: &'a [CUdeviceptr],
     allocated: &'a HashMap<MemId, CUdeviceptr>,
     conditions: Option<&'a HashMap<u32, CUgraphConditionalHandle>>,
+    /// Where the command's copy to the host lands, when what it delivers is compared.
+    landing: Option<&'a HostBuffer>,
 }
 
 impl<'a> Addresses<'a> {
     pub fn new(placed: &'a [CUdeviceptr], allocated: &'a HashMap<MemId, CUdeviceptr>) -> Addresses<'a> {
-        Addresses { placed, allocated, conditions: None }
+        Addresses { placed, allocated, conditions: None, landing: None }
+    }
+
+    /// With the buffer a copy to the host lands in (else the shared sink).
+    pub fn landing_in(self, landing: Option<&'a HostBuffer>) -> Addresses<'a> {
+        Addresses { landing, ..self }
     }
 
     /// With the handles of a graph's conditions.
@@ -192,11 +200,10 @@ fn side(objects: &Objects, addresses: Addresses<'_>, place: &Place, source: bool
             let buffer = objects.sources.get(&blob).ok_or_else(|| BackendError::Unsupported(format!("blob {blob} was not loaded")))?;
             Ok(Side { memory_type: CUmemorytype::CU_MEMORYTYPE_HOST, address: buffer.ptr as CUdeviceptr, available: buffer.len as u64 })
         }
-        Place::Host { .. } => Ok(Side {
-            memory_type: CUmemorytype::CU_MEMORYTYPE_HOST,
-            address: objects.sink.ptr as CUdeviceptr,
-            available: objects.sink.len as u64,
-        }),
+        Place::Host { .. } => {
+            let landing = addresses.landing.unwrap_or(&objects.sink);
+            Ok(Side { memory_type: CUmemorytype::CU_MEMORYTYPE_HOST, address: landing.ptr as CUdeviceptr, available: landing.len as u64 })
+        }
     }
 }
 

@@ -4,6 +4,7 @@
 use super::commands::{copy_params, memset_params, Addresses, KernelCall};
 use super::driver::check;
 use super::graph::recorded_host_code;
+use super::memory::HostBuffer;
 use super::objects::Objects;
 use crate::backend::{BackendError, BackendResult, PartitionNodes};
 use cudarc::driver::sys::{self, CUdeviceptr, CUevent, CUstream};
@@ -107,7 +108,8 @@ impl Eager<'_> {
                 }
                 let timed = self.timed.is_some();
                 let began = if timed { Some(self.record(stream)?) } else { None };
-                self.issue(&node.command, stream, &mut own)?;
+                let landing = self.objects.landings.get(id).map(|landing| &**landing);
+                self.issue(&node.command, stream, &mut own, landing)?;
                 if timed || signals[index] {
                     done[index] = Some(self.record(stream)?);
                 }
@@ -135,8 +137,8 @@ impl Eager<'_> {
 
     /// # Safety
     /// `stream` is a stream of this backend's context.
-    unsafe fn issue(&mut self, command: &Command, stream: CUstream, own: &mut OwnMemory) -> BackendResult<()> {
-        let addresses = Addresses::new(&self.objects.memories.addresses, &own.allocated);
+    unsafe fn issue(&mut self, command: &Command, stream: CUstream, own: &mut OwnMemory, landing: Option<&HostBuffer>) -> BackendResult<()> {
+        let addresses = Addresses::new(&self.objects.memories.addresses, &own.allocated).landing_in(landing);
         match command {
             Command::Kernel(launch) => {
                 let mut call = KernelCall::new(self.objects, addresses, launch)?;

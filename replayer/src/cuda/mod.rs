@@ -21,7 +21,9 @@ use driver::{check, Device};
 use eager::{Eager, EventPool};
 use graph::BuiltGraph;
 use objects::Objects;
-use trace_format::{BlobStore, Command, MemId, Node, NodeId, Patch, Trace};
+use memory::HostBuffer;
+use std::rc::Rc;
+use trace_format::{BlobStore, Command, Extent, MemId, Node, NodeId, Patch, Trace};
 
 /// Opens the device `options` choose (`devices::choose`); `Unavailable` without a CUDA driver
 /// or GPU.
@@ -47,6 +49,11 @@ pub struct CudaBackend {
     /// With profiling: what ran since the last `finish`, and the event every time is measured from.
     timed: Vec<(NodeId, usize, CUevent, CUevent)>,
     origin: Option<CUevent>,
+    /// The copies to the host submitted since the run began whose data is compared: node, where
+    /// it lands, extent (see `take_received`).
+    received: Vec<(NodeId, Rc<HostBuffer>, Extent)>,
+    /// Set by `finish`: the next submission starts a new run.
+    finished: bool,
 }
 
 impl CudaBackend {
@@ -65,7 +72,16 @@ impl CudaBackend {
             events: EventPool::new(options.profile),
             timed: Vec::new(),
             origin: None,
+            received: Vec::new(),
+            finished: false,
         })
+    }
+
+    /// A submission after `finish` begins a new run: what the last one received is dropped.
+    fn begin_submission(&mut self) {
+        if std::mem::take(&mut self.finished) {
+            self.received.clear();
+        }
     }
 
     fn objects(&self) -> BackendResult<&Objects> {
@@ -142,8 +158,8 @@ impl Backend for CudaBackend {
         Ok(())
     }
 
-    fn stage(&mut self, _ids: &[NodeId], nodes: &[Node], blobs: &BlobStore) -> BackendResult<()> {
-        self.objects.as_mut().ok_or_else(|| BackendError::Unsupported("the trace is not loaded yet".into()))?.stage(nodes, blobs)
+    fn stage(&mut self, ids: &[NodeId], nodes: &[Node], blobs: &BlobStore) -> BackendResult<()> {
+        self.objects.as_mut().ok_or_else(|| BackendError::Unsupported("the trace is not loaded yet".into()))?.stage(ids, nodes, blobs)
     }
 
     fn write_memory(&mut self, mem: MemId, data: &[u8]) -> BackendResult<()> {
@@ -179,16 +195,23 @@ impl Backend for CudaBackend {
     }
 
     fn launch(&mut self, buffer: BufferHandle) -> BackendResult<()> {
-        let (exec, first) = {
+        self.begin_submission();
+        let (exec, first, received) = {
             let built = self.built(buffer)?;
-            (built.exec, built.first)
+            (built.exec, built.first, built.received.clone())
         };
+        self.received.extend(received);
         self.launch_graph(exec, first)
     }
 
     fn run_eager(&mut self, part: &PartitionNodes<'_>, _blobs: &BlobStore) -> BackendResult<()> {
+        self.begin_submission();
         self.mark_origin()?;
         let objects = self.objects.as_ref().ok_or_else(|| BackendError::Unsupported("the trace is not loaded yet".into()))?;
+        self.received.extend(part.nodes.iter().filter_map(|(id, node)| match (&node.command, objects.landings.get(id)) {
+            (Command::Copy(copy), Some(landing)) => Some((*id, landing.clone(), copy.extent.clone())),
+            _ => None,
+        }));
         if part.nodes.iter().any(|(_, node)| graph::needs_graph(&node.command)) {
             let built = graph::build(objects, self.device.context, part)?;
             let (exec, first) = (built.exec, built.first);
@@ -216,7 +239,7 @@ impl Backend for CudaBackend {
             .get_mut(buffer.0)
             .ok_or_else(|| BackendError::Unsupported(format!("command buffer {} was not built by this backend", buffer.0)))?;
         if self.options.rebuild_updates {
-            *built = graph::rebuild(objects, self.device.context, part, patches)?;
+            *built = graph::rebuild(objects, self.device.context, part, patches, built)?;
             return Ok(UpdateKind::Rebuilt);
         }
         built.update(objects, self.device.context, part, patches)?;
@@ -226,11 +249,33 @@ impl Backend for CudaBackend {
     fn finish(&mut self) -> BackendResult<()> {
         // SAFETY: the backend's context is current.
         check(unsafe { sys::cuCtxSynchronize() }, "cuCtxSynchronize")?;
+        self.finished = true;
         self.eager_graphs.clear();
         if !self.options.profile {
             self.events.recycle();
         }
         Ok(())
+    }
+
+    fn take_received(&mut self) -> BackendResult<Vec<(NodeId, Vec<u8>)>> {
+        self.finish()?;
+        let received = std::mem::take(&mut self.received);
+        let relocation = &self.objects()?.relocation;
+        let mut taken = Vec::with_capacity(received.len());
+        for (node, landing, extent) in received {
+            // SAFETY: the landing buffer holds `landing.len` bytes, which the copies finished writing.
+            let landed = unsafe { std::slice::from_raw_parts(landing.ptr as *const u8, landing.len) };
+            let mut packed = Vec::new();
+            for (offset, len) in extent.rows(false) {
+                let row = landed.get(offset as usize..(offset + len) as usize).ok_or_else(|| {
+                    BackendError::Unsupported(format!("node {node}: a row at {offset} of {len} bytes lies outside its {} bytes", landing.len))
+                })?;
+                packed.extend_from_slice(row);
+            }
+            relocation.to_recorded(&mut packed);
+            taken.push((node, packed));
+        }
+        Ok(taken)
     }
 
     fn timings(&mut self) -> BackendResult<Vec<NodeTiming>> {

@@ -10,7 +10,7 @@ use cudarc::driver::sys::{self, CUdevice, CUdeviceptr, CUevent, CUfunction, CUmo
 use std::collections::{BTreeSet, HashMap};
 use std::ffi::CString;
 use std::rc::Rc;
-use trace_format::{BlobId, BlobStore, Command, ImageKind, MemKind, Node, Param, Place, Program, ProgramId, Trace};
+use trace_format::{BlobId, BlobStore, Command, ImageKind, MemKind, Node, NodeId, Param, Place, Program, ProgramId, Trace};
 
 pub struct Objects {
     pub device: CUdevice,
@@ -26,8 +26,11 @@ pub struct Objects {
     /// Recorded host data of the current segment's copies to the device, pinned, by blob; a
     /// graph holds on to those it copies from.
     pub sources: HashMap<BlobId, Rc<HostBuffer>>,
-    /// Where copies to the host land; what they read is not kept (comparisons read memory).
+    /// Where copies to the host land whose data the trace does not keep.
     pub sink: HostBuffer,
+    /// Where each copy of the staged segment lands whose data the trace keeps (by node), to be
+    /// compared; a graph holds on to those its copies land in.
+    pub landings: HashMap<NodeId, Rc<HostBuffer>>,
     /// An event for each event number the trace's event records and waits name.
     pub events: HashMap<u32, CUevent>,
     /// Smaller sinks that graphs built before may still copy into.
@@ -52,6 +55,7 @@ impl Objects {
             relocation: Relocation::new(&[], &[]),
             sources: HashMap::new(),
             sink: HostBuffer::zeroed(0)?,
+            landings: HashMap::new(),
             events: HashMap::new(),
             outgrown_sinks: Vec::new(),
         };
@@ -93,7 +97,8 @@ impl Objects {
     /// Pins the host data `nodes` copy to the device, and lets go of what earlier segments pinned
     /// that no graph holds; grows the sink to what they copy to the host; creates the events
     /// their event records and waits name.
-    pub fn stage(&mut self, nodes: &[Node], blobs: &BlobStore) -> BackendResult<()> {
+    pub fn stage(&mut self, ids: &[NodeId], nodes: &[Node], blobs: &BlobStore) -> BackendResult<()> {
+        self.stage_landings(ids, nodes)?;
         let mut needed = BTreeSet::new();
         let mut sink_len = self.sink.len as u64;
         let events = &mut self.events;
@@ -137,6 +142,23 @@ impl Objects {
 }
 
 impl Objects {
+    /// A landing buffer for each copy among `nodes` whose received data the trace keeps; those
+    /// of nodes staged before are kept where the same node comes again.
+    fn stage_landings(&mut self, ids: &[NodeId], nodes: &[Node]) -> BackendResult<()> {
+        let mut landings = HashMap::new();
+        for (id, node) in ids.iter().zip(nodes) {
+            let Command::Copy(copy @ trace_format::Copy { dst: Place::Host { data: Some(_) }, .. }) = &node.command else { continue };
+            let span = crate::extent::span(&copy.extent, false) as usize;
+            let landing = match self.landings.remove(id) {
+                Some(kept) if kept.len >= span => kept,
+                _ => Rc::new(HostBuffer::zeroed(span)?),
+            };
+            landings.insert(*id, landing);
+        }
+        self.landings = landings;
+        Ok(())
+    }
+
     /// The event standing for the trace's event number `event`.
     pub fn event(&self, event: u32) -> BackendResult<CUevent> {
         self.events.get(&event).copied().ok_or_else(|| BackendError::Unsupported(format!("event {event} was not created when its segment was staged")))
