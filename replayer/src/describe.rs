@@ -19,6 +19,7 @@ pub fn edge_kind(kind: EdgeKind) -> &'static str {
         EdgeKind::Event => "event",
         EdgeKind::Barrier => "barrier",
         EdgeKind::DefaultStream => "default_stream",
+        EdgeKind::Memory => "memory",
     }
 }
 

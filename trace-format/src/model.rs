@@ -469,6 +469,11 @@ pub enum EdgeKind {
     Barrier,
     /// The legacy default stream synchronizing with blocking streams.
     DefaultStream,
+    /// No synchronization orders the two, but the program's timing did: an earlier command of
+    /// another queue wrote memory this one uses, or used memory this one writes, and the program
+    /// relied on it having finished (a synchronous copy, say, before work on a stream that does
+    /// not wait for the copy's). The replay keeps the order the program observed.
+    Memory,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

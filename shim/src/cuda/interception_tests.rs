@@ -294,9 +294,10 @@ fn a_program_capturing_streams_keeps_its_captures_and_its_other_work_is_recorded
     let calls: Vec<&str> = trace.nodes.iter().map(|node| node.call.as_str()).collect();
     assert_eq!(
         calls,
-        // Synchronizing the non-blocking stream closes its two kernels only: the copies on the
-        // legacy stream close later.
-        ["cuLaunchKernel", "cuLaunchKernel", "cuMemcpyHtoD_v2", "cuMemcpyHtoD_v2", "cuGraphLaunch", "cuGraphLaunch", "cuMemcpyDtoH_v2", "cuMemcpyDtoH_v2", "cuMemcpyDtoH_v2"]
+        // Synchronizing the non-blocking stream closes its two kernels and the copy on the legacy
+        // stream that filled memory one of them uses (the program's timing ordered them: see
+        // `EdgeKind::Memory`); the other copy on the legacy stream closes later.
+        ["cuMemcpyHtoD_v2", "cuLaunchKernel", "cuLaunchKernel", "cuMemcpyHtoD_v2", "cuGraphLaunch", "cuGraphLaunch", "cuMemcpyDtoH_v2", "cuMemcpyDtoH_v2", "cuMemcpyDtoH_v2"]
     );
     let n_of = |command: &Work| match command {
         Work::Kernel(launch) => launch.args[1].clone(),
@@ -310,7 +311,7 @@ fn a_program_capturing_streams_keeps_its_captures_and_its_other_work_is_recorded
     let Work::Subgraph(second) = &trace.nodes[5].command else { panic!("not a graph launch") };
     assert_eq!(second.nodes.iter().map(|node| n_of(&node.command)).collect::<Vec<_>>(), [value(2)]);
     // c, first used by the kernel launched during the capture, was read then: all zeros.
-    let Work::Kernel(during) = &trace.nodes[1].command else { panic!("not a kernel") };
+    let Work::Kernel(during) = &trace.nodes[2].command else { panic!("not a kernel") };
     let Arg::Memory { mem: c, .. } = during.args[0] else { panic!("c is not memory: {:?}", during.args[0]) };
     let initial = trace.segments.iter().flat_map(|segment| &segment.initial).find(|state| state.mem == c).expect("c's initial contents");
     assert_eq!(file.blobs.get(initial.blob).unwrap().as_ref(), &[0u8; 64][..]);
@@ -412,4 +413,21 @@ fn host_memory_a_callback_s_thread_frees_keeps_what_the_host_received() {
         .collect();
     received.sort_unstable();
     assert_eq!(received, [0, 1, 2, 3]);
+}
+
+/// `test_driver/memory_order_program.c`: the copy and memset on the legacy stream that filled the
+/// memory kernels of a non-blocking stream then used close with those kernels, before them, with
+/// edges of kind `Memory`, as the program observed them.
+#[test]
+fn work_of_another_stream_the_host_s_timing_ordered_closes_first() {
+    let test = TestProgram::build("memory_order_program");
+    let (output, file) = test.recorded();
+    assert_eq!(output, "1 16\n");
+    let trace = &file.trace;
+    let ends: Vec<&str> = trace.segments.iter().map(|segment| segment.ended_by.as_str()).collect();
+    assert_eq!(ends, ["cuStreamSynchronize", "cuMemcpyDtoH_v2"]);
+    let calls: Vec<(&str, u32)> = trace.nodes.iter().map(|node| (node.call.as_str(), node.segment.0)).collect();
+    assert_eq!(&calls[..4], [("cuMemcpyHtoD_v2", 0), ("cuMemsetD32_v2", 0), ("cuLaunchKernel", 0), ("cuLaunchKernel", 0)]);
+    let memory_edges: Vec<(u32, u32)> = trace.edges.iter().filter(|edge| edge.kind == EdgeKind::Memory).map(|edge| (edge.from.0, edge.to.0)).collect();
+    assert_eq!(memory_edges, [(0, 2), (1, 3)]);
 }

@@ -49,6 +49,10 @@ pub(super) struct CaptureUse {
     pub pending_writes: u32,
     /// Written by recorded work in this capture: its final contents are expected at the end.
     pub written: bool,
+    /// The last pending command that wrote it, with its queue, and the last pending command of
+    /// each queue that used it since (see `EdgeKind::Memory`).
+    pub last_writer: Option<(u64, Option<Key>)>,
+    pub readers: Vec<(u64, Option<Key>)>,
 }
 
 pub(super) struct Entry {

@@ -237,8 +237,12 @@ impl Recorder {
             Some(queue) => self.pending.queue_edges(queue, submission.order, &waited),
             None => waited.iter().map(|&from| (from, EdgeKind::Event)).collect(),
         };
+        let mut preds = preds;
+        self.memory_order(submission.queue, &uses, &mut preds);
         let node = Node { queue: queue_id, segment: SegmentId(0), command, call: submission.call.to_string() };
+        let users: Vec<(Key, bool)> = uses.iter().map(|use_| (use_.root, use_.write)).collect();
         let id = self.pending.add(PendingNode { node, queue: submission.queue, preds, received: submission.received, uses, user_event: None });
+        self.note_users(id, submission.queue, &users);
         if let Some(event) = submission.signals {
             self.pending.set_event(event, vec![id]);
         }
@@ -512,6 +516,42 @@ impl Recorder {
     }
 
     /// The pending uses of memory a captured command makes.
+    /// How many pending nodes `memory_order` looks through for a path that already orders two.
+    const ORDER_SEARCH_BUDGET: usize = 256;
+
+    /// Edges from pending commands of other queues that wrote memory `uses` names (and, for
+    /// what it writes, that read it): the order the program observed (`EdgeKind::Memory`).
+    fn memory_order(&self, queue: Option<Key>, uses: &[Use], preds: &mut Vec<(PendingId, EdgeKind)>) {
+        for use_ in uses {
+            let Some(entry) = self.memory.get(use_.root) else { continue };
+            let state = &entry.capture;
+            let writer = state.last_writer.into_iter();
+            let readers = state.readers.iter().copied().filter(|_| use_.write);
+            for (earlier, earlier_queue) in writer.chain(readers) {
+                if earlier_queue != queue && self.pending.is_pending(earlier) && !self.pending.precedes(earlier, preds, Self::ORDER_SEARCH_BUDGET) {
+                    preds.push((earlier, EdgeKind::Memory));
+                }
+            }
+        }
+    }
+
+    /// Command `id` of `queue` uses memory `users` (root, written): the last writer and readers.
+    fn note_users(&mut self, id: PendingId, queue: Option<Key>, users: &[(Key, bool)]) {
+        for &(root, write) in users {
+            let Some(entry) = self.memory.get_mut(root) else { continue };
+            let state = &mut entry.capture;
+            if write {
+                state.last_writer = Some((id, queue));
+                state.readers.clear();
+            } else {
+                match state.readers.iter_mut().find(|(_, reader_queue)| *reader_queue == queue) {
+                    Some(reader) => reader.0 = id,
+                    None => state.readers.push((id, queue)),
+                }
+            }
+        }
+    }
+
     fn uses(&mut self, accesses: &[Access]) -> Vec<Use> {
         let mut uses: Vec<Use> = Vec::with_capacity(accesses.len());
         for access in accesses {

@@ -321,6 +321,30 @@ impl Pending {
         count
     }
 
+    pub fn is_pending(&self, id: PendingId) -> bool {
+        self.nodes.contains_key(&id)
+    }
+
+    /// Whether pending node `earlier` precedes a node whose predecessors are `preds`. Ancestors
+    /// have smaller ids, so only nodes after `earlier` are searched, and at most `budget` of
+    /// them: past it the answer is no (an edge added then is only redundant).
+    pub fn precedes(&self, earlier: PendingId, preds: &[(PendingId, EdgeKind)], budget: usize) -> bool {
+        let mut stack: Vec<PendingId> = preds.iter().map(|&(pred, _)| pred).filter(|&pred| pred >= earlier).collect();
+        let mut seen = HashSet::default();
+        while let Some(id) = stack.pop() {
+            if id == earlier {
+                return true;
+            }
+            if !seen.insert(id) || seen.len() > budget {
+                continue;
+            }
+            if let Some(node) = self.nodes.get(&id) {
+                stack.extend(node.preds.iter().map(|&(pred, _)| pred).filter(|&pred| pred >= earlier));
+            }
+        }
+        false
+    }
+
     fn live(&self, ids: &[PendingId]) -> Vec<PendingId> {
         ids.iter().copied().filter(|id| self.nodes.contains_key(id)).collect()
     }
