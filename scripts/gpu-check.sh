@@ -186,6 +186,7 @@ fi
 for entry in graph_nodes:conditional,event_record,event_wait,mem_alloc,mem_free,host_task capture_alongside:conditional; do
   name=${entry%%:*}; kinds=${entry#*:}
   if summary=$("$replayer" info --json "$work/$name.trace" 2>/dev/null | python3 -c 'import json,sys; d=json.load(sys.stdin); k=d["nodes_by_kind"]; want=sys.argv[1].split(",")
+for kind, count in d.get("inner_nodes_by_kind", {}).items(): k[kind] = k.get(kind, 0) + count
 print("%s: %s; partial: %s" % (sys.argv[2], ", ".join("%d %s" % (k.get(w, 0), w) for w in want), [p["reason"] for p in d["partial"]] or "none"))
 sys.exit(0 if d["complete"] and all(k.get(w, 0) > 0 for w in want) else 1)' "$kinds" "$name"); then
     echo "own graphs: $summary" >>"$table"

@@ -8,7 +8,7 @@ use crate::validate::Validator;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt;
-use trace_format::{BlobId, Completeness, FormatError, MemKind, SegmentId, TraceReader};
+use trace_format::{BlobId, Command, Completeness, FormatError, Graph, MemKind, SegmentId, TraceReader};
 
 #[derive(Debug, Serialize)]
 pub struct TraceInfo {
@@ -18,6 +18,8 @@ pub struct TraceInfo {
     pub devices: Vec<DeviceInfo>,
     pub nodes: usize,
     pub nodes_by_kind: BTreeMap<&'static str, usize>,
+    /// Commands inside the program's own graphs (and conditional bodies), by kind.
+    pub inner_nodes_by_kind: BTreeMap<&'static str, usize>,
     pub edges: usize,
     pub edges_by_kind: BTreeMap<&'static str, usize>,
     pub segments: usize,
@@ -94,10 +96,12 @@ pub fn trace_info(reader: &TraceReader) -> Result<TraceInfo, FormatError> {
     let mut finder = FamilyFinder::new(trace);
     let mut members: Vec<SegmentRuns> = Vec::new();
     let mut nodes_by_kind = BTreeMap::new();
+    let mut inner_nodes_by_kind = BTreeMap::new();
     let mut edges_by_kind = BTreeMap::new();
     reader.for_each_segment(|segment| {
         for node in &segment.nodes {
             *nodes_by_kind.entry(node.command.kind_name()).or_insert(0) += 1;
+            count_inner(&node.command, &mut inner_nodes_by_kind);
         }
         for edge in &segment.edges {
             *edges_by_kind.entry(describe::edge_kind(edge.kind)).or_insert(0) += 1;
@@ -148,6 +152,7 @@ pub fn trace_info(reader: &TraceReader) -> Result<TraceInfo, FormatError> {
             .collect(),
         nodes: reader.node_count(),
         nodes_by_kind,
+        inner_nodes_by_kind,
         edges: reader.edge_count(),
         edges_by_kind,
         segments: reader.segment_count(),
@@ -241,6 +246,10 @@ impl fmt::Display for TraceInfo {
             writeln!(f, "device {index}:   {} ({}, driver {})", device.name, device.vendor, device.driver_version)?;
         }
         writeln!(f, "nodes:      {}", with_counts(self.nodes, &self.nodes_by_kind))?;
+        if !self.inner_nodes_by_kind.is_empty() {
+            let inner = self.inner_nodes_by_kind.values().sum();
+            writeln!(f, "  inside the program's graphs: {}", with_counts(inner, &self.inner_nodes_by_kind))?;
+        }
         writeln!(f, "edges:      {}", with_counts(self.edges, &self.edges_by_kind))?;
         writeln!(f, "segments:   {}", self.segments)?;
         match &self.families {
@@ -278,6 +287,19 @@ impl fmt::Display for TraceInfo {
     }
 }
 
+/// Counts the commands inside `command` (a program's graph, a conditional's bodies) by kind.
+fn count_inner(command: &Command, counts: &mut BTreeMap<&'static str, usize>) {
+    let graphs: &[Graph] = match command {
+        Command::Subgraph(graph) => std::slice::from_ref(graph),
+        Command::Conditional(conditional) => &conditional.bodies,
+        _ => return,
+    };
+    for node in graphs.iter().flat_map(|graph| &graph.nodes) {
+        *counts.entry(node.command.kind_name()).or_insert(0) += 1;
+        count_inner(&node.command, counts);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -309,6 +331,21 @@ mod tests {
         assert!(text.contains("nodes:      4 (2 host_task, 2 kernel)"), "{text}");
         assert!(text.contains("  base 0: segments 0-1 (0 patches each)"), "{text}");
         assert!(text.contains("partial:    recording stopped at clFoo: not supported"), "{text}");
+    }
+
+    #[test]
+    fn commands_inside_the_program_s_graphs_are_counted_apart() {
+        let mut b = TraceBuilder::new();
+        let segment = b.segment();
+        let inner = |command| trace_format::Node { queue: None, segment, command, call: "inner".into() };
+        let body = trace_format::Graph { nodes: vec![inner(Command::Barrier)], edges: Vec::new() };
+        let conditional = trace_format::Conditional { kind: trace_format::ConditionalKind::While, condition: 0, default: None, bodies: vec![body] };
+        let graph = Graph { nodes: vec![inner(Command::Conditional(conditional)), inner(Command::EventRecord { event: 1 })], edges: Vec::new() };
+        b.node(segment, Command::Subgraph(graph));
+        let info = trace_info(&b.reader()).expect("the trace reads");
+        assert_eq!(info.nodes_by_kind, BTreeMap::from([("subgraph", 1)]));
+        assert_eq!(info.inner_nodes_by_kind, BTreeMap::from([("barrier", 1), ("conditional", 1), ("event_record", 1)]));
+        assert!(info.to_string().contains("  inside the program's graphs: 3 (1 barrier, 1 conditional, 1 event_record)"), "{info}");
     }
 
     #[test]
