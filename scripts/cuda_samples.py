@@ -98,6 +98,8 @@ LIBRARIES = {
 SYSTEM_LIBRARIES = {"dl": "-ldl", "pthread": "-lpthread", "rt": "-lrt", "culibos": "-lculibos", "${NVJITLINK_LIB}": "-lnvJitLink"}
 
 EXIT_WAIVED = 2
+# Traces under this size stay with a sample's logs.
+SMALL_TRACE = 2 << 20
 RESULT_LINE = re.compile(r"pass|fail|result|correct|mismatch|waiv", re.IGNORECASE)
 
 
@@ -253,7 +255,7 @@ def trim_logs(log, keep=200):
     directory, name = os.path.split(log)
     for entry in os.listdir(directory):
         path = os.path.join(directory, entry)
-        if entry.startswith(name + ".") and not entry.endswith(".json") and os.path.getsize(path) > 64 * 1024:
+        if entry.startswith(name + ".") and not entry.endswith((".json", ".trace")) and os.path.getsize(path) > 64 * 1024:
             lines = tail(path, keep)
             with open(path, "w") as file:
                 file.write("\n".join(["[earlier lines cut]"] + lines) + "\n")
@@ -263,13 +265,30 @@ def result_lines(path):
     return [line for line in tail(path, 100000) if RESULT_LINE.search(line)]
 
 
+def last_json_document(path):
+    """The JSON report at the end of a replay's output: kernels that print (printf) print before it."""
+    with open(path) as file:
+        text = file.read()
+    start = text.rfind("\n{\n")
+    return json.loads(text[start + 1:] if start >= 0 else text)
+
+
+def partial_reasons(bin_dir, trace):
+    """Why the shim marked `trace` partial (what it could not record), from `replayer info --json`."""
+    info = subprocess.run([os.path.join(bin_dir, "replayer"), "info", trace, "--json"], capture_output=True, text=True)
+    try:
+        return [f"{p['call']}: {p['reason']}" for p in json.loads(info.stdout).get("partial", [])]
+    except ValueError:
+        return []
+
+
 def replay_verdict(code, report, err):
     """What a replay's JSON report says: a pass (with the bytes that differed between two replays,
     which are unstable, not failed), or what differed first."""
     if code is None:
         return "timeout", ""
     try:
-        comparison = json.load(open(report))["comparison"]
+        comparison = last_json_document(report)["comparison"]
     except (OSError, ValueError, KeyError, TypeError):
         return f"exit {code}", telling_line(err)
     if comparison["compared"] == 0:
@@ -319,6 +338,7 @@ def check_one(sample, work, bin_dir, logs, timeout):
     if not os.path.exists(trace):
         row["graph"] = row["eager"] = "no trace"
         return row
+    partial = partial_reasons(bin_dir, trace)
     for mode in ("graph", "eager"):
         report = log + f".{mode}.json"
         command = [os.path.join(bin_dir, "replayer"), "replay", trace, "--mode", mode, "--iterations", "1", "--compare", "--json"]
@@ -327,8 +347,12 @@ def check_one(sample, work, bin_dir, logs, timeout):
             shutil.copyfile(log + f".{mode}.out", report)
         row[mode], why = replay_verdict(code, report, log + f".{mode}.err")
         if why and not row["reason"]:
-            row["reason"] = f"{mode}: {why}"
-    os.remove(trace)
+            row["reason"] = f"{mode}: {why}" + (f" (trace partial: {partial[0]})" if partial else "")
+    # A small trace stays with the logs, to be read where the replayer has no GPU (info, validate, dot).
+    if os.path.getsize(trace) < SMALL_TRACE:
+        shutil.move(trace, log + ".trace")
+    else:
+        os.remove(trace)
     return row
 
 

@@ -149,22 +149,45 @@ fn total(ranges: &[Range<usize>]) -> u64 {
     ranges.iter().map(|range| range.len() as u64).sum()
 }
 
-/// `ranges` without what `unstable` covers (both sorted, disjoint).
+/// `ranges` without what `unstable` covers (both sorted, disjoint), in one pass over both.
 fn without(ranges: &[Range<usize>], unstable: &[Range<usize>]) -> Vec<Range<usize>> {
     let mut kept = Vec::new();
+    let mut cuts = unstable.iter().peekable();
     for range in ranges {
         let mut start = range.start;
-        for cut in unstable.iter().filter(|cut| cut.end > range.start && cut.start < range.end) {
+        while let Some(cut) = cuts.peek() {
+            if cut.start >= range.end {
+                break;
+            }
             if cut.start > start {
                 kept.push(start..cut.start);
             }
             start = start.max(cut.end);
+            if cut.end > range.end {
+                break; // it reaches into the next ranges too
+            }
+            cuts.next();
         }
         if start < range.end {
             kept.push(start..range.end);
         }
     }
     kept
+}
+
+/// A value varies as a whole: `ranges` (sorted, disjoint) grown to the aligned `word`s holding
+/// them, within `len`. A timer's high bytes agree between two replays moments apart yet
+/// differ from the recording; they belong to the same unstable value as its low bytes.
+fn whole_words(ranges: &[Range<usize>], word: usize, len: usize) -> Vec<Range<usize>> {
+    let mut grown: Vec<Range<usize>> = Vec::with_capacity(ranges.len());
+    for range in ranges {
+        let widened = range.start / word * word..range.end.div_ceil(word).saturating_mul(word).min(len.max(range.end));
+        match grown.last_mut() {
+            Some(last) if last.end >= widened.start => last.end = last.end.max(widened.end),
+            _ => grown.push(widened),
+        }
+    }
+    grown
 }
 
 /// What was compared: a memory object's contents, or the data a copy delivered to the host.
@@ -228,6 +251,10 @@ impl Serialize for Comparison {
     }
 }
 
+/// Bytes compared exactly are unstable by aligned words of this size: the widest scalar a
+/// kernel writes at once (a 64-bit timer or atomic).
+const UNSTABLE_WORD: usize = 8;
+
 /// Which run of a segment a comparison belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Run {
@@ -254,7 +281,11 @@ impl Checker {
             }
             Run::Last => {
                 let first = self.first.remove(&(segment, subject));
-                let unstable = differences(first.as_deref().unwrap_or(expected), &actual, rule);
+                let word = match rule {
+                    Rule::Exact => UNSTABLE_WORD,
+                    Rule::Within(element, _) => element.size(),
+                };
+                let unstable = whole_words(&differences(first.as_deref().unwrap_or(expected), &actual, rule), word, actual.len().max(expected.len()));
                 self.comparison.compared += 1;
                 self.comparison.within_tolerance += usize::from(rule != Rule::Exact);
                 self.comparison.unstable_bytes += total(&unstable);
@@ -319,7 +350,30 @@ mod tests {
         checker.check(Run::First, 0, MEMORY, b"winner:1 total:9", b"winner:2 total:9".to_vec(), Rule::Exact);
         checker.check(Run::Last, 0, MEMORY, b"winner:1 total:9", b"winner:3 total:9".to_vec(), Rule::Exact);
         assert!(checker.comparison.passed());
-        assert_eq!((checker.comparison.compared, checker.comparison.unstable_bytes), (1, 1));
+        // The winner's byte makes its whole 8-byte word unstable.
+        assert_eq!((checker.comparison.compared, checker.comparison.unstable_bytes), (1, 8));
+    }
+
+    #[test]
+    fn a_timer_is_unstable_as_a_whole_word() {
+        // Two replays moments apart agree on a timer's high bytes; the recording does not.
+        let recorded = 0x0000_0123_4500_0000u64.to_ne_bytes();
+        let (first, last) = (0x0000_0456_7811_1111u64.to_ne_bytes(), 0x0000_0456_7822_2222u64.to_ne_bytes());
+        let mut checker = Checker::default();
+        checker.check(Run::First, 0, MEMORY, &recorded, first.to_vec(), Rule::Exact);
+        checker.check(Run::Last, 0, MEMORY, &recorded, last.to_vec(), Rule::Exact);
+        assert!(checker.comparison.passed(), "{:?}", checker.comparison);
+        assert_eq!(checker.comparison.unstable_bytes, 8);
+    }
+
+    #[test]
+    fn stable_ranges_leave_out_unstable_ones_in_one_pass() {
+        assert_eq!(without(&[0..10, 20..30], &[5..25]), [0..5, 25..30]);
+        assert_eq!(without(&[0..4, 8..12, 16..20], &[1..2, 9..10, 30..40]), [0..1, 2..4, 8..9, 10..12, 16..20]);
+        assert_eq!(whole_words(&[1..2, 3..4, 17..18], 8, 20), [0..8, 16..20]);
+        // A million scattered differences take linear time.
+        let scattered: Vec<Range<usize>> = (0..1_000_000).map(|i| i * 16..i * 16 + 1).collect();
+        assert_eq!(without(&scattered, &scattered).len(), 0);
     }
 
     #[test]
@@ -329,7 +383,8 @@ mod tests {
         checker.check(Run::First, 3, node, b"total:9 t:1", b"total:8 t:5".to_vec(), Rule::Exact);
         checker.check(Run::Last, 3, node, b"total:9 t:1", b"total:8 t:6".to_vec(), Rule::Exact);
         let comparison = &checker.comparison;
-        assert_eq!(comparison.unstable_bytes, 1);
+        // The unstable byte's word (bytes 8-10) is unstable; "total:8" lies in the word before.
+        assert_eq!(comparison.unstable_bytes, 3);
         let [mismatch] = &comparison.mismatches[..] else { panic!("one mismatch: {comparison:?}") };
         assert_eq!((mismatch.segment, mismatch.node, mismatch.mem), (3, Some(7), None));
         assert_eq!((mismatch.difference.first_offset, mismatch.difference.differing_bytes), (6, 1));
@@ -341,6 +396,6 @@ mod tests {
         checker.check(Run::First, 0, MEMORY, b"abcd", b"abcd".to_vec(), Rule::Exact);
         checker.check(Run::Last, 0, MEMORY, b"abcd", b"abXY".to_vec(), Rule::Exact);
         assert!(checker.comparison.passed());
-        assert_eq!(checker.comparison.unstable_bytes, 2);
+        assert_eq!(checker.comparison.unstable_bytes, 4);
     }
 }

@@ -136,10 +136,29 @@ fn forget_bookkeeping(state: &mut State, address: CUdeviceptr) {
     }
 }
 
-pub unsafe fn free(forward: &mut Forward<'_, CUresult>, _call: &str, pointer: CUdeviceptr) -> Recorded {
+/// `cuMemFree`: what the capture wrote into the memory is read before it goes (a program whose
+/// results never reach the host leaves them only there).
+pub unsafe fn free(forward: &mut Forward<'_, CUresult>, call: &str, pointer: CUdeviceptr) -> Recorded {
+    final_contents_before_free(call, pointer)?;
     releasing(pointer)?;
     forward.call();
     Ok(())
+}
+
+/// Memory at `address` is about to be freed: work still pending that writes it is done by now
+/// (the program frees memory it no longer waits for; `cuMemFree` itself synchronizes), so its
+/// streams are waited for and it closes first; then the final contents of what the capture
+/// wrote into it are read. Nothing waits while a stream captures.
+fn final_contents_before_free(call: &str, address: CUdeviceptr) -> Recorded {
+    let busy = with_recorder(|state, recorder| {
+        let pending = !quiet(state) && recorder.pending_writes(address);
+        if pending { recorder.busy_queues() } else { Vec::new() }
+    })?;
+    if !busy.is_empty() {
+        busy.iter().for_each(|&queue| wait_for(queue, false));
+        closed(call, SyncScope::Everything)?;
+    }
+    with_recorder(|state, recorder| recorder.read_final_contents_of(&[address], &DeviceAccess::new(state)))
 }
 
 /// Stream-ordered free: the memory is gone once its stream gets here, a `MemFree` node there.
@@ -187,22 +206,14 @@ pub unsafe fn host_alloc(forward: &mut Forward<'_, CUresult>, _call: &str, point
 /// `cuMemFreeHost` and `cuMemHostUnregister`. What device work wrote into the host memory is
 /// what the host received (a stream callback's thread reads it, then frees it): it is taken
 /// before it goes, as the data of pending copies into it and as the final contents of the
-/// memory. Work still pending that writes it is done by now (the program frees memory it no
-/// longer waits for), so its streams are waited for and it closes first.
+/// memory (see `free`).
 pub unsafe fn free_host(forward: &mut Forward<'_, CUresult>, call: &str, pointer: *mut c_void) -> Recorded {
     let address = pointer as CUdeviceptr;
-    let (pending, busy) = with_recorder(|state, recorder| {
+    with_recorder(|_, recorder| {
         // Copies into it that the host waited for through a callback or query deliver their data now.
         let size = recorder.memory_size(address).unwrap_or(1);
         recorder.capture_received(address as usize, size as usize);
-        let pending = !quiet(state) && recorder.pending_writes(address);
-        (pending, if pending { recorder.busy_queues() } else { Vec::new() })
     })?;
-    if pending {
-        busy.iter().for_each(|&queue| wait_for(queue, false));
-        closed(call, SyncScope::Everything)?;
-    }
-    with_recorder(|state, recorder| recorder.read_final_contents_of(&[address], &DeviceAccess::new(state)))?;
     unsafe { free(forward, call, address) }
 }
 
