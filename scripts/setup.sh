@@ -22,11 +22,11 @@ venv="$deps/venv"
 if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
 fi
-stamp="$venv/.reprise-setup-1"
+stamp="$venv/.reprise-setup-2"
 if [ ! -f "$stamp" ]; then
   echo "setup: installing Python packages into $venv"
   "$venv/bin/python" -m pip install -q --disable-pip-version-check \
-    intel-opencl-rt intel-cmplr-lib-rt pyopencl numpy \
+    intel-opencl-rt intel-cmplr-lib-rt pyopencl numpy mako \
     "nvidia-cuda-nvcc==13.0.*" "nvidia-cuda-runtime==13.0.*" "nvidia-cuda-crt==13.0.*" "nvidia-nvvm==13.0.*"
   touch "$stamp"
 fi

@@ -259,33 +259,58 @@ const UNSTABLE_WORD: usize = 8;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Run {
     First,
+    /// A run between the first and the last: it only widens what is unstable.
+    Middle,
     Last,
 }
 
-/// Compares across the first and the last run: it keeps, from the first, only the contents
-/// that differed from the recording (the others equal it).
+/// What the first run left where it differed from the recording, and the bytes later runs
+/// found unstable so far.
+struct Differed {
+    first: Vec<u8>,
+    unstable: Vec<Range<usize>>,
+}
+
+/// Compares across runs: it keeps, from the first, only the contents that differed from the
+/// recording (the others equal it, so any later difference is unstable); every later run of
+/// those adds the bytes where it differs from the first to the unstable ones.
 #[derive(Default)]
 pub struct Checker {
-    first: HashMap<(u32, Subject), Vec<u8>>,
+    differed: HashMap<(u32, Subject), Differed>,
     pub comparison: Comparison,
 }
 
 impl Checker {
+    /// Whether a middle run of `subject` in `segment` can tell anything (the first run differed).
+    pub fn watches(&self, segment: u32, subject: Subject) -> bool {
+        self.differed.contains_key(&(segment, subject))
+    }
+
     pub fn check(&mut self, run: Run, segment: u32, subject: Subject, expected: &[u8], actual: Vec<u8>, rule: Rule) {
-        let differing = differences(expected, &actual, rule);
+        let word = match rule {
+            Rule::Exact => UNSTABLE_WORD,
+            Rule::Within(element, _) => element.size(),
+        };
+        let len = actual.len().max(expected.len());
         match run {
             Run::First => {
-                if !differing.is_empty() {
-                    self.first.insert((segment, subject), actual);
+                if !differences(expected, &actual, rule).is_empty() {
+                    self.differed.insert((segment, subject), Differed { first: actual, unstable: Vec::new() });
+                }
+            }
+            Run::Middle => {
+                if let Some(differed) = self.differed.get_mut(&(segment, subject)) {
+                    let now = whole_words(&differences(&differed.first, &actual, rule), word, len);
+                    differed.unstable = union(&differed.unstable, &now);
                 }
             }
             Run::Last => {
-                let first = self.first.remove(&(segment, subject));
-                let word = match rule {
-                    Rule::Exact => UNSTABLE_WORD,
-                    Rule::Within(element, _) => element.size(),
+                let differed = self.differed.remove(&(segment, subject));
+                let unstable = match &differed {
+                    Some(differed) => union(&differed.unstable, &whole_words(&differences(&differed.first, &actual, rule), word, len)),
+                    None => whole_words(&differences(expected, &actual, rule), word, len),
                 };
-                let unstable = whole_words(&differences(first.as_deref().unwrap_or(expected), &actual, rule), word, actual.len().max(expected.len()));
+                let differing = differences(expected, &actual, rule);
                 self.comparison.compared += 1;
                 self.comparison.within_tolerance += usize::from(rule != Rule::Exact);
                 self.comparison.unstable_bytes += total(&unstable);
@@ -306,6 +331,26 @@ impl Checker {
             }
         }
     }
+}
+
+/// The bytes either of two sorted, disjoint range lists covers, sorted and disjoint.
+fn union(a: &[Range<usize>], b: &[Range<usize>]) -> Vec<Range<usize>> {
+    let mut all: Vec<Range<usize>> = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() || j < b.len() {
+        let next = if j >= b.len() || (i < a.len() && a[i].start <= b[j].start) {
+            i += 1;
+            a[i - 1].clone()
+        } else {
+            j += 1;
+            b[j - 1].clone()
+        };
+        match all.last_mut() {
+            Some(last) if last.end >= next.start => last.end = last.end.max(next.end),
+            _ => all.push(next),
+        }
+    }
+    all
 }
 
 #[cfg(test)]
@@ -371,9 +416,23 @@ mod tests {
         assert_eq!(without(&[0..10, 20..30], &[5..25]), [0..5, 25..30]);
         assert_eq!(without(&[0..4, 8..12, 16..20], &[1..2, 9..10, 30..40]), [0..1, 2..4, 8..9, 10..12, 16..20]);
         assert_eq!(whole_words(&[1..2, 3..4, 17..18], 8, 20), [0..8, 16..20]);
+        assert_eq!(union(&[0..2, 10..12], &[1..5, 12..14, 20..21]), [0..5, 10..14, 20..21]);
         // A million scattered differences take linear time.
         let scattered: Vec<Range<usize>> = (0..1_000_000).map(|i| i * 16..i * 16 + 1).collect();
         assert_eq!(without(&scattered, &scattered).len(), 0);
+    }
+
+    #[test]
+    fn every_run_between_the_first_and_the_last_adds_unstable_bytes() {
+        // The first and the last run agree on bytes 8-15, a middle run does not.
+        let recorded = b"aaaaaaaabbbbbbbbcccccccc";
+        let mut checker = Checker::default();
+        checker.check(Run::First, 0, MEMORY, recorded, b"XaaaaaaaYbbbbbbbcccccccc".to_vec(), Rule::Exact);
+        assert!(checker.watches(0, MEMORY));
+        checker.check(Run::Middle, 0, MEMORY, recorded, b"ZaaaaaaaZbbbbbbbcccccccc".to_vec(), Rule::Exact);
+        checker.check(Run::Last, 0, MEMORY, recorded, b"XaaaaaaaYbbbbbbbcccccccc".to_vec(), Rule::Exact);
+        assert!(checker.comparison.passed(), "{:?}", checker.comparison);
+        assert_eq!(checker.comparison.unstable_bytes, 16);
     }
 
     #[test]
