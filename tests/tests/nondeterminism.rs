@@ -46,9 +46,6 @@ fn an_atomic_race_is_unstable_and_a_changed_kernel_still_fails() {
             // Where the race shows (at times every run settles it alike), it shows in the slots alone.
             let differing = mismatch_lengths(comparison);
             assert!(differing.iter().all(|&len| len == SLOTS_BYTES), "only the slots may differ: {context}");
-            if comparison["unstable_bytes"].as_u64() > Some(0) {
-                assert!(differing.is_empty() || code == Some(1), "{context}");
-            }
 
             let (code, changed) = replay(&trace, &device, mode, &["--set", "square:2=f32:2"]);
             let comparison = &changed["comparison"];
