@@ -98,6 +98,8 @@ LIBRARIES = {
 SYSTEM_LIBRARIES = {"dl": "-ldl", "pthread": "-lpthread", "rt": "-lrt", "culibos": "-lculibos", "${NVJITLINK_LIB}": "-lnvJitLink"}
 
 EXIT_WAIVED = 2
+# Runs of each replay: bytes that differ between any two are unstable (races, timers).
+REPLAY_RUNS = 5
 # Traces under this size stay with a sample's logs.
 SMALL_TRACE = 2 << 20
 RESULT_LINE = re.compile(r"pass|fail|result|correct|mismatch|waiv", re.IGNORECASE)
@@ -341,7 +343,7 @@ def check_one(sample, work, bin_dir, logs, timeout):
     partial = partial_reasons(bin_dir, trace)
     for mode in ("graph", "eager"):
         report = log + f".{mode}.json"
-        command = [os.path.join(bin_dir, "replayer"), "replay", trace, "--mode", mode, "--iterations", "1", "--compare", "--json"]
+        command = [os.path.join(bin_dir, "replayer"), "replay", trace, "--mode", mode, "--iterations", str(REPLAY_RUNS - 1), "--compare", "--json"]
         code, _ = run_step(command, place, log + f".{mode}", timeout)
         if code is not None:
             shutil.copyfile(log + f".{mode}.out", report)

@@ -56,3 +56,25 @@ fn an_atomic_race_is_unstable_and_a_changed_kernel_still_fails() {
         }
     }
 }
+
+/// `--tolerance` without `--element`: the squares are `float*` in the kernel's source, which the
+/// trace keeps, so a scale off by one part in ten million compares equal within rel=1e-5, while
+/// byte for byte it differs.
+#[test]
+fn floats_compare_within_a_tolerance_as_the_kernel_parameter_types_say() {
+    let program = Program::opencl_c("atomic_race");
+    for device in std::iter::once(Device::pocl()).chain(Device::intel()) {
+        let trace = program.record(&device);
+        let nudged = ["--set", "square:2=f32:1.0000001"];
+        let (_, exact) = replay(&trace, &device, Mode::Graph, &nudged);
+        let context = format!("{} byte for byte: {exact:#}", device.name());
+        assert_eq!(mismatch_lengths(&exact["comparison"]).iter().filter(|&&len| len == SQUARES_BYTES).count(), 2, "{context}");
+
+        let (_, within) = replay(&trace, &device, Mode::Graph, &[&nudged[..], &["--tolerance", "rel=1e-5"]].concat());
+        let comparison = &within["comparison"];
+        let context = format!("{} within rel=1e-5: {within:#}", device.name());
+        // The squares (read back and left in memory) and the input are floats; the slots and the counter ints.
+        assert_eq!(comparison["within_tolerance"], 3, "{context}");
+        assert!(mismatch_lengths(comparison).iter().all(|&len| len == SLOTS_BYTES), "{context}");
+    }
+}

@@ -170,6 +170,14 @@ pub struct Param {
     pub kind: ParamKind,
 }
 
+/// The source-level type of each parameter of `kernel`, as its API spells it ("float*",
+/// "const __half*", "int"); empty where it does not know one.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ParamTypes {
+    pub kernel: KernelId,
+    pub types: Vec<String>,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Kernel {
     pub program: ProgramId,
@@ -561,4 +569,6 @@ pub struct Trace {
     pub edges: Vec<Edge>,
     pub segments: Vec<Segment>,
     pub partial: Vec<PartialReason>,
+    /// Parameter types of the kernels whose API says them (`Record::ParamTypes`).
+    pub param_types: Vec<ParamTypes>,
 }

@@ -10,7 +10,7 @@ use replayer::backends;
 use replayer::overrides::{ArgOverride, OverrideCheck, Overrides, SizeOverride};
 use replayer::profile::chrome_trace;
 use replayer::validate::Validator;
-use replayer::replay::{Element, Mode, ReplayError, Replayer, Rule, RunOptions, RunReport, Tolerance};
+use replayer::replay::{memory_elements, Element, Mode, ReplayError, Replayer, Rule, RunOptions, RunReport, Tolerance};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -58,10 +58,12 @@ pub struct ReplayArgs {
     #[arg(long)]
     compare: bool,
     /// Compare floating-point memory within a tolerance: any of abs=A, rel=R, ulps=N, e.g.
-    /// `rel=1e-5,ulps=4` (memory of unknown element type stays byte for byte; see --element).
+    /// `rel=1e-5,ulps=4`. The element type of memory is what the kernels' parameter types say
+    /// (`float*`; the trace keeps them where the API said them), else --element; memory of no
+    /// known element type stays byte for byte.
     #[arg(long, value_name = "abs=A,rel=R,ulps=N", value_parser = Tolerance::parse)]
     tolerance: Option<Tolerance>,
-    /// The element type of memory compared within --tolerance.
+    /// The element type of all memory compared within --tolerance, whatever the trace says.
     #[arg(long, value_enum, requires = "tolerance")]
     element: Option<Element>,
     /// Machine-readable report.
@@ -125,6 +127,7 @@ pub fn replay(args: &ReplayArgs) -> Result<ExitCode, Failure> {
         ModeArg::Eager => &[Mode::Eager],
         ModeArg::Both => &[Mode::Graph, Mode::Eager],
     };
+    let rules = rules(&reader, args)?;
     let mut reports = Vec::new();
     for &mode in modes {
         let run = RunOptions {
@@ -133,7 +136,7 @@ pub fn replay(args: &ReplayArgs) -> Result<ExitCode, Failure> {
             compare: args.compare,
             profile: args.profile.is_some(),
             inputs: inputs.clone(),
-            rules: rules(trace, args),
+            rules: rules.clone(),
         };
         let mut progress = Progress::new(&format!("replay ({})", mode_name(mode)));
         let report = replayer.run(&run, &mut |done, total| progress.update(done, total)).map_err(|error| match error {
@@ -237,10 +240,15 @@ fn speedup(reports: &[RunReport]) -> Option<(f64, f64, f64)> {
     Some((graph, eager, eager / graph))
 }
 
-/// How each memory object is compared: within `--tolerance` where its element type is known.
-fn rules(trace: &Trace, args: &ReplayArgs) -> HashMap<MemId, Rule> {
-    let (Some(tolerance), Some(element)) = (args.tolerance, args.element) else { return HashMap::new() };
-    (0..trace.memories.len()).map(|mem| (MemId(mem as u32), Rule::Within(element, tolerance))).collect()
+/// How each memory object is compared: within `--tolerance` as `--element` says, else as the
+/// kernels' parameter types the trace keeps say (memory of no known float type byte for byte).
+fn rules(reader: &TraceReader, args: &ReplayArgs) -> Result<HashMap<MemId, Rule>, Failure> {
+    let Some(tolerance) = args.tolerance else { return Ok(HashMap::new()) };
+    let elements: HashMap<MemId, Element> = match args.element {
+        Some(element) => (0..reader.objects().memories.len()).map(|mem| (MemId(mem as u32), element)).collect(),
+        None => memory_elements(reader).map_err(|error| unreadable(&args.trace, error))?,
+    };
+    Ok(elements.into_iter().map(|(mem, element)| (mem, Rule::Within(element, tolerance))).collect())
 }
 
 fn json_report(reports: &[RunReport]) -> serde_json::Value {

@@ -21,9 +21,11 @@
 
 mod compare;
 mod contents;
+mod elements;
 mod stats;
 
 pub use compare::{Comparison, Element, Mismatch, Rule, Tolerance};
+pub use elements::memory_elements;
 pub use stats::{summarize, TimeStats};
 
 use crate::backend::{Backend, BackendError, BufferHandle, UpdateKind};

@@ -17,6 +17,7 @@ mod graphs;
 mod hooks;
 pub mod image;
 mod launches;
+mod mangled;
 mod memory;
 mod modules;
 mod params;

@@ -3,6 +3,7 @@
 
 use super::hooks::{driver, real};
 use super::image::{self, image_at, image_in};
+use super::mangled;
 use super::state::{State, UnreadImage};
 use crate::recorder::{Access, Key, MemShape, Recorder};
 use super::state::{with_recorder, with_state};
@@ -154,10 +155,13 @@ pub unsafe fn get_function(
     }
     // SAFETY: the call succeeded, so the name is a C string and the handle was written.
     let (function, name) = unsafe { (key(*function), CStr::from_ptr(name).to_string_lossy().into_owned()) };
-    with_recorder(|state, recorder| {
-        recorder.kernel_created(function, key(program), &name);
-        state.kernels.insert(function, (key(program), name));
-    })
+    with_recorder(|state, recorder| kernel_known(state, recorder, function, key(program), name))
+}
+
+/// `function` is the kernel `name` of `program`; its parameter types come from its mangled name.
+fn kernel_known(state: &mut State, recorder: &mut Recorder, function: Key, program: Key, name: String) {
+    recorder.kernel_created(function, program, &name, mangled::param_types(&name));
+    state.kernels.insert(function, (program, name));
 }
 
 /// The tracked variables of the program `function` comes from: a launch may use any of them.
@@ -174,10 +178,7 @@ pub unsafe fn kernel_function(forward: &mut Forward<'_, CUresult>, _call: &str, 
     let Some((program, name)) = with_state(|state| state.kernels.get(&key(kernel)).cloned()) else { return Ok(()) };
     // SAFETY: the call succeeded, so it wrote the function.
     let function = key(unsafe { *function });
-    with_recorder(|state, recorder| {
-        recorder.kernel_created(function, program, &name);
-        state.kernels.insert(function, (program, name));
-    })
+    with_recorder(|state, recorder| kernel_known(state, recorder, function, program, name))
 }
 
 /// How the driver finds a variable: `cuModuleGetGlobal`, `cuLibraryGetGlobal`, `cuLibraryGetManaged`.
@@ -245,7 +246,6 @@ pub fn identify(state: &mut State, recorder: &mut Recorder, function: *mut c_voi
         .filter(known)
         .or_else(|| ask(|n, f| unsafe { driver::cuKernelGetName(n, f) }, |p, f| unsafe { driver::cuKernelGetLibrary(p, f) }).filter(known));
     if let Some((program, name)) = found {
-        recorder.kernel_created(key(function), program, &name);
-        state.kernels.insert(key(function), (program, name));
+        kernel_known(state, recorder, key(function), program, name);
     }
 }

@@ -80,7 +80,7 @@ pub(super) fn recorder(sink: &CollectingSink) -> Recorder {
         recorder.memory_created(address, allocation(address, SIZE, Some(DEVICE)));
     }
     recorder.program_created(MODULE, vec![(ImageKind::Ptx, b".version 9.0".to_vec())]);
-    recorder.kernel_created(FUNCTION, MODULE, "_Z4stepPii");
+    recorder.kernel_created(FUNCTION, MODULE, "_Z4stepPii", Vec::new());
     recorder
 }
 

@@ -18,6 +18,7 @@ mod mutable_dispatch;
 mod programs;
 mod queues;
 mod references;
+mod signature;
 mod state;
 mod sync;
 

@@ -2,7 +2,8 @@
 
 use super::dispatch::call;
 use super::state::{with_recorder, with_state, ArgValue, KernelArgs};
-use super::{created, info, key, succeeded, ProgramNotify, Recorded};
+use super::{created, info, key, signature, succeeded, ProgramNotify, Recorded};
+use crate::recorder::{Key, Recorder};
 use crate::entry::Forward;
 use libc::size_t;
 use opencl_sys::*;
@@ -203,15 +204,37 @@ pub unsafe fn clone_kernel(forward: &mut Forward<'_, cl_kernel>, source: cl_kern
 /// Registers a kernel; `arguments` are those it starts with (a clone's), else none set.
 fn kernel_created(kernel: cl_kernel, program: cl_program, arguments: Option<KernelArgs>) -> Recorded {
     let name = info::string(|size, value, size_ret| call!(clGetKernelInfo(kernel, CL_KERNEL_FUNCTION_NAME, size, value, size_ret)));
-    let arguments = arguments.unwrap_or_else(|| {
-        let count: cl_uint = info::kernel(kernel, CL_KERNEL_NUM_ARGS).unwrap_or(0);
-        KernelArgs { values: vec![None; count as usize], pointers: pointer_parameters(kernel, count) }
-    });
+    let count: cl_uint = info::kernel(kernel, CL_KERNEL_NUM_ARGS).unwrap_or(0);
+    let arguments = arguments.unwrap_or_else(|| KernelArgs { values: vec![None; count as usize], pointers: pointer_parameters(kernel, count) });
+    let types = parameter_types(kernel, count);
     with_recorder(|state, recorder| {
-        recorder.kernel_created(key(kernel), key(program), &name);
+        let types = match types.is_empty() {
+            true => source_of(recorder, key(program)).map(|source| signature::parameter_types(&source, &name)).unwrap_or_default(),
+            false => types,
+        };
+        recorder.kernel_created(key(kernel), key(program), &name, types);
         state.kernels.insert(key(kernel), arguments);
         state.references.created(key(kernel));
     })
+}
+
+/// The OpenCL C source program `key` was built from, if it was.
+fn source_of(recorder: &Recorder, key: Key) -> Option<String> {
+    let images = recorder.program_images(key)?;
+    let (_, source) = images.iter().find(|(kind, _)| *kind == ImageKind::OpenClSource)?;
+    Some(String::from_utf8_lossy(source).into_owned())
+}
+
+/// Each parameter's type name ("float*", "float4*", "int"); empty if the driver does not say
+/// (`clGetKernelArgInfo` may need `-cl-kernel-arg-info`).
+fn parameter_types(kernel: cl_kernel, count: cl_uint) -> Vec<String> {
+    let types: Option<Vec<String>> = (0..count)
+        .map(|index| {
+            let name = info::string(|size, value, size_ret| call!(clGetKernelArgInfo(kernel, index, CL_KERNEL_ARG_TYPE_NAME, size, value, size_ret)));
+            Some(name).filter(|name| !name.is_empty())
+        })
+        .collect();
+    types.unwrap_or_default()
 }
 
 /// Which parameters are global or constant pointers; empty if the driver does not say.

@@ -42,6 +42,8 @@ pub(super) struct ProgramEntry {
 pub(super) struct KernelEntry {
     pub program: Key,
     pub name: String,
+    /// Each parameter's source-level type, where the API says it (else empty).
+    pub param_types: Vec<String>,
     /// One trace kernel per parameter list the kernel was launched with.
     pub ids: Vec<(Vec<Param>, KernelId)>,
 }

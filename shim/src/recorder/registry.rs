@@ -6,8 +6,8 @@ use super::objects::{KernelEntry, ProgramEntry, QueueDesc};
 use super::{Key, MemoryAccess, Recorder, SyncScope};
 use crate::log;
 use trace_format::{
-    BlobId, Device, MemState, DeviceId, ImageKind, KernelId, MemId, MemKind, Memory, Param, PartialReason, Program, ProgramId,
-    ProgramImage, QueueId, Record,
+    BlobId, Device, MemState, DeviceId, ImageKind, KernelId, MemId, MemKind, Memory, Param, ParamTypes, PartialReason, Program,
+    ProgramId, ProgramImage, QueueId, Record,
 };
 
 impl Recorder {
@@ -108,8 +108,9 @@ impl Recorder {
         self.objects.programs.get(&key).map(|program| program.images.as_slice())
     }
 
-    pub fn kernel_created(&mut self, key: Key, program: Key, name: &str) {
-        self.objects.kernels.insert(key, KernelEntry { program, name: name.to_string(), ids: Vec::new() });
+    /// A kernel `key` of `program`; `param_types` as its API spells them, where it says them.
+    pub fn kernel_created(&mut self, key: Key, program: Key, name: &str, param_types: Vec<String>) {
+        self.objects.kernels.insert(key, KernelEntry { program, name: name.to_string(), param_types, ids: Vec::new() });
     }
 
     pub fn device_id(&mut self, key: Key) -> Option<DeviceId> {
@@ -183,11 +184,14 @@ impl Recorder {
         if let Some((_, id)) = kernel.ids.iter().find(|(known, _)| known == params) {
             return Some(*id);
         }
-        let (program, name) = (kernel.program, kernel.name.clone());
+        let (program, name, types) = (kernel.program, kernel.name.clone(), kernel.param_types.clone());
         let program = self.program_id(program)?;
         self.sink.record(Record::Kernel(trace_format::Kernel { program, name, params: params.to_vec() }));
         let id = KernelId(self.counts.kernels);
         self.counts.kernels += 1;
+        if !types.is_empty() {
+            self.sink.record(Record::ParamTypes(ParamTypes { kernel: id, types }));
+        }
         self.objects.kernels.get_mut(&key)?.ids.push((params.to_vec(), id));
         Some(id)
     }

@@ -78,7 +78,7 @@ impl Harness {
         let sink = SharedSink::default();
         let mut rec = Recorder::new(header(), capture, verify, Box::new(sink.clone()));
         rec.program_created(0xb0, vec![(ImageKind::OpenClSource, b"kernel void k(global int *a) {}".to_vec())]);
-        rec.kernel_created(KERNEL, 0xb0, "k");
+        rec.kernel_created(KERNEL, 0xb0, "k", Vec::new());
         Harness { rec, sink, device: FakeDevice::default() }
     }
 

@@ -227,6 +227,7 @@ impl TraceReader {
                     Record::Kernel(kernel) => trace.kernels.push(kernel),
                     Record::Queue(queue) => trace.queues.push(queue),
                     Record::Partial(reason) => trace.partial.push(reason),
+                    Record::ParamTypes(types) => trace.param_types.push(types),
                     _ => return Err(malformed("holds a record of a segment where an object was expected".into())),
                 }
             }
@@ -315,7 +316,7 @@ impl Segments<'_> {
                 segment.expected = expected;
             }
             Record::Expected { segment, state } => self.segment_mut(segment)?.expected.push(state),
-            Record::Header(_) | Record::Device(_) | Record::Memory(_) | Record::Program(_) | Record::Kernel(_) | Record::Queue(_) | Record::Partial(_) => {}
+            Record::Header(_) | Record::Device(_) | Record::Memory(_) | Record::Program(_) | Record::Kernel(_) | Record::Queue(_) | Record::Partial(_) | Record::ParamTypes(_) => {}
         }
         Ok(None)
     }

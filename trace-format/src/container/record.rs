@@ -22,6 +22,8 @@ pub enum Record {
     /// Contents of a memory object read after `segment` ended (at the end of the capture):
     /// what replaying up to and including that segment must leave there.
     Expected { segment: SegmentId, state: MemState },
+    /// The source-level types of a kernel's parameters, where the API says them.
+    ParamTypes(ParamTypes),
 }
 
 impl Record {
@@ -40,7 +42,8 @@ impl Record {
             | Record::Queue(_)
             | Record::SegmentBegin { .. }
             | Record::Edge(_)
-            | Record::Partial(_) => {}
+            | Record::Partial(_)
+            | Record::ParamTypes(_) => {}
         }
     }
 }
@@ -61,7 +64,7 @@ pub(super) enum RecordKind {
 /// variant index first, as a varint, which is one byte below 128. `None` for no known variant.
 pub(super) fn record_kind(payload: &[u8]) -> Option<RecordKind> {
     Some(match payload.first()? {
-        0..=5 | 11 => RecordKind::Object,
+        0..=5 | 11 | 13 => RecordKind::Object,
         6 => RecordKind::SegmentBegin,
         7 => RecordKind::Node,
         8 => RecordKind::Edge,
@@ -97,12 +100,13 @@ mod tests {
             (Record::SegmentEnd { segment: SegmentId(0), ended_by: String::new(), expected: Vec::new() }, RecordKind::OfSegment),
             (Record::Partial(PartialReason { call: String::new(), reason: String::new() }), RecordKind::Object),
             (Record::Expected { segment: SegmentId(0), state }, RecordKind::OfSegment),
+            (Record::ParamTypes(ParamTypes { kernel: KernelId(0), types: vec!["float*".into()] }), RecordKind::Object),
         ];
         for (record, kind) in cases {
             let payload = postcard::to_allocvec(&record).expect("encodes");
             assert_eq!(record_kind(&payload), Some(kind), "{record:?}");
         }
-        assert_eq!(record_kind(&[13]), None);
+        assert_eq!(record_kind(&[14]), None);
         assert_eq!(record_kind(&[]), None);
     }
 }

@@ -168,8 +168,9 @@ pub fn trace() -> impl Strategy<Value = Trace> {
         vec(edge(), 0..6),
         vec(segment(), 0..3),
         vec((text(), text()).prop_map(|(call, reason)| PartialReason { call, reason }), 0..2),
+        vec((any::<u32>(), vec(text(), 0..3)).prop_map(|(kernel, types)| ParamTypes { kernel: KernelId(kernel), types }), 0..2),
     )
-        .prop_map(|(header, devices, memories, programs, kernels, queues, mut nodes, mut edges, segments, partial)| {
+        .prop_map(|(header, devices, memories, programs, kernels, queues, mut nodes, mut edges, segments, partial, param_types)| {
             if segments.is_empty() {
                 nodes.clear();
                 edges.clear();
@@ -180,7 +181,7 @@ pub fn trace() -> impl Strategy<Value = Trace> {
             nodes.sort_by_key(|node| node.segment);
             let segment_of = |id: NodeId| nodes.get(id.index()).map(|node| node.segment.0);
             edges.sort_by_key(|edge| segment_of(edge.to).or_else(|| segment_of(edge.from)).unwrap_or(u32::MAX));
-            Trace { header, devices, memories, programs, kernels, queues, nodes, edges, segments, partial }
+            Trace { header, devices, memories, programs, kernels, queues, nodes, edges, segments, partial, param_types }
         })
 }
 
