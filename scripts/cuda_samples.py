@@ -22,6 +22,7 @@ machine that cannot fetch one.
 import argparse
 import concurrent.futures
 import fnmatch
+import glob
 import json
 import os
 import re
@@ -336,26 +337,45 @@ def check_one(sample, work, bin_dir, logs, timeout):
     row["shim"] = "timeout" if shim is None else "same" if same_output else f"exit {shim}" if shim != native else "result lines differ"
     if shim is not None and shim != native and not row["reason"]:
         row["reason"] = "shim: " + telling_line(log + ".shim.err", telling_line(log + ".shim.out"))
-    trace = os.path.join(place, f"shim-{pid}.trace")
-    if not os.path.exists(trace):
+    # The program's own trace first, then those of the processes it started (IPC samples).
+    parent = os.path.join(place, f"shim-{pid}.trace")
+    traces = sorted(glob.glob(os.path.join(place, "shim-*.trace")), key=lambda path: path != parent)
+    if not os.path.exists(parent):
         row["graph"] = row["eager"] = "no trace"
         return row
-    partial = partial_reasons(bin_dir, trace)
-    for mode in ("graph", "eager"):
-        report = log + f".{mode}.json"
-        command = [os.path.join(bin_dir, "replayer"), "replay", trace, "--mode", mode, "--iterations", str(REPLAY_RUNS - 1), "--compare", "--json"]
-        code, _ = run_step(command, place, log + f".{mode}", timeout)
-        if code is not None:
-            shutil.copyfile(log + f".{mode}.out", report)
-        row[mode], why = replay_verdict(code, report, log + f".{mode}.err")
-        if why and not row["reason"]:
-            row["reason"] = f"{mode}: {why}" + (f" (trace partial: {partial[0]})" if partial else "")
-    # A small trace stays with the logs, to be read where the replayer has no GPU (info, validate, dot).
-    if os.path.getsize(trace) < SMALL_TRACE:
-        shutil.move(trace, log + ".trace")
-    else:
-        os.remove(trace)
+    verdicts = {"graph": [], "eager": []}
+    for index, trace in enumerate(traces):
+        name = log if index == 0 else f"{log}.child{index}"
+        partial = partial_reasons(bin_dir, trace)
+        for mode in verdicts:
+            report = name + f".{mode}.json"
+            command = [os.path.join(bin_dir, "replayer"), "replay", trace, "--mode", mode, "--iterations", str(REPLAY_RUNS - 1), "--compare", "--json"]
+            code, _ = run_step(command, place, name + f".{mode}", timeout)
+            if code is not None:
+                shutil.copyfile(name + f".{mode}.out", report)
+            verdict, why = replay_verdict(code, report, name + f".{mode}.err")
+            verdicts[mode].append(verdict)
+            if why and not row["reason"]:
+                whose = "" if index == 0 else f"child process {index}: "
+                row["reason"] = f"{whose}{mode}: {why}" + (f" (trace partial: {partial[0]})" if partial else "")
+        # A small trace stays with the logs, to be read where the replayer has no GPU (info, validate, dot).
+        if os.path.getsize(trace) < SMALL_TRACE:
+            shutil.move(trace, name + ".trace")
+        else:
+            os.remove(trace)
+    for mode, found in verdicts.items():
+        row[mode] = combined_verdict(found)
     return row
+
+
+def combined_verdict(verdicts):
+    """One verdict for the traces of a program's processes: the first that did not pass, else a
+    pass if any trace compared something."""
+    failed = [verdict for verdict in verdicts if not verdict.startswith(("pass", "nothing compared"))]
+    if failed:
+        return failed[0]
+    passed = [verdict for verdict in verdicts if verdict.startswith("pass")]
+    return passed[0] if passed else "nothing compared"
 
 
 def run(args):

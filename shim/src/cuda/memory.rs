@@ -262,11 +262,12 @@ pub unsafe fn map(
     Ok(())
 }
 
-/// `cuMemUnmap`: every mapping in the range goes.
-pub unsafe fn unmap(forward: &mut Forward<'_, CUresult>, _call: &str, pointer: CUdeviceptr, size: usize) -> Recorded {
+/// `cuMemUnmap`: every mapping in the range goes, its final contents read first (see `free`).
+pub unsafe fn unmap(forward: &mut Forward<'_, CUresult>, call: &str, pointer: CUdeviceptr, size: usize) -> Recorded {
     let end = pointer.saturating_add(size as u64);
     let unmapped: Vec<Key> = with_state(|state| state.mappings.range(pointer..end).map(|(&start, _)| start).collect());
     for start in unmapped {
+        final_contents_before_free(call, start)?;
         releasing(start)?;
     }
     forward.call();
