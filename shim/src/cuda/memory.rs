@@ -1,13 +1,13 @@
 //! Device allocations, tracked by address range so that pointers into them relocate.
 
-use super::access::{wait_for, DeviceAccess};
+use super::access::DeviceAccess;
 use super::commands::{enqueue, Enqueued, UNTRACKED_MEMORY};
-use super::sync::{closed, quiet};
+use super::sync::settle;
 use super::state::{with_recorder, with_state, State};
 use super::streams::stream_key;
 use super::{device, succeeded, CUdeviceptr, CUresult, CUstream, Recorded};
 use crate::entry::Forward;
-use crate::recorder::{Key, MemDesc, MemShape, Recorder, SyncScope};
+use crate::recorder::{Key, MemDesc, MemShape, Recorder};
 use std::ffi::{c_uint, c_void};
 use trace_format::{Command, MemKind};
 
@@ -150,13 +150,8 @@ pub unsafe fn free(forward: &mut Forward<'_, CUresult>, call: &str, pointer: CUd
 /// streams are waited for and it closes first; then the final contents of what the capture
 /// wrote into it are read. Nothing waits while a stream captures.
 fn final_contents_before_free(call: &str, address: CUdeviceptr) -> Recorded {
-    let busy = with_recorder(|state, recorder| {
-        let pending = !quiet(state) && recorder.pending_writes(address);
-        if pending { recorder.busy_queues() } else { Vec::new() }
-    })?;
-    if !busy.is_empty() {
-        busy.iter().for_each(|&queue| wait_for(queue, false));
-        closed(call, SyncScope::Everything)?;
+    if with_recorder(|_, recorder| recorder.pending_writes(address))? {
+        settle(call)?;
     }
     with_recorder(|state, recorder| recorder.read_final_contents_of(&[address], &DeviceAccess::new(state)))
 }

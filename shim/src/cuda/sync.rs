@@ -127,9 +127,12 @@ pub fn unrecorded(call: &str) -> Recorded {
     with_recorder(|_, recorder| recorder.partial(call, "its work is not recorded"))
 }
 
-/// `cuProfilerStart`/`cuProfilerStop`: capture markers (see `REPRISE_CAPTURE=markers`).
+/// `cuProfilerStart`/`cuProfilerStop`: capture markers (see `REPRISE_CAPTURE=markers`). The
+/// work before a marker closes with it, so the shim waits for it first (a program may stop the
+/// profiler with copies still running into the host memory that the window's close reads).
 fn capture_marker(forward: &mut Forward<'_, CUresult>, call: &str, start: bool) -> Recorded {
     if succeeded(forward) {
+        settle(call)?;
         with_recorder(|state, recorder| recorder.capture_marker(start, call, &DeviceAccess::new(state)))?;
     }
     Ok(())
@@ -145,21 +148,28 @@ pub unsafe fn profiler_stop(forward: &mut Forward<'_, CUresult>, call: &str) -> 
 
 /// The program is exiting: the final contents of what the capture wrote are read while the
 /// driver still answers.
-pub fn end_of_program() {
-    // Work no host synchronization covered (a stream callback saw it done, say) is waited for
-    // and closes now: at exit nothing of the program runs any more but the device work it left,
-    // which cannot wait for the host (CUDA has no user events). Not while a stream captures,
-    // whose capture the waits would invalidate.
-    // A command recorded after its stream was destroyed (a callback's thread destroyed it
-    // before the call that added the callback returned) closes with the rest.
-    let settle = with_recorder(|state, recorder| {
+/// Waits for every live stream with work no host synchronization covered yet and closes all of
+/// it, where the program relies on work being done without waiting for it through CUDA (a
+/// stream callback saw it done, a free, a capture marker, the exit). Not while a stream
+/// captures, whose capture the waits would invalidate. A command recorded after its stream was
+/// destroyed (a callback's thread destroyed it before the call that added the callback
+/// returned) closes with the rest.
+pub fn settle(call: &str) -> Recorded {
+    let busy = with_recorder(|state, recorder| {
         let live = |queue: &Key| !state.destroyed.contains(queue);
         (!quiet(state) && recorder.has_pending()).then(|| recorder.busy_queues().into_iter().filter(live).collect::<Vec<_>>())
-    });
-    if let Ok(Some(busy)) = settle {
+    })?;
+    if let Some(busy) = busy {
         busy.iter().for_each(|&queue| wait_for(queue, false));
-        let _ = closed("end of program", SyncScope::Everything);
+        closed(call, SyncScope::Everything)?;
     }
+    Ok(())
+}
+
+pub fn end_of_program() {
+    // At exit nothing of the program runs any more but the device work it left, which cannot
+    // wait for the host (CUDA has no user events).
+    let _ = settle("end of program");
     // Failing here only loses the final contents; the trace is completed either way.
     let _ = with_recorder(|state, recorder| recorder.end_of_program(Some(&DeviceAccess::new(state))));
 }
