@@ -396,7 +396,7 @@ def run(args):
     table += ["| {sample} | {native} | {shim} | {graph} | {eager} | {reason} |".format(**{k: str(v).replace("|", "/") for k, v in row.items()}) for row in rows]
     table.append("")
     table.append(f"{len(passing)} of {len(ran)} samples run pass (same exit code and result lines under the shim, graph and eager replay "
-                 f"--compare pass, bytes that differ between two replays being unstable); {len(rows) - len(ran)} excluded, waived or "
+                 f"--compare pass, bytes that differ between its {REPLAY_RUNS} runs being unstable); {len(rows) - len(ran)} excluded, waived or "
                  f"not built; {time.time() - started:.0f} s")
     text = "\n".join(table) + "\n"
     open(os.path.join(out, "samples.md"), "w").write(text)
