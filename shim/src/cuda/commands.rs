@@ -19,6 +19,8 @@ pub struct Enqueued {
     stream: CUstream,
     /// A synchronous copy to the host: a host synchronization.
     blocking: bool,
+    /// The command of a call without a stream, which the program treats as done on return.
+    synchronous: bool,
     received: Option<HostRegion>,
     /// Events the command waits for (a graph's event wait nodes).
     waits: Vec<Key>,
@@ -26,12 +28,12 @@ pub struct Enqueued {
 
 impl Enqueued {
     pub fn new(call: &'static str, stream: CUstream) -> Enqueued {
-        Enqueued { call, stream, blocking: false, received: None, waits: Vec::new() }
+        Enqueued { call, stream, blocking: false, synchronous: false, received: None, waits: Vec::new() }
     }
 
     /// A command of a synchronous call: on the default stream its variant names.
     pub fn on_default_stream(call: &'static str) -> Enqueued {
-        Enqueued::new(call, std::ptr::null_mut())
+        Enqueued { synchronous: true, ..Enqueued::new(call, std::ptr::null_mut()) }
     }
 
     pub fn call(&self) -> &'static str {
@@ -86,7 +88,7 @@ pub fn enqueue(
     }
     with_recorder(|_, recorder| {
         let submission =
-            Submission { call, queue: Some(queue), order: Order::Command, waits: &enqueued.waits, signals: None, received: enqueued.received };
+            Submission { call, queue: Some(queue), order: Order::Command, waits: &enqueued.waits, signals: None, received: enqueued.received, host_ordered: enqueued.synchronous };
         recorder.submit(prepared, submission, |recorder| {
             build(recorder).unwrap_or_else(|reason| {
                 recorder.partial(call, reason);

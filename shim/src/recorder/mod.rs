@@ -90,6 +90,11 @@ pub struct Submission<'a> {
     /// bytes there become the `Place::Host` data of the command's copy destination when its
     /// window closes (or at `capture_received`).
     pub received: Option<HostRegion>,
+    /// The program treats the command as done once its call returns (a CUDA copy or memset
+    /// without a stream): later work of other queues that uses its memory may rely on it, and
+    /// gets an `EdgeKind::Memory` edge from it. Commands of asynchronous calls get none: where
+    /// nothing orders them, the program let them run concurrently.
+    pub host_ordered: bool,
 }
 
 /// What `prepare` found out before the real call; handed to `submit`.
@@ -242,7 +247,9 @@ impl Recorder {
         let node = Node { queue: queue_id, segment: SegmentId(0), command, call: submission.call.to_string() };
         let users: Vec<(Key, bool)> = uses.iter().map(|use_| (use_.root, use_.write)).collect();
         let id = self.pending.add(PendingNode { node, queue: submission.queue, preds, received: submission.received, uses, user_event: None });
-        self.note_users(id, submission.queue, &users);
+        if submission.host_ordered {
+            self.note_users(id, submission.queue, &users);
+        }
         if let Some(event) = submission.signals {
             self.pending.set_event(event, vec![id]);
         }
@@ -519,8 +526,9 @@ impl Recorder {
     /// How many pending nodes `memory_order` looks through for a path that already orders two.
     const ORDER_SEARCH_BUDGET: usize = 256;
 
-    /// Edges from pending commands of other queues that wrote memory `uses` names (and, for
-    /// what it writes, that read it): the order the program observed (`EdgeKind::Memory`).
+    /// Edges from pending host-ordered commands (`Submission::host_ordered`) of other queues that
+    /// wrote memory `uses` names (and, for what it writes, that read it): the order the program
+    /// observed (`EdgeKind::Memory`).
     fn memory_order(&self, queue: Option<Key>, uses: &[Use], preds: &mut Vec<(PendingId, EdgeKind)>) {
         for use_ in uses {
             let Some(entry) = self.memory.get(use_.root) else { continue };
@@ -535,7 +543,8 @@ impl Recorder {
         }
     }
 
-    /// Command `id` of `queue` uses memory `users` (root, written): the last writer and readers.
+    /// Host-ordered command `id` of `queue` uses memory `users` (root, written): the last such
+    /// writer and readers.
     fn note_users(&mut self, id: PendingId, queue: Option<Key>, users: &[(Key, bool)]) {
         for &(root, write) in users {
             let Some(entry) = self.memory.get_mut(root) else { continue };

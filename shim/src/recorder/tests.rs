@@ -106,7 +106,7 @@ impl Harness {
         let accesses: Vec<Access> = mems.iter().map(|&mem| Access { mem, write: true, overwrites: false }).collect();
         let prepared = self.rec.prepare(&accesses, &self.device);
         let submission =
-            Submission { call: "enqueue", queue: Some(queue), order, waits, signals, received: None };
+            Submission { call: "enqueue", queue: Some(queue), order, waits, signals, received: None, host_ordered: false };
         let mems = mems.to_vec();
         self.rec.submit(prepared, submission, |rec| match order {
             Order::Command => {
@@ -421,7 +421,7 @@ fn memory_states_initial_at_first_use_and_final_when_written() {
     let accesses = [Access { mem: 0xb, write: false, overwrites: false }, Access { mem: 0xa1, write: true, overwrites: false }];
     assert!(h.rec.capturing());
     let prepared = h.rec.prepare(&accesses, &h.device);
-    let submission = Submission { call: "clEnqueueCopyBuffer", queue: Some(1), order: Order::Command, waits: &[], signals: None, received: None };
+    let submission = Submission { call: "clEnqueueCopyBuffer", queue: Some(1), order: Order::Command, waits: &[], signals: None, received: None, host_ordered: false };
     h.rec.submit(prepared, submission, |rec| {
         let (src, dst) = (rec.mem_id(0xb).unwrap(), rec.mem_id(0xa1).unwrap());
         Command::Copy(Copy {
@@ -478,7 +478,7 @@ fn data_the_program_receives_is_kept_when_the_window_ends() {
     let host = vec![0u8; 4];
     let region = HostRegion { address: host.as_ptr() as usize, len: host.len() };
     let prepared = h.rec.prepare(&[Access { mem: 0xa, write: false, overwrites: false }], &h.device);
-    let submission = Submission { call: "clEnqueueReadBuffer", queue: Some(1), order: Order::Command, waits: &[], signals: None, received: Some(region) };
+    let submission = Submission { call: "clEnqueueReadBuffer", queue: Some(1), order: Order::Command, waits: &[], signals: None, received: Some(region), host_ordered: false };
     h.rec.submit(prepared, submission, |rec| {
         let mem = rec.mem_id(0xa).unwrap();
         Command::Copy(Copy { src: Place::Memory { mem, offset: 0 }, dst: Place::Host { data: None }, extent: Extent::Linear { bytes: 4 } })
@@ -513,7 +513,7 @@ fn fills_partial_marks_and_a_window_never_waited_for() {
     h.queue(1, true);
     h.buffer(0xa, 8, 0);
     let prepared = h.rec.prepare(&[Access { mem: 0xa, write: true, overwrites: false }], &h.device);
-    let submission = Submission { call: "clEnqueueFillBuffer", queue: Some(1), order: Order::Command, waits: &[], signals: None, received: None };
+    let submission = Submission { call: "clEnqueueFillBuffer", queue: Some(1), order: Order::Command, waits: &[], signals: None, received: None, host_ordered: false };
     h.rec.submit(prepared, submission, |rec| {
         let mem = rec.mem_id(0xa).unwrap();
         Command::Fill(Fill { mem, offset: 0, bytes: 8, pattern: vec![1, 2], rows: None })

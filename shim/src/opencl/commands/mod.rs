@@ -104,6 +104,8 @@ unsafe fn record_captured(
             waits: &waits,
             signals,
             received: enqueued.received,
+            // A call that returns with its command done blocks: a host synchronization closes it.
+            host_ordered: false,
         };
         recorder.submit(prepared, submission, |recorder| {
             build(recorder, state).unwrap_or_else(|reason| {
