@@ -11,6 +11,7 @@ pub mod dot;
 pub mod extent;
 pub mod families;
 pub mod graph;
+pub mod hazards;
 pub mod info;
 pub mod inline;
 pub mod level_zero;

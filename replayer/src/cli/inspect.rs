@@ -5,12 +5,13 @@ use super::load::{open, open_valid, unreadable};
 use clap::{Args, ValueEnum};
 use replayer::diff::diff_traces;
 use replayer::dot::{write_dot, DotError};
+use replayer::hazards::{Hazard, HazardFinder};
 use replayer::info::trace_info;
 use replayer::validate::validate as find_problems;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
-use trace_format::TraceReader;
+use trace_format::{FormatError, TraceReader};
 
 pub fn info(path: &Path, json: bool) -> Result<ExitCode, Failure> {
     let info = trace_info(&open(path)?).map_err(|error| unreadable(path, error))?;
@@ -20,6 +21,20 @@ pub fn info(path: &Path, json: bool) -> Result<ExitCode, Failure> {
         print!("{info}");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// How many hazards `validate` lists (it counts them all).
+const HAZARDS_SHOWN: usize = 20;
+
+/// Every hazard of the trace (`replayer::hazards`), one segment at a time.
+fn find_hazards(reader: &TraceReader) -> Result<Vec<Hazard>, FormatError> {
+    let finder = HazardFinder::new(reader.objects());
+    let mut hazards = Vec::new();
+    reader.for_each_segment(|segment| {
+        hazards.extend(finder.segment(&segment));
+        Ok::<(), FormatError>(())
+    })?;
+    Ok(hazards)
 }
 
 pub fn validate(path: &Path) -> Result<ExitCode, Failure> {
@@ -33,6 +48,17 @@ pub fn validate(path: &Path) -> Result<ExitCode, Failure> {
             reader.edge_count(),
             reader.segment_count()
         );
+        let hazards = find_hazards(&reader).map_err(|error| unreadable(path, error))?;
+        for hazard in hazards.iter().take(HAZARDS_SHOWN) {
+            println!("hazard: {hazard}");
+        }
+        if !hazards.is_empty() {
+            println!(
+                "{} hazard(s){}: nothing orders these nodes, and one writes what the other uses; the program's result depended on an order it did not ask for, and a replay may run them in either order or at once",
+                hazards.len(),
+                if hazards.len() > HAZARDS_SHOWN { format!(", the first {HAZARDS_SHOWN} shown") } else { String::new() }
+            );
+        }
         return Ok(ExitCode::SUCCESS);
     }
     for problem in &problems {

@@ -293,6 +293,9 @@ fn plain_report(reports: &[RunReport]) -> String {
                 0 => String::new(),
                 n => format!("; {n} bytes differed between two runs and are unstable, not compared"),
             };
+            if let Some(first) = comparison.hazards.first() {
+                text += &format!("  hazards: {} (unordered nodes using the same memory, one writing it), the first: {first}\n", comparison.hazard_count);
+            }
             if comparison.passed() {
                 text += &format!("  comparison: passed ({} results equal the recording{tolerated}{unstable})\n", comparison.compared);
             } else {

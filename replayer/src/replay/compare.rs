@@ -230,23 +230,40 @@ pub struct Comparison {
     /// Compared within a tolerance rather than byte for byte.
     pub within_tolerance: usize,
     pub mismatches: Vec<Mismatch>,
+    /// Unordered nodes that use the same memory, one writing it (`crate::hazards`): where a
+    /// result differs, the first place to look. The first `HAZARDS_KEPT` in words, all counted.
+    pub hazards: Vec<String>,
+    pub hazard_count: usize,
 }
+
+/// How many hazards a comparison keeps in words.
+pub const HAZARDS_KEPT: usize = 100;
+
 
 impl Comparison {
     pub fn passed(&self) -> bool {
         self.mismatches.is_empty()
+    }
+
+    pub fn hazard(&mut self, hazard: &impl std::fmt::Display) {
+        if self.hazards.len() < HAZARDS_KEPT {
+            self.hazards.push(hazard.to_string());
+        }
+        self.hazard_count += 1;
     }
 }
 
 impl Serialize for Comparison {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
-        let mut fields = serializer.serialize_struct("Comparison", 5)?;
+        let mut fields = serializer.serialize_struct("Comparison", 7)?;
         fields.serialize_field("passed", &self.passed())?;
         fields.serialize_field("compared", &self.compared)?;
         fields.serialize_field("unstable_bytes", &self.unstable_bytes)?;
         fields.serialize_field("within_tolerance", &self.within_tolerance)?;
         fields.serialize_field("mismatches", &self.mismatches)?;
+        fields.serialize_field("hazard_count", &self.hazard_count)?;
+        fields.serialize_field("hazards", &self.hazards)?;
         fields.end()
     }
 }

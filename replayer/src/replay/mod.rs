@@ -30,6 +30,7 @@ pub use stats::{summarize, TimeStats};
 
 use crate::backend::{Backend, BackendError, BufferHandle, UpdateKind};
 use crate::families::FamilyFinder;
+use crate::hazards::HazardFinder;
 use crate::inline::Inliner;
 use crate::overrides::Overrides;
 use crate::plan::{plan_segment, PartitionKind, PlanError, SegmentPlan};
@@ -155,6 +156,7 @@ impl<'r> Replayer<'r> {
         let total = options.iterations + 1;
         let mut iteration_us = Vec::with_capacity(options.iterations);
         let mut checker = options.compare.then(Checker::default);
+        let hazards = HazardFinder::new(self.reader.objects());
         let mut timings = Vec::new();
         let mut partitions = 0;
         for iteration in 0..total {
@@ -175,6 +177,9 @@ impl<'r> Replayer<'r> {
             for segment in self.reader.segments() {
                 let mut segment = segment?;
                 self.overrides.apply(self.reader.objects(), &mut segment);
+                if let (0, Some(checker)) = (iteration, checker.as_mut()) {
+                    hazards.segment(&segment).iter().for_each(|hazard| checker.comparison.hazard(hazard));
+                }
                 let graph = inliner.graph(segment);
                 let backend = &*self.backend;
                 let placement = self.families.place(&graph, &|command| backend.can_record(command));

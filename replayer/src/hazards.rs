@@ -1,0 +1,226 @@
+//! Hazards: nodes of a segment that nothing orders and that use the same memory, one of them
+//! writing it. The SYCL graph specification calls such graphs racy: the replay may run them in
+//! either order, or at once, and the program's result depended on an order nobody asked for.
+//! A kernel writes the memory its pointer parameters name unless the trace knows the parameter
+//! as a pointer to const (`Record::ParamTypes`); copies read their source and write their
+//! destination, fills write.
+//!
+//! Cost stays linear in the segment: each use is checked against the memory's last writer and
+//! the readers since (at most `READERS_KEPT`), each check searches the graph backwards through
+//! at most `SEARCH_BUDGET` nodes and counts as ordered when the budget runs out.
+
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+use trace_format::{Arg, Command, KernelId, MemId, Node, NodeId, Place, Trace, TraceSegment};
+
+const READERS_KEPT: usize = 64;
+const SEARCH_BUDGET: usize = 4096;
+
+/// Two unordered nodes that use memory `mem`; `first` (the earlier) writes it when `first_writes`.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Hazard {
+    pub first: NodeId,
+    pub second: NodeId,
+    pub mem: MemId,
+    pub first_writes: bool,
+    pub second_writes: bool,
+}
+
+impl fmt::Display for Hazard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (first, second, mem) = (self.first, self.second, self.mem.0);
+        match (self.first_writes, self.second_writes) {
+            (true, true) => write!(f, "nodes {first} and {second} are not ordered and both write memory {mem}"),
+            (true, false) => write!(f, "node {first} writes memory {mem}, which node {second} reads, and nothing orders them"),
+            _ => write!(f, "node {second} writes memory {mem}, which node {first} reads, and nothing orders them"),
+        }
+    }
+}
+
+/// Finds the hazards of one segment at a time.
+pub struct HazardFinder {
+    /// Per kernel, which parameters point to const memory (read only).
+    read_only: HashMap<KernelId, Vec<bool>>,
+}
+
+impl HazardFinder {
+    pub fn new(trace: &Trace) -> HazardFinder {
+        let read_only = trace
+            .param_types
+            .iter()
+            .map(|known| (known.kernel, known.types.iter().map(|spelled| points_to_const(spelled)).collect()))
+            .collect();
+        HazardFinder { read_only }
+    }
+
+    pub fn segment(&self, segment: &TraceSegment) -> Vec<Hazard> {
+        let first = segment.first_node.0;
+        let mut preds: Vec<Vec<usize>> = vec![Vec::new(); segment.nodes.len()];
+        for edge in &segment.edges {
+            if let (Some(from), Some(to)) = (edge.from.0.checked_sub(first), edge.to.0.checked_sub(first)) {
+                if let Some(list) = preds.get_mut(to as usize) {
+                    list.push(from as usize);
+                }
+            }
+        }
+        let mut users: HashMap<MemId, MemoryUsers> = HashMap::new();
+        let mut found = Vec::new();
+        let mut reported = HashSet::new();
+        for (index, node) in segment.nodes.iter().enumerate() {
+            for (mem, writes) in self.uses(node) {
+                let known = users.entry(mem).or_default();
+                let writer = known.writer.filter(|&writer| writer != index).map(|writer| (writer, true));
+                let readers = known.readers.iter().copied().filter(|&reader| writes && reader != index).map(|reader| (reader, false));
+                for (earlier, earlier_writes) in writer.into_iter().chain(readers) {
+                    if reported.contains(&(earlier, index)) || reaches(&preds, earlier, index) {
+                        continue;
+                    }
+                    reported.insert((earlier, index));
+                    let id = |local: usize| NodeId(first + local as u32);
+                    found.push(Hazard { first: id(earlier), second: id(index), mem, first_writes: earlier_writes, second_writes: writes });
+                }
+                if writes {
+                    known.writer = Some(index);
+                    known.readers.clear();
+                } else if known.readers.len() < READERS_KEPT {
+                    known.readers.push(index);
+                }
+            }
+        }
+        found
+    }
+
+    /// The memory `node` uses, each once, and whether it (may) write it.
+    fn uses(&self, node: &Node) -> Vec<(MemId, bool)> {
+        let mut uses: Vec<(MemId, bool)> = Vec::new();
+        self.command_uses(&node.command, &mut |mem, writes| match uses.iter_mut().find(|(known, _)| *known == mem) {
+            Some(known) => known.1 |= writes,
+            None => uses.push((mem, writes)),
+        });
+        uses
+    }
+
+    fn command_uses(&self, command: &Command, f: &mut dyn FnMut(MemId, bool)) {
+        match command {
+            Command::Kernel(launch) => {
+                let read_only = self.read_only.get(&launch.kernel);
+                for (index, arg) in launch.args.iter().enumerate() {
+                    match arg {
+                        Arg::Memory { mem, .. } => f(*mem, !read_only.and_then(|params| params.get(index)).copied().unwrap_or(false)),
+                        Arg::ValueWithPointers { pointers, .. } => pointers.iter().for_each(|pointer| f(pointer.mem, true)),
+                        _ => {}
+                    }
+                }
+            }
+            Command::Copy(copy) => {
+                if let Place::Memory { mem, .. } = copy.src {
+                    f(mem, false);
+                }
+                if let Place::Memory { mem, .. } = copy.dst {
+                    f(mem, true);
+                }
+            }
+            Command::Fill(fill) => f(fill.mem, true),
+            Command::Subgraph(graph) => graph.nodes.iter().for_each(|node| self.command_uses(&node.command, f)),
+            Command::Conditional(conditional) => {
+                conditional.bodies.iter().flat_map(|body| &body.nodes).for_each(|node| self.command_uses(&node.command, f))
+            }
+            _ => {}
+        }
+    }
+}
+
+#[derive(Default)]
+struct MemoryUsers {
+    writer: Option<usize>,
+    readers: Vec<usize>,
+}
+
+/// Whether a path of edges leads from `earlier` to `later` (edges go from earlier nodes to later
+/// ones). A search past the budget counts as ordered: a hazard is never reported on a guess.
+fn reaches(preds: &[Vec<usize>], earlier: usize, later: usize) -> bool {
+    let mut stack = vec![later];
+    let mut seen = HashSet::new();
+    while let Some(node) = stack.pop() {
+        for &pred in &preds[node] {
+            if pred == earlier {
+                return true;
+            }
+            if pred > earlier && seen.insert(pred) {
+                if seen.len() > SEARCH_BUDGET {
+                    return true;
+                }
+                stack.push(pred);
+            }
+        }
+    }
+    false
+}
+
+/// `const float*`, `__global const float4 *`, `const __half*`: a pointer to memory the kernel only reads.
+fn points_to_const(spelled: &str) -> bool {
+    spelled.trim().strip_suffix('*').is_some_and(|pointee| !pointee.contains('*') && pointee.split_whitespace().any(|word| word == "const"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use trace_format::{Copy, Edge, EdgeKind, Extent, Fill, KernelLaunch, Launch, ParamTypes, Segment, SegmentId};
+
+    fn node(command: Command) -> Node {
+        Node { queue: None, segment: SegmentId(0), command, call: String::new() }
+    }
+
+    fn fill(mem: u32) -> Node {
+        node(Command::Fill(Fill { mem: MemId(mem), offset: 0, bytes: 4, pattern: vec![0], rows: None }))
+    }
+
+    fn copy(src: u32, dst: u32) -> Node {
+        let place = |mem| Place::Memory { mem: MemId(mem), offset: 0 };
+        node(Command::Copy(Copy { src: place(src), dst: place(dst), extent: Extent::Linear { bytes: 4 } }))
+    }
+
+    fn kernel(mems: &[u32]) -> Node {
+        let args = mems.iter().map(|&mem| Arg::Memory { mem: MemId(mem), offset: 0 }).collect();
+        let launch = Launch::NdRange { dims: 1, offset: [0; 3], global: [1, 1, 1], local: None };
+        node(Command::Kernel(KernelLaunch { kernel: KernelId(0), args, launch }))
+    }
+
+    fn segment(nodes: Vec<Node>, edges: &[(u32, u32)]) -> TraceSegment {
+        let edges = edges.iter().map(|&(from, to)| Edge { from: NodeId(from), to: NodeId(to), kind: EdgeKind::Event }).collect();
+        let segment = Segment { ordinal: 0, ended_by: String::new(), initial: Vec::new(), expected: Vec::new() };
+        TraceSegment { id: SegmentId(0), segment, first_node: NodeId(0), nodes, first_edge: 0, edges }
+    }
+
+    fn found(trace: &Trace, segment: &TraceSegment) -> Vec<String> {
+        HazardFinder::new(trace).segment(segment).iter().map(ToString::to_string).collect()
+    }
+
+    #[test]
+    fn unordered_uses_of_the_same_memory_with_a_write_are_hazards() {
+        // 0 fills memory 3; 1 copies it to 4 with nothing ordering them; 2 fills 3 again after 1.
+        let racy = segment(vec![fill(3), copy(3, 4), fill(3), fill(4)], &[(1, 2)]);
+        assert_eq!(
+            found(&Trace::default(), &racy),
+            [
+                "node 0 writes memory 3, which node 1 reads, and nothing orders them",
+                "nodes 0 and 2 are not ordered and both write memory 3",
+                "nodes 1 and 3 are not ordered and both write memory 4"
+            ]
+        );
+        let ordered = segment(vec![fill(3), copy(3, 4), fill(3), fill(4)], &[(0, 1), (1, 2), (1, 3)]);
+        assert!(found(&Trace::default(), &ordered).is_empty());
+    }
+
+    #[test]
+    fn kernels_only_read_what_their_parameter_types_call_const() {
+        let two_kernels = segment(vec![kernel(&[1, 2]), kernel(&[1, 3])], &[]);
+        assert_eq!(found(&Trace::default(), &two_kernels), ["nodes 0 and 1 are not ordered and both write memory 1"]);
+        let typed = Trace {
+            param_types: vec![ParamTypes { kernel: KernelId(0), types: vec!["const float*".into(), "float*".into()] }],
+            ..Trace::default()
+        };
+        assert!(found(&typed, &two_kernels).is_empty(), "both only read memory 1");
+        assert!(points_to_const("__global const float4 *") && !points_to_const("float* const*") && !points_to_const("const float"));
+    }
+}
