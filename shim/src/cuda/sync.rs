@@ -146,8 +146,6 @@ pub unsafe fn profiler_stop(forward: &mut Forward<'_, CUresult>, call: &str) -> 
     capture_marker(forward, call, false)
 }
 
-/// The program is exiting: the final contents of what the capture wrote are read while the
-/// driver still answers.
 /// Waits for every live stream with work no host synchronization covered yet and closes all of
 /// it, where the program relies on work being done without waiting for it through CUDA (a
 /// stream callback saw it done, a free, a capture marker, the exit). Not while a stream
@@ -166,6 +164,8 @@ pub fn settle(call: &str) -> Recorded {
     Ok(())
 }
 
+/// The program is exiting: the final contents of what the capture wrote are read while the
+/// driver still answers.
 pub fn end_of_program() {
     // At exit nothing of the program runs any more but the device work it left, which cannot
     // wait for the host (CUDA has no user events).
