@@ -53,8 +53,9 @@ pub struct ReplayArgs {
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
     iterations: u32,
     /// Compare what the program's segments left (expected memory, data received on the host)
-    /// with the recording after the first and the last run; bytes that differ between the two
-    /// runs are unstable and only counted (exit 1 when stable bytes differ).
+    /// with the recording after every run; bytes that differ between runs are unstable and
+    /// only counted (exit 1 when stable bytes differ). Unordered nodes that use the same
+    /// memory, one writing it, are reported as hazards.
     #[arg(long)]
     compare: bool,
     /// Compare floating-point memory within a tolerance: any of abs=A, rel=R, ulps=N, e.g.
@@ -291,7 +292,7 @@ fn plain_report(reports: &[RunReport]) -> String {
             };
             let unstable = match comparison.unstable_bytes {
                 0 => String::new(),
-                n => format!("; {n} bytes differed between two runs and are unstable, not compared"),
+                n => format!("; {n} bytes differed between runs and are unstable, not compared"),
             };
             if let Some(first) = comparison.hazards.first() {
                 text += &format!("  hazards: {} (unordered nodes using the same memory, one writing it), the first: {first}\n", comparison.hazard_count);

@@ -1,7 +1,8 @@
 //! What `replay --compare` checks and how. Compared are the expected memory states of the trace
 //! and the data the program received on the host (reads, maps), each after the segment that
-//! produced it, in the first run and in the last. Bytes that differ between those two runs are
-//! unstable (atomics whose winner varies, timers, races): they are counted, never failed. A
+//! produced it, in every run (after the first, only what differed in it). Bytes that differ
+//! between runs are unstable (atomics whose winner varies, timers, races), by aligned word:
+//! they are counted, never failed. A
 //! mismatch is a difference from the recording in stable bytes. Floating-point contents can be
 //! compared within a tolerance, element by element.
 

@@ -12,8 +12,9 @@
 //!    patches them before each one (the patches made before the clock starts), running eager
 //!    partitions from the member's own nodes; eager mode submits the member's nodes partition by
 //!    partition; then wait;
-//! 5. with a comparison, compare what it left with the recording after the first and the last
-//!    iteration (`compare_segment`, see `compare`); with a profile, keep the last iteration's
+//! 5. with a comparison, compare what it left with the recording after each iteration (later
+//!    ones only where the first differed; `compare_segment`, see `compare`), and note the
+//!    segment's hazards in the first; with a profile, keep the last iteration's
 //!    device times; then drop the segment.
 //!
 //! What stays in memory is the trace's objects, each family's base, plan, command buffers and
@@ -161,7 +162,7 @@ impl<'r> Replayer<'r> {
         let mut partitions = 0;
         for iteration in 0..total {
             let last = iteration + 1 == total;
-            // The first and the last run are compared; bytes that differ between runs are unstable.
+            // Every run is compared (middle ones only where the first differed): bytes that differ between runs are unstable.
             let compared_run = match (iteration, last) {
                 (_, true) => Run::Last,
                 (0, false) => Run::First,
