@@ -245,11 +245,12 @@ impl Recorder {
         let mut preds = preds;
         self.memory_order(submission.queue, &uses, &mut preds);
         let node = Node { queue: queue_id, segment: SegmentId(0), command, call: submission.call.to_string() };
-        let users: Vec<(Key, bool)> = uses.iter().map(|use_| (use_.root, use_.write)).collect();
+        let users: Vec<(Key, bool)> = match submission.host_ordered {
+            true => uses.iter().map(|use_| (use_.root, use_.write)).collect(),
+            false => Vec::new(),
+        };
         let id = self.pending.add(PendingNode { node, queue: submission.queue, preds, received: submission.received, uses, user_event: None });
-        if submission.host_ordered {
-            self.note_users(id, submission.queue, &users);
-        }
+        self.note_users(id, submission.queue, &users);
         if let Some(event) = submission.signals {
             self.pending.set_event(event, vec![id]);
         }
