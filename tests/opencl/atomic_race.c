@@ -9,6 +9,8 @@
 #define GROUP 64
 #define SLOTS 64
 #define ROUNDS 256
+#define STRINGIFY(x) #x
+#define TEXT(x) STRINGIFY(x)
 static const char *source =
     "__kernel void race(__global int *counter, __global int *slots) {\n"
     "    int id = (int)get_global_id(0);\n"
@@ -25,7 +27,7 @@ static const char *source =
 int main(void) {
     test_env env = open_env();
     cl_command_queue queue = open_queue(&env, 0);
-    cl_program program = build_program(&env, source, "-DROUNDS=256 -DSLOTS=64");
+    cl_program program = build_program(&env, source, "-DROUNDS=" TEXT(ROUNDS) " -DSLOTS=" TEXT(SLOTS));
     cl_kernel race = make_kernel(program, "race"), square = make_kernel(program, "square");
     int winners[SLOTS], count = 0;
     static float in[ITEMS], out[ITEMS], want[ITEMS];
