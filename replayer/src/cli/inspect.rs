@@ -26,15 +26,21 @@ pub fn info(path: &Path, json: bool) -> Result<ExitCode, Failure> {
 /// How many hazards `validate` lists (it counts them all).
 const HAZARDS_SHOWN: usize = 20;
 
-/// Every hazard of the trace (`replayer::hazards`), one segment at a time.
-fn find_hazards(reader: &TraceReader) -> Result<Vec<Hazard>, FormatError> {
+/// The trace's first `HAZARDS_SHOWN` hazards (`replayer::hazards`) and how many it has, one
+/// segment at a time.
+fn find_hazards(reader: &TraceReader) -> Result<(Vec<Hazard>, usize), FormatError> {
     let finder = HazardFinder::new(reader.objects());
-    let mut hazards = Vec::new();
+    let (mut shown, mut count) = (Vec::new(), 0);
     reader.for_each_segment(|segment| {
-        hazards.extend(finder.segment(&segment));
+        for hazard in finder.segment(&segment) {
+            count += 1;
+            if shown.len() < HAZARDS_SHOWN {
+                shown.push(hazard);
+            }
+        }
         Ok::<(), FormatError>(())
     })?;
-    Ok(hazards)
+    Ok((shown, count))
 }
 
 pub fn validate(path: &Path) -> Result<ExitCode, Failure> {
@@ -48,15 +54,14 @@ pub fn validate(path: &Path) -> Result<ExitCode, Failure> {
             reader.edge_count(),
             reader.segment_count()
         );
-        let hazards = find_hazards(&reader).map_err(|error| unreadable(path, error))?;
-        for hazard in hazards.iter().take(HAZARDS_SHOWN) {
+        let (shown, count) = find_hazards(&reader).map_err(|error| unreadable(path, error))?;
+        for hazard in &shown {
             println!("hazard: {hazard}");
         }
-        if !hazards.is_empty() {
+        if count > 0 {
             println!(
-                "{} hazard(s){}: nothing orders these nodes, and one writes what the other uses; the program's result depended on an order it did not ask for, and a replay may run them in either order or at once",
-                hazards.len(),
-                if hazards.len() > HAZARDS_SHOWN { format!(", the first {HAZARDS_SHOWN} shown") } else { String::new() }
+                "{count} hazard(s){}: nothing orders these nodes, and one writes what the other uses; the program's result depended on an order it did not ask for, and a replay may run them in either order or at once",
+                if count > shown.len() { format!(", the first {} shown", shown.len()) } else { String::new() }
             );
         }
         return Ok(ExitCode::SUCCESS);
