@@ -86,7 +86,7 @@ check() {
   for ((again = 2; again <= ${RECORDINGS:-1}; again++)); do
     REPRISE_OUTPUT="$work/$name.again.trace" LD_PRELOAD="$shim" "$@" >/dev/null 2>>"$log.again.err" || { graph="fail (recording $again)"; break; }
     for mode in graph eager; do
-      "$replayer" replay "$work/$name.again.trace" --mode $mode --iterations 2 --compare --json >"$log.again.json" 2>>"$log.again.err" &&
+      "$replayer" replay "$work/$name.again.trace" --mode $mode --iterations 2 --compare --json ${REPLAY_DEVICE:+--device "$REPLAY_DEVICE"} ${REPLAY_OPTIONS:-} >"$log.again.json" 2>>"$log.again.err" &&
         passed "$log.again.json" || { eval "$mode='fail (recording $again)'"; break 2; }
     done
   done
