@@ -117,10 +117,7 @@ pub enum Rule {
 pub fn differences(expected: &[u8], actual: &[u8], rule: Rule) -> Vec<Range<usize>> {
     let common = expected.len().min(actual.len());
     let mut ranges: Vec<Range<usize>> = Vec::new();
-    let mut push = |range: Range<usize>| match ranges.last_mut() {
-        Some(last) if last.end == range.start => last.end = range.end,
-        _ => ranges.push(range),
-    };
+    let mut push = |range: Range<usize>| push_merged(&mut ranges, range);
     if expected[..common] != actual[..common] {
         let step = match rule {
             Rule::Exact => 1,
@@ -144,6 +141,15 @@ pub fn differences(expected: &[u8], actual: &[u8], rule: Rule) -> Vec<Range<usiz
         push(common..expected.len().max(actual.len()));
     }
     ranges
+}
+
+/// Adds `next` (starting at or after the last range's start) to sorted, disjoint `ranges`,
+/// merged with the last where they touch or overlap.
+fn push_merged(ranges: &mut Vec<Range<usize>>, next: Range<usize>) {
+    match ranges.last_mut() {
+        Some(last) if last.end >= next.start => last.end = last.end.max(next.end),
+        _ => ranges.push(next),
+    }
 }
 
 fn total(ranges: &[Range<usize>]) -> u64 {
@@ -182,11 +188,7 @@ fn without(ranges: &[Range<usize>], unstable: &[Range<usize>]) -> Vec<Range<usiz
 fn whole_words(ranges: &[Range<usize>], word: usize, len: usize) -> Vec<Range<usize>> {
     let mut grown: Vec<Range<usize>> = Vec::with_capacity(ranges.len());
     for range in ranges {
-        let widened = range.start / word * word..range.end.div_ceil(word).saturating_mul(word).min(len.max(range.end));
-        match grown.last_mut() {
-            Some(last) if last.end >= widened.start => last.end = last.end.max(widened.end),
-            _ => grown.push(widened),
-        }
+        push_merged(&mut grown, range.start / word * word..range.end.div_ceil(word).saturating_mul(word).min(len.max(range.end)));
     }
     grown
 }
@@ -239,7 +241,6 @@ pub struct Comparison {
 
 /// How many hazards a comparison keeps in words.
 pub const HAZARDS_KEPT: usize = 100;
-
 
 impl Comparison {
     pub fn passed(&self) -> bool {
@@ -323,12 +324,12 @@ impl Checker {
                 }
             }
             Run::Last => {
-                let differed = self.differed.remove(&(segment, subject));
-                let unstable = match &differed {
-                    Some(differed) => union(&differed.unstable, &whole_words(&differences(&differed.first, &actual, rule), word, len)),
-                    None => whole_words(&differences(expected, &actual, rule), word, len),
-                };
                 let differing = differences(expected, &actual, rule);
+                let unstable = match self.differed.remove(&(segment, subject)) {
+                    Some(differed) => union(&differed.unstable, &whole_words(&differences(&differed.first, &actual, rule), word, len)),
+                    // The first run equalled the recording: whatever differs now differs between runs.
+                    None => whole_words(&differing, word, len),
+                };
                 self.comparison.compared += 1;
                 self.comparison.within_tolerance += usize::from(rule != Rule::Exact);
                 self.comparison.unstable_bytes += total(&unstable);
@@ -354,19 +355,13 @@ impl Checker {
 /// The bytes either of two sorted, disjoint range lists covers, sorted and disjoint.
 fn union(a: &[Range<usize>], b: &[Range<usize>]) -> Vec<Range<usize>> {
     let mut all: Vec<Range<usize>> = Vec::with_capacity(a.len() + b.len());
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() || j < b.len() {
-        let next = if j >= b.len() || (i < a.len() && a[i].start <= b[j].start) {
-            i += 1;
-            a[i - 1].clone()
-        } else {
-            j += 1;
-            b[j - 1].clone()
-        };
-        match all.last_mut() {
-            Some(last) if last.end >= next.start => last.end = last.end.max(next.end),
-            _ => all.push(next),
-        }
+    let (mut a, mut b) = (a.iter().peekable(), b.iter().peekable());
+    while let Some(next) = match (a.peek(), b.peek()) {
+        (Some(x), Some(y)) if y.start < x.start => b.next(),
+        (Some(_), _) => a.next(),
+        (None, _) => b.next(),
+    } {
+        push_merged(&mut all, next.clone());
     }
     all
 }
