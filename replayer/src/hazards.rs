@@ -9,6 +9,7 @@
 //! the readers since (at most `READERS_KEPT`), each check searches the graph backwards through
 //! at most `SEARCH_BUDGET` nodes and counts as ordered when the budget runs out.
 
+use crate::replay::points_to_const;
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 use trace_format::{Arg, Command, KernelId, MemId, Node, NodeId, Place, Trace, TraceSegment};
@@ -101,7 +102,7 @@ impl HazardFinder {
     }
 
     fn command_uses(&self, command: &Command, f: &mut dyn FnMut(MemId, bool)) {
-        match command {
+        command.for_each_leaf(&mut |leaf| match leaf {
             Command::Kernel(launch) => {
                 let read_only = self.read_only.get(&launch.kernel);
                 for (index, arg) in launch.args.iter().enumerate() {
@@ -121,12 +122,8 @@ impl HazardFinder {
                 }
             }
             Command::Fill(fill) => f(fill.mem, true),
-            Command::Subgraph(graph) => graph.nodes.iter().for_each(|node| self.command_uses(&node.command, f)),
-            Command::Conditional(conditional) => {
-                conditional.bodies.iter().flat_map(|body| &body.nodes).for_each(|node| self.command_uses(&node.command, f))
-            }
             _ => {}
-        }
+        });
     }
 }
 
@@ -155,11 +152,6 @@ fn reaches(preds: &[Vec<usize>], earlier: usize, later: usize) -> bool {
         }
     }
     false
-}
-
-/// `const float*`, `__global const float4 *`, `const __half*`: a pointer to memory the kernel only reads.
-fn points_to_const(spelled: &str) -> bool {
-    spelled.trim().strip_suffix('*').is_some_and(|pointee| !pointee.contains('*') && pointee.split_whitespace().any(|word| word == "const"))
 }
 
 #[cfg(test)]
@@ -221,6 +213,5 @@ mod tests {
             ..Trace::default()
         };
         assert!(found(&typed, &two_kernels).is_empty(), "both only read memory 1");
-        assert!(points_to_const("__global const float4 *") && !points_to_const("float* const*") && !points_to_const("const float"));
     }
 }

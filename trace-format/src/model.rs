@@ -415,6 +415,18 @@ impl Command {
         }
     }
 
+    /// Calls `f` with the command, or with each command inside it for a sub-graph or a
+    /// conditional (at any depth): what runs, not what holds it.
+    pub fn for_each_leaf(&self, f: &mut dyn FnMut(&Command)) {
+        match self {
+            Command::Subgraph(graph) => graph.nodes.iter().for_each(|node| node.command.for_each_leaf(f)),
+            Command::Conditional(conditional) => {
+                conditional.bodies.iter().flat_map(|body| &body.nodes).for_each(|node| node.command.for_each_leaf(f))
+            }
+            leaf => f(leaf),
+        }
+    }
+
     /// Calls `f` with each blob id the command refers to (the host data of copies), inside
     /// sub-graphs too.
     pub fn for_each_blob_mut(&mut self, f: &mut dyn FnMut(&mut BlobId)) {

@@ -1,10 +1,11 @@
-//! The element type of each memory object, for comparisons within a tolerance: from the
-//! parameter types the trace keeps for its kernels (`Record::ParamTypes`), memory a kernel takes
-//! as `float*` holds floats. One pass over the trace's segments.
+//! What the parameter types the trace keeps for its kernels (`Record::ParamTypes`) say of
+//! memory: the element type of each memory object, for comparisons within a tolerance (memory a
+//! kernel takes as `float*` holds floats; one pass over the trace's segments), and which
+//! parameters only read (`const float*`, for hazards).
 
 use super::compare::Element;
 use std::collections::HashMap;
-use trace_format::{Arg, Command, FormatError, KernelId, MemId, Node, TraceReader};
+use trace_format::{Arg, Command, FormatError, KernelId, MemId, TraceReader};
 
 /// The element type of memory that a kernel parameter of a known floating-point pointer type
 /// names (the first such parameter decides); other memory is missing.
@@ -15,28 +16,19 @@ pub fn memory_elements(reader: &TraceReader) -> Result<HashMap<MemId, Element>, 
         return Ok(elements);
     }
     for segment in reader.segments() {
-        each_launch(&segment?.nodes, &mut |kernel, args| {
-            let Some(types) = types.get(&kernel) else { return };
-            for (arg, spelled) in args.iter().zip(types.iter()) {
-                if let (Arg::Memory { mem, .. }, Some(element)) = (arg, pointee_element(spelled)) {
-                    elements.entry(*mem).or_insert(element);
+        for node in &segment?.nodes {
+            node.command.for_each_leaf(&mut |command| {
+                let Command::Kernel(launch) = command else { return };
+                let Some(types) = types.get(&launch.kernel) else { return };
+                for (arg, spelled) in launch.args.iter().zip(types.iter()) {
+                    if let (Arg::Memory { mem, .. }, Some(element)) = (arg, pointee_element(spelled)) {
+                        elements.entry(*mem).or_insert(element);
+                    }
                 }
-            }
-        });
-    }
-    Ok(elements)
-}
-
-/// Calls `f` with each kernel launch of `nodes`, inside sub-graphs and conditional bodies too.
-fn each_launch(nodes: &[Node], f: &mut dyn FnMut(KernelId, &[Arg])) {
-    for node in nodes {
-        match &node.command {
-            Command::Kernel(launch) => f(launch.kernel, &launch.args),
-            Command::Subgraph(graph) => each_launch(&graph.nodes, f),
-            Command::Conditional(conditional) => conditional.bodies.iter().for_each(|body| each_launch(&body.nodes, f)),
-            _ => {}
+            });
         }
     }
+    Ok(elements)
 }
 
 /// The floating-point element a pointer type points to: `float*`, `const __global float4*`,
@@ -53,6 +45,11 @@ pub fn pointee_element(spelled: &str) -> Option<Element> {
     }
 }
 
+/// `const float*`, `__global const float4 *`, `const __half*`: a pointer to memory the kernel only reads.
+pub fn points_to_const(spelled: &str) -> bool {
+    spelled.trim().strip_suffix('*').is_some_and(|pointee| !pointee.contains('*') && pointee.split_whitespace().any(|word| word == "const"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -67,5 +64,11 @@ mod tests {
         assert_eq!(pointee_element("float"), None);
         assert_eq!(pointee_element("int*"), None);
         assert_eq!(pointee_element("__nv_bfloat16*"), None);
+    }
+
+    #[test]
+    fn pointers_to_const_are_read_only() {
+        assert!(points_to_const("__global const float4 *") && points_to_const("const __half*"));
+        assert!(!points_to_const("float* const*") && !points_to_const("const float") && !points_to_const("float*"));
     }
 }

@@ -26,7 +26,7 @@ mod elements;
 mod stats;
 
 pub use compare::{Comparison, Element, Mismatch, Rule, Tolerance};
-pub use elements::memory_elements;
+pub use elements::{memory_elements, points_to_const};
 pub use stats::{summarize, TimeStats};
 
 use crate::backend::{Backend, BackendError, BufferHandle, UpdateKind};
