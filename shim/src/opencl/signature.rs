@@ -13,10 +13,8 @@ pub fn parameter_types(source: &str, name: &str) -> Vec<String> {
         let start = from + found;
         from = start + name.len();
         let before = code[..start].trim_end();
-        let is_kernel = before.ends_with("void") && {
-            let qualifiers = before[..before.len() - 4].trim_end();
-            qualifiers.ends_with("__kernel") || qualifiers.ends_with("kernel") || qualifiers.ends_with(')') // __attribute__((...))
-        };
+        // `kernel void` or `__kernel void`, or `__kernel __attribute__((...)) void`.
+        let is_kernel = before.strip_suffix("void").map(str::trim_end).is_some_and(|qualifiers| qualifiers.ends_with("kernel") || qualifiers.ends_with(')'));
         let after = code[from..].trim_start();
         if !is_kernel || !after.starts_with('(') || code[..start].ends_with(|c: char| c.is_alphanumeric() || c == '_') {
             continue;
