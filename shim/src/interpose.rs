@@ -12,6 +12,9 @@ pub struct Hook {
     real: AtomicUsize,
     /// `dlsym(RTLD_NEXT)` found nothing (a private library): not asked again on every call.
     no_next: AtomicBool,
+    /// `dlsym` hands the hook out only from a library that also defines this symbol (an API's
+    /// loader, not the drivers and layers that export functions of the same name to it).
+    beside: Option<&'static CStr>,
 }
 
 // The address is a function's, immutable and valid for the whole process.
@@ -19,7 +22,27 @@ unsafe impl Sync for Hook {}
 
 impl Hook {
     pub const fn new(name: &'static CStr, address: *const c_void) -> Hook {
-        Hook { name, address, real: AtomicUsize::new(0), no_next: AtomicBool::new(false) }
+        Hook { name, address, real: AtomicUsize::new(0), no_next: AtomicBool::new(false), beside: None }
+    }
+
+    /// A hook that `dlsym` hands out only from a library that also defines `companion`.
+    pub const fn beside(self, companion: &'static CStr) -> Hook {
+        Hook { beside: Some(companion), ..self }
+    }
+
+    /// A hook whose real function only `forward_to` gives (a dispatch table's entry, an
+    /// extension function's address): never looked up by name.
+    pub const fn forwarding(name: &'static CStr, address: *const c_void) -> Hook {
+        Hook { name, address, real: AtomicUsize::new(0), no_next: AtomicBool::new(true), beside: None }
+    }
+
+    /// Forwards to `address` unless a real function is known already (or `address` is null or
+    /// the hook itself); whether the hook now has a real function.
+    pub fn forward_to(&self, address: *const c_void) -> bool {
+        if let Some(found) = self.accept(address.cast_mut()) {
+            self.remember(found);
+        }
+        self.real.load(Ordering::Acquire) != 0
     }
 
     /// The hook's own address, what `dlsym` hands out instead of the real function.
@@ -152,6 +175,9 @@ extern "C" fn dlsym_on_handle(handle: *mut c_void, symbol: *const c_char) -> *mu
     }
     // SAFETY: dlsym found a symbol under this name, so it is a valid C string.
     let Some(hook) = lookup(unsafe { CStr::from_ptr(symbol) }) else { return found };
+    if hook.beside.is_some_and(|companion| real_dlsym(handle, companion.as_ptr()).is_null()) {
+        return found;
+    }
     match hook.accept(found) {
         Some(real) => {
             hook.remember(real);

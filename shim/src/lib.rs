@@ -9,6 +9,7 @@ mod entry;
 mod failure;
 mod fast_hash;
 mod interpose;
+mod level_zero;
 mod log;
 mod opencl;
 mod recorder;
@@ -16,7 +17,7 @@ mod session;
 mod writer;
 
 /// Every API's hooks, for the exported `dlsym` to hand out.
-static HOOK_TABLES: [&[&interpose::Hook]; 2] = [opencl::HOOKS, cuda::HOOKS];
+static HOOK_TABLES: [&[&interpose::Hook]; 3] = [opencl::HOOKS, cuda::HOOKS, level_zero::HOOKS];
 
 fn hook_tables() -> &'static [&'static [&'static interpose::Hook]] {
     &HOOK_TABLES

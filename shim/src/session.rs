@@ -157,7 +157,7 @@ extern "C" fn finish_at_exit() {
             match api {
                 Api::OpenCl => crate::opencl::end_of_program(),
                 Api::Cuda => crate::cuda::end_of_program(),
-                Api::LevelZero => {}
+                Api::LevelZero => crate::level_zero::end_of_program(),
             }
         }
         let mut session = lock();
