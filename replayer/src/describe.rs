@@ -34,6 +34,7 @@ pub fn arg(arg: &Arg) -> String {
             format!("{} bytes holding {}", bytes.len(), targets.join(", "))
         }
         Arg::Condition(condition) => format!("condition {condition}"),
+        Arg::Texture(texture) => format!("texture {texture}"),
     }
 }
 

@@ -222,6 +222,7 @@ fn hash_kernel_shape(kernel_keys: &[u64], launch: &KernelLaunch, hasher: &mut Fx
             Arg::Memory { .. } | Arg::NullMemory => 1u8.hash(hasher),
             Arg::Local(_) => 2u8.hash(hasher),
             Arg::Condition(condition) => (3u8, condition).hash(hasher),
+            Arg::Texture(texture) => (4u8, texture).hash(hasher),
         }
     }
     match &launch.launch {

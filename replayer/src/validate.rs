@@ -53,6 +53,7 @@ impl<'a> Validator<'a> {
         let mut validator = Validator { reader, trace: reader.objects(), blobs: reader.blobs(), problems: Vec::new() };
         validator.header();
         validator.memories();
+        validator.textures();
         validator.programs_kernels_queues();
         validator
     }
@@ -157,7 +158,19 @@ impl<'a> Validator<'a> {
                 MemKind::Pitched { pitch, height, .. } if pitch.checked_mul(height) != Some(memory.size) => {
                     self.report(&subject, format!("pitch {pitch} times height {height} is not its size {}", memory.size));
                 }
+                MemKind::Image(layout) if layout.bytes() != memory.size => {
+                    self.report(&subject, format!("its image layout packs {} bytes, not its size {}", layout.bytes(), memory.size));
+                }
                 _ => {}
+            }
+        }
+    }
+
+    fn textures(&mut self) {
+        let trace = self.trace;
+        for (id, texture) in trace.textures.iter().enumerate() {
+            if let Some(resource) = texture.resource {
+                self.memory_range(&|| format!("texture {id}"), resource.mem, resource.offset, 0);
             }
         }
     }
@@ -307,6 +320,9 @@ impl<'a> Validator<'a> {
                     }
                 }
                 Arg::Local(0) => self.report(subject, format!("argument {index} is local memory of 0 bytes")),
+                Arg::Texture(texture) => {
+                    self.resolves(subject, "texture", texture.index(), self.trace.textures.len());
+                }
                 Arg::Value(_) | Arg::NullMemory | Arg::Local(_) | Arg::Condition(_) => {}
             }
         }
@@ -398,7 +414,7 @@ fn arg_fits(arg: &Arg, kind: ParamKind) -> bool {
     match arg {
         Arg::Memory { .. } | Arg::NullMemory => kind == ParamKind::Memory,
         Arg::Local(_) => kind == ParamKind::Local,
-        Arg::Value(_) | Arg::ValueWithPointers { .. } | Arg::Condition(_) => matches!(kind, ParamKind::Value | ParamKind::Handle),
+        Arg::Value(_) | Arg::ValueWithPointers { .. } | Arg::Condition(_) | Arg::Texture(_) => matches!(kind, ParamKind::Value | ParamKind::Handle),
     }
 }
 
@@ -410,6 +426,7 @@ fn arg_kind(arg: &Arg) -> &'static str {
         Arg::Value(_) => "a value",
         Arg::ValueWithPointers { .. } => "a value holding device addresses",
         Arg::Condition(_) => "a conditional's handle",
+        Arg::Texture(_) => "a texture object",
     }
 }
 

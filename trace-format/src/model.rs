@@ -35,6 +35,8 @@ id_type!(
     NodeId,
     /// A segment of `Trace::segments`.
     SegmentId,
+    /// A texture, surface or sampler of `Trace::textures`.
+    TextureId,
 );
 
 /// Content hash (xxh3-128) of a blob's uncompressed bytes; blobs are deduplicated by it.
@@ -111,6 +113,43 @@ pub enum MemKind {
     StreamOrdered,
     /// A variable of a program (`__device__` global): replay finds it by name in `program`.
     Global { program: ProgramId, name: String },
+    /// An image (CUDA array, OpenCL image): texels in an opaque layout the device chooses, so
+    /// the trace keeps its contents packed (see `ImageLayout`) and copies name texels by their
+    /// packed byte positions.
+    Image(ImageLayout),
+}
+
+/// An image's texels packed: rows of `width` texels of `texel_bytes` bytes, `height` rows to a
+/// slice, `depth` slices (the layers of an array image count as slices).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImageLayout {
+    pub width: u64,
+    pub height: u64,
+    pub depth: u64,
+    pub texel_bytes: u32,
+    /// The API's description of the image (format, channels, dimensions, flags), as the API
+    /// defines it: what replay creates the image from.
+    pub format: Vec<u64>,
+}
+
+impl ImageLayout {
+    pub fn row_bytes(&self) -> u64 {
+        self.width.saturating_mul(u64::from(self.texel_bytes))
+    }
+
+    pub fn slice_bytes(&self) -> u64 {
+        self.row_bytes().saturating_mul(self.height)
+    }
+
+    pub fn bytes(&self) -> u64 {
+        self.slice_bytes().saturating_mul(self.depth)
+    }
+
+    /// Packed byte position `at` as (x in bytes, row, slice).
+    pub fn position(&self, at: u64) -> [u64; 3] {
+        let (row, slice) = (self.row_bytes().max(1), self.slice_bytes().max(1));
+        [at % slice % row, at % slice / row, at / slice]
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -213,6 +252,36 @@ pub enum Arg {
     /// The handle of condition `n` of the graph the launch is in (see `Conditional`), which
     /// the kernel sets: replay passes the handle its own conditional got.
     Condition(u32),
+    /// A texture, surface or sampler object: replay passes the handle of the one it made.
+    Texture(TextureId),
+}
+
+/// What a kernel does through a texture object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum TextureKind {
+    /// Reads (and filters) its resource.
+    Sampled,
+    /// Reads and writes its resource (a CUDA surface).
+    Surface,
+    /// Only says how to address and filter (an OpenCL sampler): no resource.
+    Sampler,
+}
+
+/// Memory a texture or surface reads or writes, `offset` bytes into `mem`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TextureResource {
+    pub mem: MemId,
+    pub offset: u64,
+}
+
+/// A texture, surface or sampler object a kernel takes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Texture {
+    pub kind: TextureKind,
+    pub resource: Option<TextureResource>,
+    /// The API's description of the object (resource shape, addressing, filtering, view), as
+    /// the API defines it, with addresses of memory left out: `resource` names that memory.
+    pub description: Vec<u8>,
 }
 
 /// A device address at byte `at` of a by-value argument: `offset` bytes into `mem`.
@@ -390,7 +459,7 @@ impl Command {
                     match arg {
                         Arg::Memory { mem, offset } => f(mem, offset),
                         Arg::ValueWithPointers { pointers, .. } => pointers.iter_mut().for_each(|pointer| f(&mut pointer.mem, &mut pointer.offset)),
-                        Arg::Value(_) | Arg::NullMemory | Arg::Local(_) | Arg::Condition(_) => {}
+                        Arg::Value(_) | Arg::NullMemory | Arg::Local(_) | Arg::Condition(_) | Arg::Texture(_) => {}
                     }
                 }
             }
@@ -583,4 +652,5 @@ pub struct Trace {
     pub partial: Vec<PartialReason>,
     /// Parameter types of the kernels whose API says them (`Record::ParamTypes`).
     pub param_types: Vec<ParamTypes>,
+    pub textures: Vec<Texture>,
 }

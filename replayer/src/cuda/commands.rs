@@ -2,6 +2,7 @@
 //! eager replay: kernel arguments and launch shape, 3D copies, memsets.
 
 use super::driver::check;
+use super::images::{Array, TextureObject};
 use super::memory::HostBuffer;
 use super::objects::Objects;
 use crate::extent::span as host_span;
@@ -9,7 +10,7 @@ use crate::backend::{BackendError, BackendResult};
 use cudarc::driver::sys::{self, CUdeviceptr, CUgraphConditionalHandle, CUmemorytype, CUDA_MEMCPY3D, CUDA_MEMSET_NODE_PARAMS};
 use std::collections::HashMap;
 use std::ffi::c_void;
-use trace_format::{Arg, Copy, Extent, Fill, KernelLaunch, Launch, MemId, Param, Place};
+use trace_format::{Arg, Copy, Extent, Fill, KernelLaunch, Launch, MemId, Param, Place, TextureId};
 
 /// Where each memory object lies for the commands being built: where the replay placed it,
 /// unless the partition allocates it itself (a graph's allocation node, an eager
@@ -22,11 +23,25 @@ pub struct Addresses<'a> {
     conditions: Option<&'a HashMap<u32, CUgraphConditionalHandle>>,
     /// Where the command's copy to the host lands, when what it delivers is compared.
     landing: Option<&'a HostBuffer>,
+    /// The replay's texture and surface objects, by `TextureId` index.
+    textures: &'a [TextureObject],
 }
 
 impl<'a> Addresses<'a> {
     pub fn new(placed: &'a [CUdeviceptr], allocated: &'a HashMap<MemId, CUdeviceptr>) -> Addresses<'a> {
-        Addresses { placed, allocated, conditions: None, landing: None }
+        Addresses { placed, allocated, conditions: None, landing: None, textures: &[] }
+    }
+
+    /// With the replay's texture and surface objects.
+    pub fn with_textures(self, textures: &'a [TextureObject]) -> Addresses<'a> {
+        Addresses { textures, ..self }
+    }
+
+    fn texture(&self, index: usize, texture: TextureId) -> BackendResult<u64> {
+        self.textures
+            .get(texture.index())
+            .map(|object| object.handle)
+            .ok_or_else(|| BackendError::Unsupported(format!("argument {index} names texture {texture}, which is not in the trace")))
     }
 
     /// With the buffer a copy to the host lands in (else the shared sink).
@@ -139,6 +154,7 @@ pub fn pack_args(params: &[Param], args: &[Arg], addresses: Addresses<'_>) -> Ba
             }
             Arg::NullMemory => 0u64.to_le_bytes().to_vec(),
             Arg::Condition(condition) => addresses.condition(*condition)?.to_le_bytes().to_vec(),
+            Arg::Texture(texture) => addresses.texture(index, *texture)?.to_le_bytes().to_vec(),
             Arg::Local(_) => return Err(BackendError::Unsupported(format!("argument {index}: CUDA kernels take no local-memory arguments"))),
         };
         if bytes.len() > param.size as usize {
@@ -184,6 +200,8 @@ struct Side {
     address: CUdeviceptr,
     /// Bytes available from `address`, for the bounds check.
     available: u64,
+    /// An image's array, and the packed byte position the copy starts from.
+    array: Option<(Array, u64)>,
 }
 
 fn side(objects: &Objects, addresses: Addresses<'_>, place: &Place, source: bool) -> BackendResult<Side> {
@@ -192,22 +210,28 @@ fn side(objects: &Objects, addresses: Addresses<'_>, place: &Place, source: bool
             let (Some(base), Some(&size)) = (addresses.of(*mem), objects.memories.sizes.get(mem.index())) else {
                 return Err(BackendError::Unsupported(format!("a copy names memory {mem}, which is not in the trace")));
             };
+            let available = size.saturating_sub(*offset);
+            if let Some(&array) = objects.memories.arrays.get(&mem.index()) {
+                return Ok(Side { memory_type: CUmemorytype::CU_MEMORYTYPE_ARRAY, address: 0, available, array: Some((array, *offset)) });
+            }
             // Unified addressing: the driver finds out whether it is device, host or managed memory.
-            Ok(Side { memory_type: CUmemorytype::CU_MEMORYTYPE_UNIFIED, address: base + offset, available: size.saturating_sub(*offset) })
+            Ok(Side { memory_type: CUmemorytype::CU_MEMORYTYPE_UNIFIED, address: base + offset, available, array: None })
         }
         Place::Host { data } if source => {
             let blob = data.ok_or_else(|| BackendError::Unsupported("a copy from host memory has no recorded data".into()))?;
             let buffer = objects.sources.get(&blob).ok_or_else(|| BackendError::Unsupported(format!("blob {blob} was not loaded")))?;
-            Ok(Side { memory_type: CUmemorytype::CU_MEMORYTYPE_HOST, address: buffer.ptr as CUdeviceptr, available: buffer.len as u64 })
+            Ok(Side { memory_type: CUmemorytype::CU_MEMORYTYPE_HOST, address: buffer.ptr as CUdeviceptr, available: buffer.len as u64, array: None })
         }
         Place::Host { .. } => {
             let landing = addresses.landing.unwrap_or(&objects.sink);
-            Ok(Side { memory_type: CUmemorytype::CU_MEMORYTYPE_HOST, address: landing.ptr as CUdeviceptr, available: landing.len as u64 })
+            Ok(Side { memory_type: CUmemorytype::CU_MEMORYTYPE_HOST, address: landing.ptr as CUdeviceptr, available: landing.len as u64, array: None })
         }
     }
 }
 
-/// A copy as one 3D copy description (linear copies are one row).
+/// A copy as one 3D copy description (linear copies are one row). An image's side starts at
+/// the texel its packed byte position names; a linear copy with one becomes the rows or slices
+/// it covers.
 pub fn copy_params(objects: &Objects, addresses: Addresses<'_>, copy: &Copy) -> BackendResult<CUDA_MEMCPY3D> {
     let src = side(objects, addresses, &copy.src, true)?;
     let dst = side(objects, addresses, &copy.dst, false)?;
@@ -224,14 +248,24 @@ pub fn copy_params(objects: &Objects, addresses: Addresses<'_>, copy: &Copy) -> 
     params.dstHost = dst_host as *mut c_void;
     match copy.extent {
         Extent::Linear { bytes } => {
-            // One row of one slice; pitches at least the width, as the driver checks them.
-            params.WidthInBytes = bytes as usize;
-            params.srcPitch = bytes as usize;
-            params.dstPitch = bytes as usize;
-            params.srcHeight = 1;
-            params.dstHeight = 1;
-            params.Height = 1;
-            params.Depth = 1;
+            let array_side = src.array.or(dst.array);
+            let [width, height, depth] = match array_side {
+                Some((array, at)) => array.linear_region(at, bytes)?,
+                None => [bytes as usize, 1, 1],
+            };
+            // Pitches at least the width, as the driver checks them.
+            params.WidthInBytes = width;
+            params.srcPitch = width;
+            params.dstPitch = width;
+            params.srcHeight = height;
+            params.dstHeight = height;
+            params.Height = height;
+            params.Depth = depth;
+            for (source, side) in [(true, &src), (false, &dst)] {
+                if let Some((array, at)) = side.array {
+                    array.set_side(&mut params, source, at);
+                }
+            }
         }
         Extent::Rect { src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch } => {
             let [width, height, depth] = region.map(|r| r as usize);
@@ -248,6 +282,14 @@ pub fn copy_params(objects: &Objects, addresses: Addresses<'_>, copy: &Copy) -> 
             params.WidthInBytes = width;
             params.Height = height.max(1);
             params.Depth = depth.max(1);
+            // An image side's origin and pitches are its packed layout's: together one position.
+            let packed = |origin: [u64; 3], row: u64, slice: u64| origin[0].saturating_add(origin[1].saturating_mul(row)).saturating_add(origin[2].saturating_mul(slice));
+            if let Some((array, at)) = src.array {
+                array.set_side(&mut params, true, at.saturating_add(packed(src_origin, src_row_pitch, src_slice_pitch)));
+            }
+            if let Some((array, at)) = dst.array {
+                array.set_side(&mut params, false, at.saturating_add(packed(dst_origin, dst_row_pitch, dst_slice_pitch)));
+            }
         }
     }
     Ok(params)
@@ -255,7 +297,7 @@ pub fn copy_params(objects: &Objects, addresses: Addresses<'_>, copy: &Copy) -> 
 
 /// A copy description with nothing set but the memory types (`mem::zeroed` would be undefined
 /// behaviour: `CUmemorytype` has no zero value).
-fn empty_memcpy3d(src: CUmemorytype, dst: CUmemorytype) -> CUDA_MEMCPY3D {
+pub fn empty_memcpy3d(src: CUmemorytype, dst: CUmemorytype) -> CUDA_MEMCPY3D {
     CUDA_MEMCPY3D {
         srcXInBytes: 0,
         srcY: 0,
@@ -288,7 +330,7 @@ fn empty_memcpy3d(src: CUmemorytype, dst: CUmemorytype) -> CUDA_MEMCPY3D {
 fn set_address(host: &mut *const c_void, device: &mut CUdeviceptr, side: &Side) {
     if side.memory_type == CUmemorytype::CU_MEMORYTYPE_HOST {
         *host = side.address as *const c_void;
-    } else {
+    } else if side.array.is_none() {
         *device = side.address;
     }
 }
@@ -312,6 +354,9 @@ pub fn memset_params(objects: &Objects, addresses: Addresses<'_>, fill: &Fill) -
     let (Some(base), Some(&size)) = (addresses.of(fill.mem), objects.memories.sizes.get(fill.mem.index())) else {
         return Err(BackendError::Unsupported(format!("a fill names memory {}, which is not in the trace", fill.mem)));
     };
+    if objects.memories.arrays.contains_key(&fill.mem.index()) {
+        return Err(BackendError::Unsupported(format!("a fill names memory {}, an image, which CUDA memsets cannot fill", fill.mem)));
+    }
     let (pitch, width, height) = match fill.rows {
         Some([pitch, width, height]) => (pitch, width, height),
         None if fill.bytes.is_multiple_of(element as u64) => (fill.bytes, fill.bytes / element as u64, 1),

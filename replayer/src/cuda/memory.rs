@@ -3,7 +3,9 @@
 
 use super::driver::check;
 use crate::backend::{BackendError, BackendResult, PartitionNodes};
-use cudarc::driver::sys::{self, CUdevice, CUdeviceptr, CUmemGenericAllocationHandle};
+use super::images::Array;
+use cudarc::driver::sys::{self, CUarray, CUdevice, CUdeviceptr, CUmemGenericAllocationHandle};
+use std::collections::HashMap;
 use std::collections::BTreeSet;
 use std::ffi::c_void;
 use trace_format::{MemId, MemKind, Memory, ProgramId};
@@ -14,6 +16,7 @@ enum Owned {
     Host(*mut c_void),
     /// A reserved range with physical memory mapped into it.
     Mapped { start: CUdeviceptr, size: usize, handle: CUmemGenericAllocationHandle },
+    Array(CUarray),
 }
 
 /// Where each memory object lives, by `MemId` index.
@@ -23,13 +26,16 @@ pub struct Memories {
     /// Placed at the recorded addresses (`--exact-addresses`): no memory may move, not even
     /// what a partition allocates itself.
     pub at_recorded_addresses: bool,
+    /// Images, as arrays, by `MemId` index (their address is 0: kernels reach them only
+    /// through texture and surface objects).
+    pub arrays: HashMap<usize, Array>,
     owned: Vec<Owned>,
 }
 
 impl Memories {
     /// No memory yet.
     pub fn none() -> Memories {
-        Memories { addresses: Vec::new(), sizes: Vec::new(), at_recorded_addresses: false, owned: Vec::new() }
+        Memories { addresses: Vec::new(), sizes: Vec::new(), at_recorded_addresses: false, arrays: HashMap::new(), owned: Vec::new() }
     }
 
     /// Places every memory object; a program's variable (`MemKind::Global`) is where `variable`
@@ -60,6 +66,15 @@ impl Memories {
                         )));
                     }
                     address
+                }
+                MemKind::Image(layout) => {
+                    if layout.bytes() != memory.size {
+                        return Err(BackendError::Unsupported(format!("memory {index} is an image of {} bytes packed, not {}", layout.bytes(), memory.size)));
+                    }
+                    let array = Array::create(index, layout)?;
+                    placed.owned.push(Owned::Array(array.handle));
+                    placed.arrays.insert(index, array);
+                    0
                 }
                 _ if exact && device_resident(&memory.kind) => memory.address,
                 _ => placed.allocate_one(memory)?,
@@ -191,6 +206,9 @@ impl Drop for Memories {
                     }
                     Owned::Host(host) => {
                         sys::cuMemFreeHost(host);
+                    }
+                    Owned::Array(array) => {
+                        sys::cuArrayDestroy(array);
                     }
                     Owned::Mapped { start, size, handle } => {
                         sys::cuMemUnmap(start, size);

@@ -11,6 +11,7 @@ mod commands;
 mod driver;
 mod eager;
 mod graph;
+mod images;
 mod memory;
 mod objects;
 mod relocation;
@@ -20,6 +21,7 @@ use cudarc::driver::sys::{self, CUevent, CUstream};
 use driver::{check, Device};
 use eager::{Eager, EventPool};
 use graph::BuiltGraph;
+use images::Array;
 use objects::Objects;
 use memory::HostBuffer;
 use std::rc::Rc;
@@ -128,6 +130,15 @@ impl CudaBackend {
         Ok(())
     }
 
+    /// Copies a whole image between `array` and packed host memory at `host` (which holds
+    /// all of it), and waits for the copy.
+    fn copy_packed(&mut self, array: Array, host: *mut std::ffi::c_void, to_host: bool) -> BackendResult<()> {
+        let copy = array.packed_copy(host, to_host);
+        // SAFETY: the array is live and the host memory holds its packed contents.
+        check(unsafe { sys::cuMemcpy3D_v2(&copy) }, "cuMemcpy3D")?;
+        self.finish()
+    }
+
     fn built(&mut self, buffer: BufferHandle) -> BackendResult<&mut BuiltGraph> {
         self.graphs
             .get_mut(buffer.0)
@@ -168,6 +179,9 @@ impl Backend for CudaBackend {
             return Err(BackendError::Unsupported(format!("memory {mem} holds {size} bytes, not {}", data.len())));
         }
         self.finish()?;
+        if let Some(&array) = self.objects()?.memories.arrays.get(&mem.index()) {
+            return self.copy_packed(array, data.as_ptr().cast_mut().cast(), false);
+        }
         let mut data = data.to_vec();
         self.objects()?.relocation.to_replay(&mut data);
         // SAFETY: `size` bytes at `address` (unified addressing covers host and managed memory).
@@ -182,6 +196,10 @@ impl Backend for CudaBackend {
         let (address, size) = self.memory(mem)?;
         self.finish()?;
         let mut data = vec![0u8; size as usize];
+        if let Some(&array) = self.objects()?.memories.arrays.get(&mem.index()) {
+            self.copy_packed(array, data.as_mut_ptr().cast(), true)?;
+            return Ok(data);
+        }
         // SAFETY: as in write_memory.
         check(unsafe { sys::cuMemcpy(data.as_mut_ptr() as u64, address, data.len()) }, "cuMemcpy")?;
         self.objects()?.relocation.to_recorded(&mut data);

@@ -3,6 +3,7 @@
 //! host side of its copies.
 
 use super::driver::check;
+use super::images::TextureObject;
 use super::memory::{HostBuffer, Memories};
 use super::relocation::Relocation;
 use crate::backend::{BackendError, BackendResult};
@@ -35,6 +36,8 @@ pub struct Objects {
     pub events: HashMap<u32, CUevent>,
     /// Smaller sinks that graphs built before may still copy into.
     outgrown_sinks: Vec<HostBuffer>,
+    /// By `TextureId` index; dropped before the memory they read.
+    pub textures: Vec<TextureObject>,
 }
 
 impl Objects {
@@ -58,6 +61,7 @@ impl Objects {
             landings: HashMap::new(),
             events: HashMap::new(),
             outgrown_sinks: Vec::new(),
+            textures: Vec::new(),
         };
         for (index, program) in trace.programs.iter().enumerate() {
             if !used.contains(&index) {
@@ -74,6 +78,12 @@ impl Objects {
         let modules = &objects.modules;
         objects.memories = Memories::allocate(&trace.memories, device, exact_addresses, |program, name| find_variable(modules, program, name))?;
         objects.relocation = Relocation::new(&trace.memories, &objects.memories.addresses);
+        for (index, texture) in trace.textures.iter().enumerate() {
+            let resource = texture.resource.ok_or_else(|| BackendError::Unsupported(format!("texture {index} has no resource")))?;
+            let (array, address) = (objects.memories.arrays.get(&resource.mem.index()), objects.memories.addresses.get(resource.mem.index()));
+            let address = address.ok_or_else(|| BackendError::Unsupported(format!("texture {index} reads memory {}, which is not in the trace", resource.mem)))?;
+            objects.textures.push(TextureObject::create(index, texture, array, address + resource.offset)?);
+        }
         for kernel in &trace.kernels {
             let module = objects.modules.get(kernel.program.index()).copied().flatten().ok_or_else(|| {
                 BackendError::Unsupported(format!("kernel {:?} names program {}, which the trace does not have", kernel.name, kernel.program))
@@ -215,6 +225,8 @@ pub fn visit_command<'a>(command: &'a Command, visit: &mut dyn FnMut(&'a Command
 
 impl Drop for Objects {
     fn drop(&mut self) {
+        // Before the arrays and memory they read.
+        self.textures.clear();
         // SAFETY: handles created by `load`; errors cannot be reported from Drop.
         unsafe {
             for &stream in &self.streams {

@@ -107,6 +107,7 @@ pub fn arg_value(objects: &Objects, index: usize, arg: &Arg) -> BackendResult<Ar
             ArgValue::Bytes(bytes)
         }
         Arg::Condition(_) => return Err(BackendError::Unsupported(format!("argument {index} is a CUDA graph conditional's handle"))),
+        Arg::Texture(_) => return Err(BackendError::Unsupported(format!("argument {index} is a texture object, which the Level Zero backend does not make"))),
     })
 }
 

@@ -228,6 +228,7 @@ fn describe(arg: &Arg) -> String {
         Arg::NullMemory => "a null memory object".into(),
         Arg::Local(bytes) => format!("{bytes} bytes of local memory"),
         Arg::Condition(_) => "a CUDA graph conditional's handle".into(),
+        Arg::Texture(_) => "a texture object".into(),
     }
 }
 

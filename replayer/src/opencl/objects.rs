@@ -179,6 +179,7 @@ impl Objects {
                 return Err(BackendError::Unsupported(format!("argument {index} is a structure holding device addresses, which OpenCL kernels cannot take")))
             }
             Arg::Condition(_) => return Err(BackendError::Unsupported(format!("argument {index} is a graph condition, which OpenCL has not"))),
+            Arg::Texture(_) => return Err(BackendError::Unsupported(format!("argument {index} is a texture object, which the OpenCL backend does not make"))),
             Arg::Local(size) => Binding::Local(*size as usize),
             Arg::NullMemory => Binding::Bytes((ptr::null_mut::<c_void>() as usize).to_ne_bytes().to_vec()),
             Arg::Memory { mem, offset } => match self.memory(*mem)? {

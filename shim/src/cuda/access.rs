@@ -9,6 +9,7 @@
 //! stream would invalidate the capture), and while any stream captures nothing synchronizes the
 //! device or the legacy stream.
 
+use super::arrays::packed_read;
 use super::hooks::{driver, real, CUcontext};
 use super::state::State;
 use super::streams::{driver_stream, DriverStream, LEGACY};
@@ -171,10 +172,14 @@ impl MemoryAccess for DeviceAccess<'_> {
                 return None;
             }
             let stream = own.stream as *mut c_void;
-            // SAFETY: `mem` is a live allocation of `size` bytes; the buffer holds as many and
-            // outlives the copy, which the stream synchronization completes.
+            // SAFETY: `mem` is a live allocation (or array) of `size` bytes (packed); the buffer
+            // holds as many and outlives the copy, which the stream synchronization completes.
             Some(unsafe {
-                match real::cuMemcpyDtoHAsync_v2(contents.as_mut_ptr().cast(), mem, contents.len(), stream) {
+                let copied = match self.state.array_at.get(&mem).and_then(|handle| self.state.arrays.get(handle)) {
+                    Some(array) => real::cuMemcpy3DAsync_v2(&packed_read(array, contents.as_mut_ptr().cast()), stream),
+                    None => real::cuMemcpyDtoHAsync_v2(contents.as_mut_ptr().cast(), mem, contents.len(), stream),
+                };
+                match copied {
                     CUDA_SUCCESS => real::cuStreamSynchronize(stream),
                     failed => failed,
                 }

@@ -45,7 +45,7 @@ pub fn fill_command(recorder: &mut Recorder, dst: u64, pattern: &[u8], count: us
     Ok(Command::Fill(Fill { mem, offset, bytes: (count * pattern.len()) as u64, pattern: pattern.to_vec(), rows: None }))
 }
 
-fn linear(forward: &mut Forward<'_, CUresult>, enqueued: Enqueued, src: End, dst: End, bytes: usize) -> Recorded {
+pub(super) fn linear(forward: &mut Forward<'_, CUresult>, enqueued: Enqueued, src: End, dst: End, bytes: usize) -> Recorded {
     let accesses = |recorder: &mut Recorder| {
         let read = match src { End::Device(pointer) => device_access(recorder, pointer, false), End::Host(_) => None };
         let written = match dst { End::Device(pointer) => device_write(recorder, pointer, bytes as u64), End::Host(_) => None };

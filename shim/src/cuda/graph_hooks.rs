@@ -318,11 +318,12 @@ pub unsafe fn launch(forward: &mut Forward<'_, CUresult>, call: &'static str, ex
     for &(address, size) in &allocated {
         track(address, size, Some(queue), MemShape::Whole(MemKind::StreamOrdered), 0)?;
     }
-    let device = with_recorder(|state, recorder| super::device::current(state, recorder).map(|(_, device)| device))?;
+    // The arrays its copies may name (rarely any: a copy of the few there are).
+    let (device, arrays) = with_recorder(|state, recorder| (super::device::current(state, recorder).map(|(_, device)| device), state.arrays.clone()))?;
     let (recorded, waited) = graph.events();
     let command = RefCell::new(None);
     let accesses = |recorder: &mut Recorder| {
-        let launched = graph.launched(recorder, call, device);
+        let launched = graph.launched(recorder, &arrays, call, device);
         *command.borrow_mut() = Some(launched.command);
         launched.accesses
     };

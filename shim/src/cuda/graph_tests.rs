@@ -2,6 +2,7 @@
 //! driver reports when a graph is instantiated; no GPU here) turned into the trace's graph at
 //! each launch, with the updates the program makes to the executable graph in between.
 
+use super::arrays::Arrays;
 use super::graphs::{linear_copy, Condition, ConditionalNode, ExecGraph, KernelNode, NodeRead, ReadGraph};
 use super::memory::allocation;
 use super::rect::Memcpy3D;
@@ -62,7 +63,7 @@ fn event_edge(from: u32, to: u32) -> Edge {
 
 /// Launches the graph on the legacy stream as `graph_hooks::launch` does.
 fn launch(recorder: &mut Recorder, device: &FakeDeviceMemory, exec: &ExecGraph) {
-    let launched = exec.launched(recorder, "cuGraphLaunch", None);
+    let launched = exec.launched(recorder, &Arrays::default(), "cuGraphLaunch", None);
     submit(recorder, device, LEGACY, &launched.accesses, |_| launched.command);
 }
 
@@ -72,7 +73,7 @@ fn commands(graph: &Graph) -> Vec<Command> {
 
 /// The launch's graph.
 fn launched_graph(recorder: &mut Recorder, exec: &ExecGraph) -> Graph {
-    match exec.launched(recorder, "cuGraphLaunch", None).command {
+    match exec.launched(recorder, &Arrays::default(), "cuGraphLaunch", None).command {
         Command::Subgraph(graph) => graph,
         other => panic!("not a sub-graph: {other:?}"),
     }
@@ -91,7 +92,7 @@ fn a_launched_graph_is_one_subgraph_node_and_follows_kernel_node_updates() {
     device.contents.borrow_mut().extend([(X, vec![1; SIZE as usize]), (Y, vec![2; SIZE as usize])]);
 
     let mut exec = ExecGraph::new(fake_graph());
-    assert_eq!(exec.launched(&mut recorder, "cuGraphLaunch", None).accesses, vec![write(Y), write(X), write(Y)]);
+    assert_eq!(exec.launched(&mut recorder, &Arrays::default(), "cuGraphLaunch", None).accesses, vec![write(Y), write(X), write(Y)]);
     launch(&mut recorder, &device, &exec);
     assert!(exec.set(FAKE_KERNEL_NODE, NodeRead::Kernel(fake_kernel_node(X, 2))));
     launch(&mut recorder, &device, &exec);
@@ -138,7 +139,7 @@ fn a_device_memcpy_node_of_one_row_is_a_linear_copy_reading_its_source() {
     let exec = one_node(FAKE_MEMCPY_NODE, NodeRead::Copy(linear_copy(X + 8, Y, 16)));
     let copy = Copy { src: Place::Memory { mem: MemId(0), offset: 8 }, dst: Place::Memory { mem: MemId(1), offset: 0 }, extent: Extent::Linear { bytes: 16 } };
     assert_eq!(commands(&launched_graph(&mut recorder, &exec)), vec![Command::Copy(copy)]);
-    assert_eq!(exec.launched(&mut recorder, "cuGraphLaunch", None).accesses, vec![Access { mem: X, write: false, overwrites: false }, write(Y)]);
+    assert_eq!(exec.launched(&mut recorder, &Arrays::default(), "cuGraphLaunch", None).accesses, vec![Access { mem: X, write: false, overwrites: false }, write(Y)]);
 }
 
 /// `CU_MEMORYTYPE_HOST`.
@@ -173,7 +174,7 @@ fn memcpy_nodes_with_host_ends_read_host_data_at_each_launch_and_name_pinned_mem
     // What the graph delivers to pageable memory its host code may consume before the host waits:
     // it is not kept for comparison.
     assert_eq!(into_pageable.dst, Place::Host { data: None });
-    let accesses = exec.launched(&mut recorder, "cuGraphLaunch", None).accesses;
+    let accesses = exec.launched(&mut recorder, &Arrays::default(), "cuGraphLaunch", None).accesses;
     assert!(accesses.contains(&write(pinned_address)), "{accesses:?}");
 }
 
@@ -198,7 +199,7 @@ fn host_2d_memset_and_disabled_nodes() {
     assert!(!exec.set_enabled(0x1234, false), "a node of another graph");
     let graph = launched_graph(&mut recorder, &exec);
     assert_eq!(graph.nodes[2].command, Command::Barrier);
-    assert!(!exec.launched(&mut recorder, "cuGraphLaunch", None).accesses.contains(&write(Y)), "a disabled kernel uses no memory");
+    assert!(!exec.launched(&mut recorder, &Arrays::default(), "cuGraphLaunch", None).accesses.contains(&write(Y)), "a disabled kernel uses no memory");
     assert!(exec.set_enabled(FAKE_KERNEL_NODE, true));
     assert!(matches!(launched_graph(&mut recorder, &exec).nodes[2].command, Command::Kernel(_)));
 }
@@ -252,7 +253,7 @@ fn graph_allocations_are_memory_of_their_own_with_no_contents_read() {
     };
     let exec = ExecGraph::new(read);
     assert_eq!(exec.allocations(), (vec![(GRAPH_MEMORY, 64)], vec![GRAPH_MEMORY]));
-    let launched = exec.launched(&mut recorder, "cuGraphLaunch", None);
+    let launched = exec.launched(&mut recorder, &Arrays::default(), "cuGraphLaunch", None);
     assert_eq!(launched.accesses, vec![write(X)], "the graph's own memory is never read");
     let graph_memory = recorder.mem_id(GRAPH_MEMORY).unwrap();
     let Command::Subgraph(graph) = launched.command else { panic!("not a sub-graph") };
@@ -320,5 +321,5 @@ fn a_kernel_node_uses_the_variables_of_its_program_as_a_launch_does() {
     // Y stands for a variable the kernel reaches by name: no parameter points at it.
     let node = KernelNode { variables: vec![Y], ..fake_kernel_node(X, 1) };
     let exec = one_node(FAKE_KERNEL_NODE, NodeRead::Kernel(node));
-    assert_eq!(exec.launched(&mut recorder, "cuGraphLaunch", None).accesses, vec![write(X), write(Y)]);
+    assert_eq!(exec.launched(&mut recorder, &Arrays::default(), "cuGraphLaunch", None).accesses, vec![write(X), write(Y)]);
 }

@@ -7,6 +7,7 @@ use super::commands::device_access;
 use super::copies::{copy_command, fill_command};
 use super::launches::{kernel_accesses, kernel_command, Decoded};
 use super::params::{self, Value};
+use super::arrays::Arrays;
 use super::rect::{fill_2d_command, Memcpy3D, RectCopy};
 use super::state::Layout;
 use crate::fast_hash::{HashMap, HashSet};
@@ -226,7 +227,7 @@ impl ExecGraph {
     /// marked partial, as for any call. Each allocation of the graph is new memory (of
     /// `device`), which the nodes after it name: a graph may allocate one address twice, after
     /// freeing it.
-    pub fn launched(&self, recorder: &mut Recorder, call: &str, device: Option<Key>) -> Launched {
+    pub fn launched(&self, recorder: &mut Recorder, arrays: &Arrays, call: &str, device: Option<Key>) -> Launched {
         let mut handles: HashMap<u64, u32> = HashMap::default();
         self.read.for_each_node(&mut |_, node| {
             if let NodeRead::Conditional(conditional) = node {
@@ -234,7 +235,7 @@ impl ExecGraph {
             }
         });
         let own: HashSet<Key> = self.allocations().0.iter().map(|&(address, _)| address).collect();
-        let mut translation = Translation { recorder, call, device, handles: &handles, disabled: &self.disabled, accesses: Vec::new() };
+        let mut translation = Translation { recorder, arrays, call, device, handles: &handles, disabled: &self.disabled, accesses: Vec::new() };
         let graph = translation.graph(&self.read);
         let accesses = translation.accesses.into_iter().filter(|access| !own.contains(&access.mem)).collect();
         Launched { command: Command::Subgraph(graph), accesses }
@@ -270,6 +271,7 @@ fn index(graph: &ReadGraph, prefix: &mut Path, paths: &mut HashMap<Key, Path>) {
 /// Turning read nodes into the trace's commands for one launch.
 struct Translation<'a> {
     recorder: &'a mut Recorder,
+    arrays: &'a Arrays,
     call: &'a str,
     /// The device the graph's allocations are on.
     device: Option<Key>,
@@ -310,7 +312,7 @@ impl Translation<'_> {
         match node {
             NodeRead::Kernel(kernel) => {
                 let (layout, arguments) = kernel.arguments.as_ref().ok_or("the driver did not report the kernel node's parameters")?;
-                let values = params::decode(arguments, |address| recorder.locate(address));
+                let values = params::decode(arguments, |address| recorder.locate(address), |index, word| super::textures::parameter(recorder, kernel.function, index, word));
                 let values = values.into_iter().map(|value| self.condition_handle(value)).collect();
                 let decoded = Decoded { layout: layout.clone(), values, variables: kernel.variables.clone() };
                 self.accesses.extend(kernel_accesses(&decoded));
@@ -326,7 +328,7 @@ impl Translation<'_> {
             NodeRead::Copy(copy) => {
                 // Host ends inside pinned or registered memory name that memory: the copy reads
                 // and writes it when the graph runs. Other host sources are read now.
-                let rect = copy.rect(recorder).ok_or("memcpy nodes with CUDA arrays (or untracked unified memory) are not recorded")?;
+                let rect = copy.rect(self.arrays, recorder).ok_or(super::rect::UNTRACKED_ENDS)?;
                 let rect = rect.naming_tracked_host_memory(recorder);
                 self.accesses.extend(rect.accesses(recorder));
                 match rect.as_linear() {

@@ -8,7 +8,7 @@
 
 use super::graph_hooks::{self, CUgraphExec, NodeParams};
 use super::graph_read::{AllocNodeParams, CUgraph, CUgraphNode, KernelNodeParams, MemsetNodeParams};
-use super::{commands, contexts, copies, launches, memory, modules, procaddress, rect, streams, sync, CUdeviceptr, CUresult, CUstream};
+use super::{arrays, commands, contexts, copies, launches, memory, modules, procaddress, rect, streams, sync, textures, CUdeviceptr, CUresult, CUstream};
 use crate::interpose::Hook;
 use std::ffi::{c_char, c_int, c_uint, c_void};
 
@@ -185,6 +185,15 @@ hooks! {
 
     // Memory.
     cuMemAlloc_v2(pointer: *mut CUdeviceptr, size: usize) => memory::alloc;
+    cuArrayCreate_v2(array: *mut *mut c_void, descriptor: *const arrays::ArrayDescriptor) => arrays::create;
+    cuArray3DCreate_v2(array: *mut *mut c_void, descriptor: *const arrays::Array3DDescriptor) => arrays::create_3d;
+    cuArrayDestroy(array: *mut c_void) => arrays::destroy;
+    cuMipmappedArrayCreate(array: *mut *mut c_void, descriptor: *const arrays::Array3DDescriptor, levels: c_uint) => unrecorded;
+    cuTexObjectCreate(texture: *mut u64, resource: *const textures::ResourceDesc, texture_desc: *const textures::TextureDescBytes,
+        view: *const textures::ViewDescBytes) => textures::create_texture;
+    cuTexObjectDestroy(texture: u64) => textures::destroy;
+    cuSurfObjectCreate(surface: *mut u64, resource: *const textures::ResourceDesc) => textures::create_surface;
+    cuSurfObjectDestroy(surface: u64) => textures::destroy;
     cuMemAllocAsync(pointer: *mut CUdeviceptr, size: usize, stream: CUstream) => memory::alloc_async;
     cuMemAllocAsync_ptsz(pointer: *mut CUdeviceptr, size: usize, stream: CUstream) => memory::alloc_async;
     cuMemAllocFromPoolAsync(pointer: *mut CUdeviceptr, size: usize, pool: *mut c_void, stream: CUstream)
@@ -316,6 +325,22 @@ hooks! {
         => copies::device_to_device_async;
     cuMemcpy(dst: CUdeviceptr, src: CUdeviceptr, bytes: usize) => copies::copy;
     cuMemcpy_ptds(dst: CUdeviceptr, src: CUdeviceptr, bytes: usize) => copies::copy;
+    cuMemcpyHtoA_v2(dst: *mut c_void, dst_offset: usize, src: *const c_void, bytes: usize) => arrays::host_to_array;
+    cuMemcpyHtoA_v2_ptds(dst: *mut c_void, dst_offset: usize, src: *const c_void, bytes: usize) => arrays::host_to_array;
+    cuMemcpyAtoH_v2(dst: *mut c_void, src: *mut c_void, src_offset: usize, bytes: usize) => arrays::array_to_host;
+    cuMemcpyAtoH_v2_ptds(dst: *mut c_void, src: *mut c_void, src_offset: usize, bytes: usize) => arrays::array_to_host;
+    cuMemcpyDtoA_v2(dst: *mut c_void, dst_offset: usize, src: CUdeviceptr, bytes: usize) => arrays::device_to_array;
+    cuMemcpyDtoA_v2_ptds(dst: *mut c_void, dst_offset: usize, src: CUdeviceptr, bytes: usize) => arrays::device_to_array;
+    cuMemcpyAtoD_v2(dst: CUdeviceptr, src: *mut c_void, src_offset: usize, bytes: usize) => arrays::array_to_device;
+    cuMemcpyAtoD_v2_ptds(dst: CUdeviceptr, src: *mut c_void, src_offset: usize, bytes: usize) => arrays::array_to_device;
+    cuMemcpyAtoA_v2(dst: *mut c_void, dst_offset: usize, src: *mut c_void, src_offset: usize, bytes: usize) => arrays::array_to_array;
+    cuMemcpyAtoA_v2_ptds(dst: *mut c_void, dst_offset: usize, src: *mut c_void, src_offset: usize, bytes: usize) => arrays::array_to_array;
+    cuMemcpyHtoAAsync_v2(dst: *mut c_void, dst_offset: usize, src: *const c_void, bytes: usize, stream: CUstream) => arrays::host_to_array_async;
+    cuMemcpyHtoAAsync_v2_ptsz(dst: *mut c_void, dst_offset: usize, src: *const c_void, bytes: usize, stream: CUstream)
+        => arrays::host_to_array_async;
+    cuMemcpyAtoHAsync_v2(dst: *mut c_void, src: *mut c_void, src_offset: usize, bytes: usize, stream: CUstream) => arrays::array_to_host_async;
+    cuMemcpyAtoHAsync_v2_ptsz(dst: *mut c_void, src: *mut c_void, src_offset: usize, bytes: usize, stream: CUstream)
+        => arrays::array_to_host_async;
     cuMemcpy3D_v2(copy: *const rect::Memcpy3D) => rect::copy_3d_sync;
     cuMemcpy3D_v2_ptds(copy: *const rect::Memcpy3D) => rect::copy_3d_sync;
     cuMemcpy3DAsync_v2(copy: *const rect::Memcpy3D, stream: CUstream) => rect::copy_3d_async;

@@ -4,6 +4,7 @@
 use super::commands::{enqueue, Enqueued, UNTRACKED_MEMORY};
 use super::params::{self, Embedded, Value};
 use super::state::{with_recorder, with_state};
+use super::textures;
 use super::{key, CUresult, CUstream, Recorded};
 use crate::entry::Forward;
 use crate::session;
@@ -51,6 +52,7 @@ pub fn kernel_command(recorder: &mut Recorder, function: Key, decoded: &Decoded,
             Value::Memory { mem, offset } => Arg::Memory { mem: recorder.mem_id(*mem).ok_or(UNTRACKED_MEMORY)?, offset: *offset },
             Value::Bytes(bytes) => Arg::Value(bytes.clone()),
             Value::Condition(condition) => Arg::Condition(*condition),
+            Value::Texture { handle, .. } => Arg::Texture(recorder.texture_id(*handle).ok_or("a texture or surface object the shim did not see created")?),
             Value::BytesWithPointers { bytes, pointers } => {
                 let relocated = |pointer: &Embedded| Some(EmbeddedPointer { at: pointer.at, mem: recorder.mem_id(pointer.mem)?, offset: pointer.offset });
                 let pointers = pointers.iter().map(relocated).collect::<Option<Vec<_>>>().ok_or(UNTRACKED_MEMORY)?;
@@ -78,7 +80,7 @@ unsafe fn decode(function: *mut c_void, params: *mut *mut c_void, extra: *mut *m
     with_recorder(|state, recorder| {
         super::modules::identify(state, recorder, function);
         super::modules::read_image(state, recorder, key(function));
-        let values = params::decode(&arguments, |address| recorder.locate(address));
+        let values = params::decode(&arguments, |address| recorder.locate(address), |index, word| textures::parameter(recorder, key(function), index, word));
         Some(Decoded { layout, values, variables: super::modules::variables_of(state, key(function)) })
     })
 }

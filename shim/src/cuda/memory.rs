@@ -149,7 +149,7 @@ pub unsafe fn free(forward: &mut Forward<'_, CUresult>, call: &str, pointer: CUd
 /// (the program frees memory it no longer waits for; `cuMemFree` itself synchronizes), so its
 /// streams are waited for and it closes first; then the final contents of what the capture
 /// wrote into it are read. Nothing waits while a stream captures.
-fn final_contents_before_free(call: &str, address: CUdeviceptr) -> Recorded {
+pub fn final_contents_before_free(call: &str, address: CUdeviceptr) -> Recorded {
     if with_recorder(|_, recorder| recorder.pending_writes(address))? {
         settle(call)?;
     }

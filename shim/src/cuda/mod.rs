@@ -7,6 +7,7 @@
 #![allow(clippy::too_many_arguments)]
 
 mod access;
+mod arrays;
 mod commands;
 mod contexts;
 mod copies;
@@ -26,6 +27,7 @@ mod rect;
 mod state;
 mod streams;
 mod sync;
+mod textures;
 
 pub use sync::end_of_program;
 #[cfg(test)]
@@ -34,6 +36,8 @@ mod tests;
 mod graph_tests;
 #[cfg(test)]
 mod interception_tests;
+#[cfg(test)]
+mod image_tests;
 
 pub use hooks::HOOKS;
 

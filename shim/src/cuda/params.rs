@@ -60,13 +60,15 @@ pub enum Value {
     BytesWithPointers { bytes: Vec<u8>, pointers: Vec<Embedded> },
     /// The handle of a conditional of the kernel's graph, by the number the trace gives it.
     Condition(u32),
+    /// A texture or surface object (its handle) and the memory it reads or writes, if tracked.
+    Texture { handle: Key, resource: Option<Key> },
 }
 
 impl Value {
     pub fn kind(&self) -> ParamKind {
         match self {
             Value::Memory { .. } => ParamKind::Memory,
-            Value::Bytes(_) | Value::BytesWithPointers { .. } | Value::Condition(_) => ParamKind::Value,
+            Value::Bytes(_) | Value::BytesWithPointers { .. } | Value::Condition(_) | Value::Texture { .. } => ParamKind::Value,
         }
     }
 
@@ -75,21 +77,30 @@ impl Value {
         match self {
             Value::Memory { mem, .. } => vec![*mem],
             Value::Bytes(_) | Value::Condition(_) => Vec::new(),
+            Value::Texture { resource, .. } => resource.iter().copied().collect(),
             Value::BytesWithPointers { pointers, .. } => pointers.iter().map(|pointer| pointer.mem).collect(),
         }
     }
 }
 
 /// Decodes each parameter's bytes: a pointer-sized one inside a tracked allocation (`locate`)
-/// becomes `Value::Memory`; a larger one keeps its bytes with the tracked addresses found at
-/// its 8-byte-aligned offsets (parameters start aligned to their own alignment, so a pointer
-/// member sits at a multiple of 8).
-pub fn decode(arguments: &[Vec<u8>], locate: impl Fn(u64) -> Option<(Key, u64)>) -> Vec<Value> {
+/// becomes `Value::Memory`, else one that `texture` (given its index) takes for a live texture
+/// or surface object becomes that; a larger one keeps its bytes with the tracked addresses
+/// found at its 8-byte-aligned offsets (parameters start aligned to their own alignment, so a
+/// pointer member sits at a multiple of 8).
+pub fn decode(arguments: &[Vec<u8>], locate: impl Fn(u64) -> Option<(Key, u64)>, texture: impl Fn(usize, u64) -> Option<Value>) -> Vec<Value> {
     let tracked = |word: u64| if word == 0 { None } else { locate(word) };
     arguments
         .iter()
-        .map(|bytes| match <[u8; 8]>::try_from(bytes.as_slice()) {
-            Ok(word) => tracked(u64::from_ne_bytes(word)).map_or_else(|| Value::Bytes(bytes.clone()), |(mem, offset)| Value::Memory { mem, offset }),
+        .enumerate()
+        .map(|(index, bytes)| match <[u8; 8]>::try_from(bytes.as_slice()) {
+            Ok(word) => {
+                let word = u64::from_ne_bytes(word);
+                match tracked(word) {
+                    Some((mem, offset)) => Value::Memory { mem, offset },
+                    None => texture(index, word).unwrap_or_else(|| Value::Bytes(bytes.clone())),
+                }
+            }
             Err(_) => {
                 let words = bytes.chunks_exact(8).enumerate().filter_map(|(index, word)| Some((index, u64::from_ne_bytes(word.try_into().ok()?))));
                 let pointers: Vec<Embedded> =

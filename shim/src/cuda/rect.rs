@@ -3,12 +3,13 @@
 //! rectangular transfers).
 
 use super::commands::{device_access, enqueue, Enqueued, UNTRACKED_MEMORY};
+use super::arrays::Arrays;
 use super::copies::End;
 use super::{CUdeviceptr, CUresult, CUstream, Recorded};
 use crate::entry::Forward;
 use crate::recorder::{Access, Recorder};
 use std::ffi::{c_uint, c_void};
-use trace_format::{Command, Copy, Extent, Fill, Place};
+use trace_format::{Command, Copy, Extent, Fill, ImageLayout, Place};
 
 /// `CUDA_MEMCPY2D` of cuda.h.
 #[repr(C)]
@@ -34,7 +35,7 @@ pub struct Memcpy2D {
 /// `CUDA_MEMCPY3D` of cuda.h (also what the driver reports of a graph's memcpy node, kept as
 /// long as the graph: its pointers are held as integers).
 #[repr(C)]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub struct Memcpy3D {
     pub src_x_bytes: usize,
     pub src_y: usize,
@@ -64,9 +65,13 @@ pub struct Memcpy3D {
     pub depth: usize,
 }
 
-const CU_MEMORYTYPE_HOST: c_uint = 1;
+pub const CU_MEMORYTYPE_HOST: c_uint = 1;
 const CU_MEMORYTYPE_DEVICE: c_uint = 2;
+pub const CU_MEMORYTYPE_ARRAY: c_uint = 3;
 const CU_MEMORYTYPE_UNIFIED: c_uint = 4;
+
+/// Why a copy is not recorded when an end is unknown.
+pub const UNTRACKED_ENDS: &str = "copies with arrays or unified memory the shim did not see created are not recorded";
 
 /// One side of a rectangular copy: its memory, origin (x in bytes, row, slice), row pitch and
 /// slice pitch (0 for 2D copies).
@@ -146,31 +151,42 @@ impl Rect {
     }
 }
 
-/// A side's memory: `None` for arrays (and unified pointers outside tracked memory, which the
-/// shim cannot tell from host memory safely).
-fn end(recorder: &Recorder, memory_type: c_uint, host: usize, device: CUdeviceptr) -> Option<End> {
+/// A side's memory, and for an array the layout its packed contents have; `None` for arrays
+/// the shim does not track and unified pointers outside tracked memory (which the shim cannot
+/// tell from host memory safely).
+fn end<'a>(arrays: &'a Arrays, recorder: &Recorder, memory_type: c_uint, host: usize, device: CUdeviceptr, array: usize) -> Option<(End, Option<&'a ImageLayout>)> {
     match memory_type {
-        CU_MEMORYTYPE_HOST => Some(End::Host(host as u64)),
-        CU_MEMORYTYPE_DEVICE => Some(End::Device(device)),
-        CU_MEMORYTYPE_UNIFIED => recorder.locate(device).map(|_| End::Device(device)),
+        CU_MEMORYTYPE_HOST => Some((End::Host(host as u64), None)),
+        CU_MEMORYTYPE_DEVICE => Some((End::Device(device), None)),
+        CU_MEMORYTYPE_ARRAY => arrays.get(&array).map(|array| (End::Device(array.address), Some(&array.layout))),
+        CU_MEMORYTYPE_UNIFIED => recorder.locate(device).map(|_| (End::Device(device), None)),
         _ => None,
+    }
+}
+
+/// A side at `origin`: an array's rows and slices are those of its packed contents, whatever
+/// pitches the description gives.
+fn side((end, image): (End, Option<&ImageLayout>), origin: [usize; 3], pitch: usize, slice_pitch: usize) -> Side {
+    match image {
+        Some(layout) => Side { end, origin, pitch: layout.row_bytes() as usize, slice_pitch: layout.slice_bytes() as usize },
+        None => Side { end, origin, pitch, slice_pitch },
     }
 }
 
 /// A copy description `copy_rect` records.
 pub trait RectCopy {
-    /// Its sides and region; `None` for copies with arrays or untracked unified memory.
-    fn rect(&self, recorder: &Recorder) -> Option<Rect>;
+    /// Its sides and region; `None` for copies with untracked arrays or unified memory.
+    fn rect(&self, arrays: &Arrays, recorder: &Recorder) -> Option<Rect>;
     fn to_host(&self) -> bool;
 }
 
 impl RectCopy for Memcpy2D {
-    fn rect(&self, recorder: &Recorder) -> Option<Rect> {
-        let src = end(recorder, self.src_memory_type, self.src_host as usize, self.src_device)?;
-        let dst = end(recorder, self.dst_memory_type, self.dst_host as usize, self.dst_device)?;
+    fn rect(&self, arrays: &Arrays, recorder: &Recorder) -> Option<Rect> {
+        let src = end(arrays, recorder, self.src_memory_type, self.src_host as usize, self.src_device, self.src_array as usize)?;
+        let dst = end(arrays, recorder, self.dst_memory_type, self.dst_host as usize, self.dst_device, self.dst_array as usize)?;
         Some(Rect {
-            src: Side { end: src, origin: [self.src_x_bytes, self.src_y, 0], pitch: self.src_pitch, slice_pitch: 0 },
-            dst: Side { end: dst, origin: [self.dst_x_bytes, self.dst_y, 0], pitch: self.dst_pitch, slice_pitch: 0 },
+            src: side(src, [self.src_x_bytes, self.src_y, 0], self.src_pitch, 0),
+            dst: side(dst, [self.dst_x_bytes, self.dst_y, 0], self.dst_pitch, 0),
             region: [self.width_bytes, self.height, 1],
         })
     }
@@ -181,19 +197,19 @@ impl RectCopy for Memcpy2D {
 }
 
 impl RectCopy for Memcpy3D {
-    fn rect(&self, recorder: &Recorder) -> Option<Rect> {
-        let src = end(recorder, self.src_memory_type, self.src_host, self.src_device)?;
-        let dst = end(recorder, self.dst_memory_type, self.dst_host, self.dst_device)?;
+    fn rect(&self, arrays: &Arrays, recorder: &Recorder) -> Option<Rect> {
+        let src = end(arrays, recorder, self.src_memory_type, self.src_host, self.src_device, self.src_array)?;
+        let dst = end(arrays, recorder, self.dst_memory_type, self.dst_host, self.dst_device, self.dst_array)?;
         // A pitch of 0 means rows (and slices) packed at the copy's own width (height).
         let pitch = |pitch: usize| if pitch == 0 { self.width_bytes } else { pitch };
         let rows = |rows: usize| if rows == 0 { self.height } else { rows };
-        let side = |end, origin, row_pitch, slice_rows| {
+        let described = |end, origin, row_pitch, slice_rows| {
             let row_pitch = pitch(row_pitch);
-            Side { end, origin, pitch: row_pitch, slice_pitch: row_pitch * rows(slice_rows) }
+            side(end, origin, row_pitch, row_pitch * rows(slice_rows))
         };
         Some(Rect {
-            src: side(src, [self.src_x_bytes, self.src_y, self.src_z], self.src_pitch, self.src_height),
-            dst: side(dst, [self.dst_x_bytes, self.dst_y, self.dst_z], self.dst_pitch, self.dst_height),
+            src: described(src, [self.src_x_bytes, self.src_y, self.src_z], self.src_pitch, self.src_height),
+            dst: described(dst, [self.dst_x_bytes, self.dst_y, self.dst_z], self.dst_pitch, self.dst_height),
             region: [self.width_bytes, self.height, self.depth],
         })
     }
@@ -222,9 +238,9 @@ fn copy_rect(forward: &mut Forward<'_, CUresult>, enqueued: Enqueued, copy: *con
         return Ok(());
     };
     let call = enqueued.call();
-    let Some(rect) = super::state::with_recorder(|_, recorder| copy.rect(recorder))? else {
+    let Some(rect) = super::state::with_recorder(|state, recorder| copy.rect(&state.arrays, recorder))? else {
         forward.call();
-        return super::state::with_recorder(|_, recorder| recorder.partial(call, "copies with arrays or untracked unified memory are not recorded"));
+        return super::state::with_recorder(|_, recorder| recorder.partial(call, UNTRACKED_ENDS));
     };
     let enqueued = match rect.dst.end {
         End::Host(address) => enqueued.receiving(address as usize as *const c_void, rect.dst.span(rect.region)),

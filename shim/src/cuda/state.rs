@@ -54,6 +54,11 @@ pub struct State {
     pub conditions: HashMap<u64, Condition>,
     /// The trace's number for each event a graph node names.
     pub event_numbers: HashMap<Key, u32>,
+    /// Arrays by handle (see `arrays`), and their handles by the address the recorder knows each by.
+    pub arrays: super::arrays::Arrays,
+    pub array_at: HashMap<Key, usize>,
+    /// Arrays created so far, which numbers their addresses.
+    pub array_count: u64,
 }
 
 /// A module image still where the program keeps it.

@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex};
 use trace_format::{
     Arg, BlobId, Command, EmbeddedPointer, Edge, EdgeKind, Header, ImageKind, Launch, MemState, Param, ParamKind, Place, Record,
 };
-use EdgeKind::{DefaultStream, Event, InOrder, Memory};
+use EdgeKind::{DefaultStream, Event, InOrder};
 
 /// Records and blobs as a recorder wrote them.
 pub(super) type Written = (Vec<Record>, HashMap<BlobId, Vec<u8>>);
@@ -91,7 +91,7 @@ pub(super) fn launch_arguments(pointer: u64, n: i32) -> (Vec<(u32, u32)>, Vec<Ve
 
 fn decoded(recorder: &Recorder, pointer: u64, n: i32) -> Decoded {
     let (layout, arguments) = launch_arguments(pointer, n);
-    let values = params::decode(&arguments, |address| recorder.locate(address));
+    let values = params::decode(&arguments, |address| recorder.locate(address), |_, _| None);
     Decoded { layout, values, variables: Vec::new() }
 }
 
@@ -123,7 +123,7 @@ fn parameters_decode_with_pointers_relocated_into_their_allocation() {
     assert_eq!(kernel.params, vec![Param { offset: 0, size: 8, kind: ParamKind::Memory }, Param { offset: 8, size: 4, kind: ParamKind::Value }]);
 
     // An end pointer still names its allocation; an address outside every one is a value.
-    let values = params::decode(&[(Y + SIZE).to_ne_bytes().to_vec(), 0x1234u64.to_ne_bytes().to_vec()], |a| recorder.locate(a));
+    let values = params::decode(&[(Y + SIZE).to_ne_bytes().to_vec(), 0x1234u64.to_ne_bytes().to_vec()], |a| recorder.locate(a), |_, _| None);
     assert_eq!(values, vec![Value::Memory { mem: Y, offset: SIZE }, Value::Bytes(0x1234u64.to_ne_bytes().to_vec())]);
 }
 
@@ -134,7 +134,7 @@ fn addresses_inside_a_structure_passed_by_value_are_relocated_too() {
     // struct { int64 n; float *x; float *y; int32 k; } as PyTorch's and cuBLAS's kernels take
     // their pointers: an unrelated word, two tracked addresses, a tail shorter than a word.
     let structure = [7u64.to_ne_bytes().as_slice(), &(Y + 8).to_ne_bytes(), &X.to_ne_bytes(), &3i32.to_ne_bytes()].concat();
-    let values = params::decode(std::slice::from_ref(&structure), |a| recorder.locate(a));
+    let values = params::decode(std::slice::from_ref(&structure), |a| recorder.locate(a), |_, _| None);
     let decoded = Decoded { layout: vec![(0, structure.len() as u32)], values, variables: Vec::new() };
     let embedded = vec![params::Embedded { at: 8, mem: Y, offset: 8 }, params::Embedded { at: 16, mem: X, offset: 0 }];
     assert_eq!(decoded.values, vec![Value::BytesWithPointers { bytes: structure.clone(), pointers: embedded }]);
@@ -145,7 +145,7 @@ fn addresses_inside_a_structure_passed_by_value_are_relocated_too() {
     assert_eq!(launch.args, vec![Arg::ValueWithPointers { bytes: structure, pointers }]);
     // Zeros and words outside every allocation stay plain bytes.
     let plain = [0u64.to_ne_bytes(), 0x1234u64.to_ne_bytes()].concat();
-    assert_eq!(params::decode(std::slice::from_ref(&plain), |a| recorder.locate(a)), vec![Value::Bytes(plain)]);
+    assert_eq!(params::decode(std::slice::from_ref(&plain), |a| recorder.locate(a), |_, _| None), vec![Value::Bytes(plain)]);
 }
 
 /// `CU_LAUNCH_PARAM_BUFFER_POINTER` and `CU_LAUNCH_PARAM_BUFFER_SIZE`, as `extra` names them.

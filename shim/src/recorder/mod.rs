@@ -29,7 +29,7 @@ mod sink;
 mod tests;
 
 pub use memory::{MemDesc, MemShape};
-pub use objects::{QueueDesc, QueueSync};
+pub use objects::{QueueDesc, QueueSync, TextureDesc};
 pub use pending::SyncScope;
 pub use sink::{MemoryAccess, Sink};
 
@@ -124,6 +124,7 @@ struct Counts {
     programs: u32,
     kernels: u32,
     queues: u32,
+    textures: u32,
     nodes: u32,
     segments: u32,
 }

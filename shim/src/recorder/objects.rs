@@ -3,7 +3,7 @@
 
 use super::Key;
 use crate::fast_hash::HashMap;
-use trace_format::{Device, DeviceId, ImageKind, KernelId, Param, ProgramId, QueueId};
+use trace_format::{Device, DeviceId, ImageKind, KernelId, Param, ProgramId, QueueId, TextureId, TextureKind};
 
 /// How a queue takes part in implicit synchronization between queues.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,12 +48,23 @@ pub(super) struct KernelEntry {
     pub ids: Vec<(Vec<Param>, KernelId)>,
 }
 
+/// A texture, surface or sampler object as the API created it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TextureDesc {
+    pub kind: TextureKind,
+    /// The memory it reads or writes (by key), and the offset into it.
+    pub resource: Option<(Key, u64)>,
+    /// `Texture::description`: the API's own description, without memory addresses.
+    pub description: Vec<u8>,
+}
+
 #[derive(Default)]
 pub(super) struct Objects {
     pub devices: HashMap<Key, (Device, Option<DeviceId>)>,
     pub programs: HashMap<Key, ProgramEntry>,
     pub kernels: HashMap<Key, KernelEntry>,
     pub queues: HashMap<Key, (QueueDesc, Option<QueueId>)>,
+    pub textures: HashMap<Key, (TextureDesc, Option<TextureId>)>,
 }
 
 impl Objects {

@@ -2,12 +2,12 @@
 //! records (numbered in write order) only when a recorded command first needs one.
 
 use super::memory::{MemDesc, MemShape};
-use super::objects::{KernelEntry, ProgramEntry, QueueDesc};
+use super::objects::{KernelEntry, ProgramEntry, QueueDesc, TextureDesc};
 use super::{Key, MemoryAccess, Recorder, SyncScope};
 use crate::log;
 use trace_format::{
     BlobId, Device, MemState, DeviceId, ImageKind, KernelId, MemId, MemKind, Memory, Param, ParamTypes, PartialReason, Program,
-    ProgramId, ProgramImage, QueueId, Record,
+    ProgramId, ProgramImage, QueueId, Record, Texture, TextureId, TextureResource,
 };
 
 impl Recorder {
@@ -113,6 +113,11 @@ impl Recorder {
         self.objects.kernels.insert(key, KernelEntry { program, name: name.to_string(), param_types, ids: Vec::new() });
     }
 
+    /// The source-level type of parameter `index` of kernel `key`, where its API says it.
+    pub fn param_type(&self, key: Key, index: usize) -> Option<&str> {
+        self.objects.kernels.get(&key)?.param_types.get(index).map(String::as_str)
+    }
+
     pub fn device_id(&mut self, key: Key) -> Option<DeviceId> {
         let (device, id) = self.objects.devices.get_mut(&key)?;
         if id.is_none() {
@@ -193,6 +198,38 @@ impl Recorder {
             self.sink.record(Record::ParamTypes(ParamTypes { kernel: id, types }));
         }
         self.objects.kernels.get_mut(&key)?.ids.push((params.to_vec(), id));
+        Some(id)
+    }
+
+    /// A texture, surface or sampler object `key`; its record is written when a launch first
+    /// passes it. A key the API reuses names the new object.
+    pub fn texture_created(&mut self, key: Key, desc: TextureDesc) {
+        self.objects.textures.insert(key, (desc, None));
+    }
+
+    pub fn texture_released(&mut self, key: Key) {
+        self.objects.textures.remove(&key);
+    }
+
+    /// The object `key`, if it is a live texture, surface or sampler.
+    pub fn texture(&self, key: Key) -> Option<&TextureDesc> {
+        self.objects.textures.get(&key).map(|(desc, _)| desc)
+    }
+
+    pub fn texture_id(&mut self, key: Key) -> Option<TextureId> {
+        let (desc, id) = self.objects.textures.get(&key)?;
+        if let Some(id) = id {
+            return Some(*id);
+        }
+        let desc = desc.clone();
+        let resource = match desc.resource {
+            Some((mem, offset)) => Some(TextureResource { mem: self.mem_id(mem)?, offset }),
+            None => None,
+        };
+        self.sink.record(Record::Texture(Texture { kind: desc.kind, resource, description: desc.description }));
+        let id = TextureId(self.counts.textures);
+        self.counts.textures += 1;
+        self.objects.textures.get_mut(&key)?.1 = Some(id);
         Some(id)
     }
 

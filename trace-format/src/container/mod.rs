@@ -34,5 +34,6 @@ pub use write::{write_trace, write_trace_to, TraceWriter};
 /// segment ended). Version 4 added the commands of a program's own graphs that earlier versions
 /// could not describe (`Command::Conditional` with `Arg::Condition`, `Command::EventRecord`,
 /// `Command::EventWait`), again after the existing variants. Version 5 added `EdgeKind::Memory`,
-/// version 6 `Record::ParamTypes` (element types for comparisons within a tolerance).
-pub const FORMAT_VERSION: u32 = 6;
+/// version 6 `Record::ParamTypes` (element types for comparisons within a tolerance), version 7
+/// images (`MemKind::Image`) and texture objects (`Record::Texture`, `Arg::Texture`).
+pub const FORMAT_VERSION: u32 = 7;

@@ -228,6 +228,7 @@ impl TraceReader {
                     Record::Queue(queue) => trace.queues.push(queue),
                     Record::Partial(reason) => trace.partial.push(reason),
                     Record::ParamTypes(types) => trace.param_types.push(types),
+                    Record::Texture(texture) => trace.textures.push(texture),
                     _ => return Err(malformed("holds a record of a segment where an object was expected".into())),
                 }
             }
@@ -316,7 +317,7 @@ impl Segments<'_> {
                 segment.expected = expected;
             }
             Record::Expected { segment, state } => self.segment_mut(segment)?.expected.push(state),
-            Record::Header(_) | Record::Device(_) | Record::Memory(_) | Record::Program(_) | Record::Kernel(_) | Record::Queue(_) | Record::Partial(_) | Record::ParamTypes(_) => {}
+            Record::Header(_) | Record::Device(_) | Record::Memory(_) | Record::Program(_) | Record::Kernel(_) | Record::Queue(_) | Record::Partial(_) | Record::ParamTypes(_) | Record::Texture(_) => {}
         }
         Ok(None)
     }

@@ -24,6 +24,8 @@ pub enum Record {
     Expected { segment: SegmentId, state: MemState },
     /// The source-level types of a kernel's parameters, where the API says them.
     ParamTypes(ParamTypes),
+    /// A texture, surface or sampler object (`TextureId` n is the n-th).
+    Texture(Texture),
 }
 
 impl Record {
@@ -43,7 +45,8 @@ impl Record {
             | Record::SegmentBegin { .. }
             | Record::Edge(_)
             | Record::Partial(_)
-            | Record::ParamTypes(_) => {}
+            | Record::ParamTypes(_)
+            | Record::Texture(_) => {}
         }
     }
 }
@@ -64,7 +67,7 @@ pub(super) enum RecordKind {
 /// variant index first, as a varint, which is one byte below 128. `None` for no known variant.
 pub(super) fn record_kind(payload: &[u8]) -> Option<RecordKind> {
     Some(match payload.first()? {
-        0..=5 | 11 | 13 => RecordKind::Object,
+        0..=5 | 11 | 13 | 14 => RecordKind::Object,
         6 => RecordKind::SegmentBegin,
         7 => RecordKind::Node,
         8 => RecordKind::Edge,
@@ -101,12 +104,13 @@ mod tests {
             (Record::Partial(PartialReason { call: String::new(), reason: String::new() }), RecordKind::Object),
             (Record::Expected { segment: SegmentId(0), state }, RecordKind::OfSegment),
             (Record::ParamTypes(ParamTypes { kernel: KernelId(0), types: vec!["float*".into()] }), RecordKind::Object),
+            (Record::Texture(Texture { kind: TextureKind::Sampler, resource: None, description: vec![1] }), RecordKind::Object),
         ];
         for (record, kind) in cases {
             let payload = postcard::to_allocvec(&record).expect("encodes");
             assert_eq!(record_kind(&payload), Some(kind), "{record:?}");
         }
-        assert_eq!(record_kind(&[14]), None);
+        assert_eq!(record_kind(&[15]), None);
         assert_eq!(record_kind(&[]), None);
     }
 }

@@ -172,6 +172,7 @@ pub fn write_trace_to<W: Write>(mut writer: TraceWriter<W>, trace: &Trace, blobs
         .chain(trace.programs.iter().cloned().map(Record::Program))
         .chain(trace.kernels.iter().cloned().map(Record::Kernel))
         .chain(trace.param_types.iter().cloned().map(Record::ParamTypes))
+        .chain(trace.textures.iter().cloned().map(Record::Texture))
         .chain(trace.queues.iter().cloned().map(Record::Queue));
     for record in objects {
         writer.record(&record)?;

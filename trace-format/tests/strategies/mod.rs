@@ -32,7 +32,15 @@ fn mem_kind() -> impl Strategy<Value = MemKind> {
         triple().prop_map(|[pitch, width, height]| MemKind::Pitched { pitch, width, height }),
         Just(MemKind::StreamOrdered),
         (any::<u32>(), text()).prop_map(|(p, name)| MemKind::Global { program: ProgramId(p), name }),
+        (triple(), any::<u32>(), vec(any::<u64>(), 0..6))
+            .prop_map(|([width, height, depth], texel_bytes, format)| MemKind::Image(ImageLayout { width, height, depth, texel_bytes, format })),
     ]
+}
+
+fn texture() -> impl Strategy<Value = Texture> {
+    let kind = prop_oneof![Just(TextureKind::Sampled), Just(TextureKind::Surface), Just(TextureKind::Sampler)];
+    let resource = option::of((any::<u32>(), any::<u64>()).prop_map(|(mem, offset)| TextureResource { mem: MemId(mem), offset }));
+    (kind, resource, vec(any::<u8>(), 0..40)).prop_map(|(kind, resource, description)| Texture { kind, resource, description })
 }
 
 fn memory() -> impl Strategy<Value = Memory> {
@@ -77,6 +85,8 @@ fn arg() -> impl Strategy<Value = Arg> {
             let pointers = pointers.into_iter().map(|(at, m, offset)| EmbeddedPointer { at, mem: MemId(m), offset }).collect();
             Arg::ValueWithPointers { bytes, pointers }
         }),
+        any::<u32>().prop_map(Arg::Condition),
+        any::<u32>().prop_map(|texture| Arg::Texture(TextureId(texture))),
     ]
 }
 
@@ -169,8 +179,9 @@ pub fn trace() -> impl Strategy<Value = Trace> {
         vec(segment(), 0..3),
         vec((text(), text()).prop_map(|(call, reason)| PartialReason { call, reason }), 0..2),
         vec((any::<u32>(), vec(text(), 0..3)).prop_map(|(kernel, types)| ParamTypes { kernel: KernelId(kernel), types }), 0..2),
+        vec(texture(), 0..2),
     )
-        .prop_map(|(header, devices, memories, programs, kernels, queues, mut nodes, mut edges, segments, partial, param_types)| {
+        .prop_map(|(header, devices, memories, programs, kernels, queues, mut nodes, mut edges, segments, partial, param_types, textures)| {
             if segments.is_empty() {
                 nodes.clear();
                 edges.clear();
@@ -181,7 +192,7 @@ pub fn trace() -> impl Strategy<Value = Trace> {
             nodes.sort_by_key(|node| node.segment);
             let segment_of = |id: NodeId| nodes.get(id.index()).map(|node| node.segment.0);
             edges.sort_by_key(|edge| segment_of(edge.to).or_else(|| segment_of(edge.from)).unwrap_or(u32::MAX));
-            Trace { header, devices, memories, programs, kernels, queues, nodes, edges, segments, partial, param_types }
+            Trace { header, devices, memories, programs, kernels, queues, nodes, edges, segments, partial, param_types, textures }
         })
 }
 
