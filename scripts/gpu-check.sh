@@ -5,6 +5,7 @@
 # replays its trace as CUDA graphs and eagerly with --compare, and prints one table; then the same loop for
 # the OpenCL example on the NVIDIA OpenCL driver, and the shim's per-call cost on the launch-bound program.
 # Exits non-zero if any row fails. Logs, traces and the table go to $OUT (or a temporary directory).
+# --only PATTERNS (comma-separated shell patterns on program names) checks only the programs named.
 #
 # NVIDIA's cuda-samples instead (scripts/cuda_samples.py has the details and the samples left out, with why):
 #   scripts/gpu-check.sh [BIN_DIR] --samples DIR [--only PATTERNS] [--build-only | --run-only]
@@ -104,9 +105,20 @@ build() {
   read -r -a flags <<<"$(directive flags "$source")"
   nvcc -arch=sm_90 -O2 -Itests/cuda "${flags[@]}" -o "$work/$name" "$source" >"$out/logs/$name.build" 2>&1
 }
+# chosen NAME: whether --only names the program (every program without --only).
+chosen() {
+  [ -z "$only" ] && return 0
+  local pattern
+  for pattern in ${only//,/ }; do
+    # shellcheck disable=SC2254
+    case $1 in $pattern) return 0 ;; esac
+  done
+  return 1
+}
 sources=()
 for source in tests/cuda/*.cu tests/cuda/*.cpp; do
-  [ "$(basename "${source%.*}")" = kernels ] || sources+=("$source")
+  name=$(basename "${source%.*}")
+  [ "$name" != kernels ] && chosen "$name" && sources+=("$source")
 done
 # One nvcc is mostly one core: build every program at once, before anything is timed.
 for source in "${sources[@]}"; do build "$source" & done
@@ -120,9 +132,15 @@ for source in "${sources[@]}"; do
   RECORDINGS=$(directive recordings "$source") REPLAY_OPTIONS=$(directive replay "$source") check "$name" "$work/$name" "${args[@]}"
 done
 # PyTorch's kernels take structures that hold device addresses, which replay relocates.
-check pytorch_ops python3 tests/cuda/pytorch_ops.py
+chosen pytorch_ops && check pytorch_ops python3 tests/cuda/pytorch_ops.py
 # Training with SGD and a loss.item() per step, torch.compile (Triton) and torch.cuda.graph.
-check pytorch_training python3 tests/cuda/pytorch_training.py 50
+chosen pytorch_training && check pytorch_training python3 tests/cuda/pytorch_training.py 50
+# With --only, the chosen programs' rows are the whole check.
+if [ -n "$only" ]; then
+  cat "$table"
+  [ $failures -eq 0 ]
+  exit
+fi
 
 # The OpenCL loop on NVIDIA's OpenCL driver, when it has one.
 if gcc -O2 -I/usr/local/cuda/include -o "$work/vector_add_cl" tests/examples/vector_add.c -L/usr/local/cuda/lib64 -lOpenCL 2>"$out/logs/opencl.build" &&

@@ -104,7 +104,7 @@ impl Array {
             true => super::commands::empty_memcpy3d(CUmemorytype::CU_MEMORYTYPE_ARRAY, host_type),
             false => super::commands::empty_memcpy3d(host_type, CUmemorytype::CU_MEMORYTYPE_ARRAY),
         };
-        self.set_side(&mut copy, !to_host, 0);
+        self.set_side(&mut copy, to_host, 0);
         let (row, rows) = (self.row_bytes as usize, self.height as usize);
         if to_host {
             (copy.dstHost, copy.dstPitch, copy.dstHeight) = (host, row, rows);
@@ -206,5 +206,9 @@ mod tests {
         assert_eq!(copy.dstMemoryType, CUmemorytype::CU_MEMORYTYPE_ARRAY);
         let whole = array.packed_copy(std::ptr::null_mut(), true);
         assert_eq!((whole.WidthInBytes, whole.Height, whole.Depth, whole.dstPitch, whole.dstHeight), (64, 8, 3, 64, 8));
+        assert_eq!((whole.srcMemoryType, whole.dstMemoryType), (CUmemorytype::CU_MEMORYTYPE_ARRAY, CUmemorytype::CU_MEMORYTYPE_HOST));
+        let back = array.packed_copy(std::ptr::null_mut(), false);
+        assert_eq!((back.srcMemoryType, back.dstMemoryType), (CUmemorytype::CU_MEMORYTYPE_HOST, CUmemorytype::CU_MEMORYTYPE_ARRAY));
+        assert_eq!((back.srcPitch, back.srcHeight), (64, 8));
     }
 }
