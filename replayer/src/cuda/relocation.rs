@@ -4,11 +4,19 @@
 //! data are found when the data reaches the device: an 8-byte-aligned word that lies inside a
 //! recorded allocation (its end included, as end pointers do) is taken for an address into it and
 //! moved to where the replay placed that allocation. What the replay reads back is moved the other
-//! way, so that it compares with what the program produced. A word of plain data that happens to
-//! fall inside a recorded allocation would be moved too; device addresses are large and sparse
-//! numbers, which plain integers and floating-point values rarely are.
+//! way, so that it compares with what the program produced.
+//!
+//! A word of plain data can fall inside a recorded allocation too: NVIDIA's StreamPriorities
+//! sample fills 256 MB with consecutive integers, and the pair (32720, 32721) read as one word is
+//! 0x00007fd1_00007fd0, an address inside its own buffer; moving it changed two bytes of the
+//! program's data. Addresses come in company (pointer arrays, structures of pointers, plans and
+//! states with several), so a word is taken for one only when another lies within
+//! `NEIGHBOURHOOD` words of it, or when the data is that short (a single pointer uploaded).
 
 use trace_format::{MemKind, Memory};
+
+/// How many words apart two addresses in data may lie and still vouch for each other.
+const NEIGHBOURHOOD: usize = 8;
 
 /// Address ranges, sorted by start: `(start, end, other start)` where `other start` is the same
 /// allocation's start in the other placement.
@@ -35,10 +43,14 @@ impl Ranges {
         if self.0.is_empty() {
             return;
         }
-        for chunk in bytes.chunks_exact_mut(8) {
-            let word = u64::from_ne_bytes(chunk.try_into().expect("8 bytes"));
-            if let Some(moved) = self.translate(word) {
-                chunk.copy_from_slice(&moved.to_ne_bytes());
+        let word = |chunk: &[u8]| u64::from_ne_bytes(chunk.try_into().expect("8 bytes"));
+        let found: Vec<(usize, u64)> =
+            bytes.chunks_exact(8).enumerate().filter_map(|(index, chunk)| Some((index, self.translate(word(chunk))?))).collect();
+        let short = bytes.len() / 8 <= NEIGHBOURHOOD;
+        for (at, &(index, moved)) in found.iter().enumerate() {
+            let near = |other: Option<&(usize, u64)>| other.is_some_and(|&(other, _)| other.abs_diff(index) <= NEIGHBOURHOOD);
+            if short || near(at.checked_sub(1).and_then(|previous| found.get(previous))) || near(found.get(at + 1)) {
+                bytes[index * 8..index * 8 + 8].copy_from_slice(&moved.to_ne_bytes());
             }
         }
     }
@@ -105,5 +117,23 @@ mod tests {
         let mut back = words(&recorded);
         back.extend([1, 2, 3, 4]);
         assert_eq!(data, back);
+    }
+
+    #[test]
+    fn a_lone_word_in_plain_data_stays_as_it_is() {
+        let memories = [memory(0x7fd1_0000_0000, 0x1000_0000, MemKind::Buffer)];
+        let relocation = Relocation::new(&memories, &[0x7a00_0000_0000]);
+        // Consecutive 4-byte integers, two of which read as an address into the buffer.
+        let integers: Vec<u8> = (32700u32..32800).flat_map(|value| value.to_ne_bytes()).collect();
+        let mut data = integers.clone();
+        relocation.to_replay(&mut data);
+        assert_eq!(data, integers, "plain data is not moved");
+        // A pointer uploaded alone, and pointers among other values, are.
+        let mut alone = words(&[0x7fd1_0000_0040]);
+        relocation.to_replay(&mut alone);
+        assert_eq!(alone, words(&[0x7a00_0000_0040]));
+        let mut mixed = words(&[0x7fd1_0000_0000, 5, 6, 7, 8, 9, 10, 11, 0x7fd1_0000_0100, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+        relocation.to_replay(&mut mixed);
+        assert_eq!(mixed, words(&[0x7a00_0000_0000, 5, 6, 7, 8, 9, 10, 11, 0x7a00_0000_0100, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10]));
     }
 }
