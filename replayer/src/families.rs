@@ -56,6 +56,8 @@ pub struct FamilyFinder<'o> {
     by_shape: FxHashMap<u64, Vec<usize>>,
     /// Each kernel's hash by what `same_kernel` compares: its name, its program's images and options.
     kernel_keys: Vec<u64>,
+    /// The family each base founded, by its segment.
+    founders: FxHashMap<trace_format::SegmentId, usize>,
 }
 
 impl<'o> FamilyFinder<'o> {
@@ -76,7 +78,7 @@ impl<'o> FamilyFinder<'o> {
                 hasher.finish()
             })
             .collect();
-        FamilyFinder { objects, families: Vec::new(), by_shape: FxHashMap::default(), kernel_keys }
+        FamilyFinder { objects, families: Vec::new(), by_shape: FxHashMap::default(), kernel_keys, founders: FxHashMap::default() }
     }
 
     pub fn families(&self) -> &[Family] {
@@ -92,6 +94,10 @@ impl<'o> FamilyFinder<'o> {
     /// joins the family's varying slots. A segment placed again (a second pass over the trace)
     /// lands where it did.
     pub fn place(&mut self, graph: &SegmentGraph, can_record: &dyn Fn(&Command) -> bool) -> Placement {
+        // Its base is itself, whatever a comparison of shapes would say.
+        if let Some(&family) = self.founders.get(&graph.segment) {
+            return Placement { family, founded: true };
+        }
         let own_memory = own_memory(graph);
         let topology = topology(graph);
         let key = shape_key(self.objects, &self.kernel_keys, graph, &topology, &own_memory, can_record);
@@ -104,6 +110,7 @@ impl<'o> FamilyFinder<'o> {
         let Some(index) = found else {
             candidates.push(self.families.len());
             self.families.push(Family { base: graph.clone(), varying: BTreeSet::new(), topology, own_memory });
+            self.founders.insert(graph.segment, self.families.len() - 1);
             return Placement { family: self.families.len() - 1, founded: true };
         };
         let family = &mut self.families[index];
@@ -222,7 +229,7 @@ fn hash_kernel_shape(kernel_keys: &[u64], launch: &KernelLaunch, hasher: &mut Fx
             Arg::Memory { .. } | Arg::NullMemory => 1u8.hash(hasher),
             Arg::Local(_) => 2u8.hash(hasher),
             Arg::Condition(condition) => (3u8, condition).hash(hasher),
-            Arg::Texture(texture) => (4u8, texture).hash(hasher),
+            Arg::Texture(_) => 4u8.hash(hasher),
         }
     }
     match &launch.launch {
@@ -344,6 +351,9 @@ fn arg_patchable_into(base: &Arg, other: &Arg) -> bool {
         (Arg::Value(a) | Arg::ValueWithPointers { bytes: a, .. }, Arg::Value(b) | Arg::ValueWithPointers { bytes: b, .. }) => a.len() == b.len(),
         (Arg::Memory { .. } | Arg::NullMemory, Arg::Memory { .. } | Arg::NullMemory) => true,
         (Arg::Local(_), Arg::Local(_)) => true,
+        (Arg::Texture(_), Arg::Texture(_)) => true,
+        // A condition's handle is the graph's own: the same condition, or no patch makes it.
+        (Arg::Condition(a), Arg::Condition(b)) => a == b,
         _ => false,
     }
 }
@@ -463,6 +473,26 @@ mod tests {
         assert_eq!(finder.patches(again.family, &graphs[0]).len(), 4, "the base sets back its own values");
         assert_eq!(finder.families().len(), 1);
         assert_eq!(finder.family(0).varying_slots(), 4);
+    }
+
+    #[test]
+    fn segments_with_textures_and_conditions_share_a_family_and_keep_it() {
+        // Each replay iteration places every segment again: one with a kernel taking a texture
+        // object and a graph condition must land in its family, not found another (CUDA's texture
+        // samples and conditional graphs rebuilt their command buffers every iteration).
+        let mut b = TraceBuilder::new();
+        let kernel = b.kernel("sample", &[Some(8), Some(8)]);
+        for texture in 0..2 {
+            let segment = b.segment();
+            b.launch(segment, kernel, vec![Arg::Texture(trace_format::TextureId(texture)), Arg::Condition(1)], 16);
+        }
+        let graphs = b.graphs();
+        let mut finder = FamilyFinder::new(&b.trace);
+        for _ in 0..2 {
+            assert_eq!([&graphs[0], &graphs[1]].map(|graph| finder.place(graph, &|_| true).family), [0, 0]);
+        }
+        assert_eq!(finder.families().len(), 1);
+        assert_eq!(finder.patches(0, &graphs[1]), vec![Patch::Arg { node: NodeId(0), index: 0, value: Arg::Texture(trace_format::TextureId(1)) }]);
     }
 
     #[test]
