@@ -9,11 +9,12 @@
 //! A word of plain data can fall inside a recorded allocation too: NVIDIA's StreamPriorities
 //! sample fills 256 MB with consecutive integers, and the pair (32720, 32721) read as one word is
 //! 0x00007fd1_00007fd0, an address inside its own buffer; moving it changed two bytes of the
-//! program's data. Addresses mostly come in company (pointer arrays, structures of pointers, plans
-//! with several), so a word is taken for one when another lies within `NEIGHBOURHOOD` words of
-//! it, or when the data is that short (a single pointer uploaded); a lone word is taken for one
-//! only when it is an allocation's very start (cuRAND's MTGP32 states each hold one pointer, to
-//! parameters allocated on their own, 4 KB apart), which plain values almost never are.
+//! program's data. Such a word continues the arithmetic sequence its neighbours form, which an
+//! address among other values does not (cuRAND's MTGP32 states each hold one pointer among 4 KB
+//! of state; PyTorch's structures hold lone pointers too). So a word that lies in an allocation is
+//! taken for an address unless it is alone (no other within `NEIGHBOURHOOD` words) and the middle
+//! of three words in arithmetic progression. Pointer arrays, progressions themselves, keep their
+//! company.
 
 use trace_format::{MemKind, Memory};
 
@@ -30,32 +31,38 @@ impl Ranges {
         Ranges(ranges)
     }
 
-    /// Where `word` lies in the other placement, if it lies in a range, and whether it is the
-    /// range's start.
-    fn translate(&self, word: u64) -> Option<(u64, bool)> {
+    /// Where `word` lies in the other placement, if it lies in a range.
+    fn translate(&self, word: u64) -> Option<u64> {
         let (first, last) = (self.0.first()?, self.0.last()?);
         if word < first.0 || word > last.1 {
             return None;
         }
         let index = self.0.partition_point(|range| range.0 <= word).checked_sub(1)?;
         let (start, end, other) = self.0[index];
-        (word <= end).then(|| (other + (word - start), word == start))
+        (word <= end).then(|| other + (word - start))
     }
 
     fn apply(&self, bytes: &mut [u8]) {
         if self.0.is_empty() {
             return;
         }
-        let word = |chunk: &[u8]| u64::from_ne_bytes(chunk.try_into().expect("8 bytes"));
-        let found: Vec<(usize, (u64, bool))> =
-            bytes.chunks_exact(8).enumerate().filter_map(|(index, chunk)| Some((index, self.translate(word(chunk))?))).collect();
-        let short = bytes.len() / 8 <= NEIGHBOURHOOD;
-        for (at, &(index, (moved, at_start))) in found.iter().enumerate() {
-            let near = |other: Option<&(usize, (u64, bool))>| other.is_some_and(|&(other, _)| other.abs_diff(index) <= NEIGHBOURHOOD);
-            if short || at_start || near(at.checked_sub(1).and_then(|previous| found.get(previous))) || near(found.get(at + 1)) {
+        let words: Vec<u64> = bytes.chunks_exact(8).map(|chunk| u64::from_ne_bytes(chunk.try_into().expect("8 bytes"))).collect();
+        let found: Vec<(usize, u64)> = words.iter().enumerate().filter_map(|(index, &word)| Some((index, self.translate(word)?))).collect();
+        for (at, &(index, moved)) in found.iter().enumerate() {
+            let near = |other: Option<&(usize, u64)>| other.is_some_and(|&(other, _)| other.abs_diff(index) <= NEIGHBOURHOOD);
+            let accompanied = near(at.checked_sub(1).and_then(|previous| found.get(previous))) || near(found.get(at + 1));
+            if accompanied || !in_progression(&words, index) {
                 bytes[index * 8..index * 8 + 8].copy_from_slice(&moved.to_ne_bytes());
             }
         }
+    }
+}
+
+/// Whether `words[index]` is the middle of three words in arithmetic progression.
+fn in_progression(words: &[u64], index: usize) -> bool {
+    match (index.checked_sub(1).and_then(|previous| words.get(previous)), words.get(index), words.get(index + 1)) {
+        (Some(&before), Some(&word), Some(&after)) => word.wrapping_sub(before) == after.wrapping_sub(word),
+        _ => false,
     }
 }
 
@@ -135,15 +142,15 @@ mod tests {
         let mut alone = words(&[0x7fd1_0000_0040]);
         relocation.to_replay(&mut alone);
         assert_eq!(alone, words(&[0x7a00_0000_0040]));
+        // Pointers in company, and a lone pointer among state that is no progression, are.
         let mut mixed = words(&[0x7fd1_0000_0010, 5, 6, 7, 8, 9, 10, 11, 0x7fd1_0000_0100, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
         relocation.to_replay(&mut mixed);
         assert_eq!(mixed, words(&[0x7a00_0000_0010, 5, 6, 7, 8, 9, 10, 11, 0x7a00_0000_0100, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10]));
-        // A lone allocation start, far from any other address, is one too.
-        let mut state: Vec<u64> = (0..600).collect();
-        state[300] = 0x7fd1_0000_0000;
+        let mut state: Vec<u64> = (0..600).map(|value| value * value).collect();
+        state[300] = 0x7fd1_0000_0040;
         let mut data = words(&state);
         relocation.to_replay(&mut data);
-        state[300] = 0x7a00_0000_0000;
+        state[300] = 0x7a00_0000_0040;
         assert_eq!(data, words(&state));
     }
 }
