@@ -167,7 +167,7 @@ pub unsafe fn copy_peer_async(
 /// Where an end of a unified-addressing copy lies: a tracked allocation, else host memory when
 /// the driver says so or does not know the pointer (pageable memory); `None` for device memory
 /// the shim did not see allocated.
-fn classify(recorder_knows: bool, pointer: CUdeviceptr) -> Option<End> {
+pub(super) fn classify(recorder_knows: bool, pointer: CUdeviceptr) -> Option<End> {
     if recorder_knows {
         return Some(End::Device(pointer));
     }

@@ -152,14 +152,14 @@ impl Rect {
 }
 
 /// A side's memory, and for an array the layout its packed contents have; `None` for arrays
-/// the shim does not track and unified pointers outside tracked memory (which the shim cannot
-/// tell from host memory safely).
+/// the shim does not track and unified pointers to device memory it did not see allocated.
 fn end<'a>(arrays: &'a Arrays, recorder: &Recorder, memory_type: c_uint, host: usize, device: CUdeviceptr, array: usize) -> Option<(End, Option<&'a ImageLayout>)> {
     match memory_type {
         CU_MEMORYTYPE_HOST => Some((End::Host(host as u64), None)),
         CU_MEMORYTYPE_DEVICE => Some((End::Device(device), None)),
         CU_MEMORYTYPE_ARRAY => arrays.get(&array).map(|array| (End::Device(array.address), Some(&array.layout))),
-        CU_MEMORYTYPE_UNIFIED => recorder.locate(device).map(|_| (End::Device(device), None)),
+        // Pageable host memory too, which cuBLASXT passes to 2D copies of unified kind.
+        CU_MEMORYTYPE_UNIFIED => super::copies::classify(recorder.locate(device).is_some(), device).map(|end| (end, None)),
         _ => None,
     }
 }
