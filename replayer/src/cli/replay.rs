@@ -113,7 +113,7 @@ pub fn replay(args: &ReplayArgs) -> Result<ExitCode, Failure> {
     let api = trace.header.as_ref().map(|h| h.api).ok_or_else(|| Failure::bad_input("the trace has no header"))?;
     let options = BackendOptions {
         device: args.device.clone(),
-        recorded: backends::recorded_device(&trace).cloned(),
+        recorded: backends::recorded_device(trace).cloned(),
         exact_addresses: args.exact_addresses,
         profile: args.profile.is_some(),
         rebuild_updates: args.updates == Updates::Rebuild,

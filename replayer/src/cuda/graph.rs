@@ -150,6 +150,7 @@ fn instantiate(graph: CUgraph) -> BackendResult<CUgraphExec> {
 /// nodes come first, as the other nodes' parameters need their addresses. So do the handles of
 /// the conditionals among `nodes`, added to `scope` too (which holds those of the graphs around
 /// `graph`).
+#[allow(clippy::too_many_arguments)] // the graph being built and what its nodes need, no bundle of its own
 fn add_nodes(
     objects: &Objects,
     context: CUcontext,

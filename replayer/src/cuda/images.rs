@@ -73,9 +73,9 @@ impl Array {
         let (row, slice) = (self.row_bytes.max(1), self.slice_bytes.max(1));
         let region = if x as u64 + bytes <= row {
             [bytes, 1, 1]
-        } else if x == 0 && bytes % row == 0 && y as u64 + bytes / row <= self.height {
+        } else if x == 0 && bytes.is_multiple_of(row) && y as u64 + bytes / row <= self.height {
             [row, bytes / row, 1]
-        } else if at % slice == 0 && bytes % slice == 0 {
+        } else if at.is_multiple_of(slice) && bytes.is_multiple_of(slice) {
             [row, self.height, bytes / slice]
         } else {
             return Err(BackendError::Unsupported(format!("a linear copy of {bytes} bytes at byte {at} of an array is not whole rows or slices")));

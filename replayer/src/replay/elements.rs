@@ -35,7 +35,7 @@ pub fn memory_elements(reader: &TraceReader) -> Result<HashMap<MemId, Element>, 
 /// `__half*`, `double *`.
 pub fn pointee_element(spelled: &str) -> Option<Element> {
     let pointee = spelled.trim().strip_suffix('*')?;
-    let base = pointee.split_whitespace().filter(|word| !matches!(*word, "const" | "volatile" | "restrict" | "__global" | "global" | "__constant" | "constant")).last()?;
+    let base = pointee.split_whitespace().rfind(|word| !matches!(*word, "const" | "volatile" | "restrict" | "__global" | "global" | "__constant" | "constant"))?;
     let scalar = base.trim_end_matches(|c: char| c.is_ascii_digit());
     match scalar {
         "float" => Some(Element::F32),

@@ -141,17 +141,19 @@ pub unsafe fn destroy(forward: &mut Forward<'_, CUresult>, call: &str, array: *m
 /// A copy of a whole array into packed host memory at `host`.
 pub fn packed_read(array: &TrackedArray, host: *mut c_void) -> super::rect::Memcpy3D {
     let row = array.layout.row_bytes() as usize;
-    let mut copy = super::rect::Memcpy3D::default();
-    copy.src_memory_type = super::rect::CU_MEMORYTYPE_ARRAY;
-    copy.src_array = array.handle;
-    copy.dst_memory_type = super::rect::CU_MEMORYTYPE_HOST;
-    copy.dst_host = host as usize;
-    copy.dst_pitch = row;
-    copy.dst_height = array.layout.height as usize;
-    copy.width_bytes = row;
-    copy.height = array.layout.height as usize;
-    copy.depth = array.layout.depth as usize;
-    copy
+    let rows = array.layout.height as usize;
+    super::rect::Memcpy3D {
+        src_memory_type: super::rect::CU_MEMORYTYPE_ARRAY,
+        src_array: array.handle,
+        dst_memory_type: super::rect::CU_MEMORYTYPE_HOST,
+        dst_host: host as usize,
+        dst_pitch: row,
+        dst_height: rows,
+        width_bytes: row,
+        height: rows,
+        depth: array.layout.depth as usize,
+        ..Default::default()
+    }
 }
 
 /// The place `offset` bytes into array `array`'s packed contents; `None` for an array the shim
