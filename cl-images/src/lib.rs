@@ -84,6 +84,19 @@ impl ClImage {
         [self.width, rows, slices]
     }
 
+    /// The packed row and slice pitches (`ImageLayout::row_bytes` and `slice_bytes`).
+    pub fn packed_pitches(&self) -> (u64, u64) {
+        let [width, rows, _] = self.whole_region();
+        let row = width.saturating_mul(u64::from(self.texel_bytes));
+        (row, row.saturating_mul(rows))
+    }
+
+    /// The API's host pitches of the whole image packed (`clEnqueueReadImage` of all of it).
+    pub fn whole_host_pitches(&self) -> (usize, usize) {
+        let (row, slice) = self.packed_pitches();
+        self.api_host_pitches(row, slice)
+    }
+
     /// An API origin and region in texels as the trace's packed (x in bytes, row, slice).
     pub fn to_packed(&self, origin: [u64; 3], region: [u64; 3]) -> ([u64; 3], [u64; 3]) {
         let bytes = u64::from(self.texel_bytes);
@@ -190,6 +203,9 @@ mod tests {
         assert_eq!(layers.api_host_pitches(48, 144), (0, 48));
         let volume = image(CL_MEM_OBJECT_IMAGE3D, [8, 4, 2, 0]);
         assert_eq!(volume.api_host_pitches(128, 512), (128, 512));
+        assert_eq!(volume.whole_host_pitches(), (128, 512));
+        assert_eq!(layers.whole_host_pitches(), (0, 128));
+        assert_eq!(layers.packed_pitches(), (128, 384));
         assert_eq!(image(CL_MEM_OBJECT_IMAGE1D, [8, 0, 0, 0]).api_host_pitches(128, 128), (0, 0));
     }
 }
