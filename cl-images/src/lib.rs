@@ -106,7 +106,7 @@ impl ClImage {
     /// A packed origin and region back in texels; `None` unless whole texels inside the image.
     pub fn to_texels(&self, origin: [u64; 3], region: [u64; 3]) -> Option<([usize; 3], [usize; 3])> {
         let bytes = u64::from(self.texel_bytes).max(1);
-        if !origin[0].is_multiple_of(bytes) || !region[0].is_multiple_of(bytes) {
+        if origin[0] % bytes != 0 || region[0] % bytes != 0 {
             return None;
         }
         let origin = [origin[0] / bytes, origin[1], origin[2]];
