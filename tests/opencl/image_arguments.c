@@ -1,6 +1,6 @@
 /* What OpenCL-CTS test_profiling's trace revealed: kernels that take an image and a sampler.
- * The recorder records no images, so their handles reach the trace as plain values; replay
- * must refuse such a launch with a message, never hand the driver the stale handle. */
+ * The recorder records the image as memory and the sampler as a texture object, so replay binds
+ * its own image and sampler in their place. */
 #include "common.h"
 
 #define SIDE 8

@@ -122,6 +122,7 @@ impl Objects {
                 Ok(base + offset)
             }
             MemKind::Global { program, name } => self.global(*program, name, memory.size),
+            MemKind::Image(_) => Err(BackendError::Unsupported(format!("memory {index} is an image, which the Level Zero backend does not make"))),
             kind => self.allocate(kind, memory.size).map(|pointer| pointer as u64),
         }
     }

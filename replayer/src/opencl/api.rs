@@ -52,6 +52,16 @@ macro_rules! paste_fn {
     (clCreateBuffer) => { clCreateBuffer_fn };
     (clCreateSubBuffer) => { clCreateSubBuffer_fn };
     (clReleaseMemObject) => { clReleaseMemObject_fn };
+    (clCreateImage) => { clCreateImage_fn };
+    (clGetSupportedImageFormats) => { clGetSupportedImageFormats_fn };
+    (clCreateSamplerWithProperties) => { clCreateSamplerWithProperties_fn };
+    (clReleaseSampler) => { clReleaseSampler_fn };
+    (clEnqueueReadImage) => { clEnqueueReadImage_fn };
+    (clEnqueueWriteImage) => { clEnqueueWriteImage_fn };
+    (clEnqueueCopyImage) => { clEnqueueCopyImage_fn };
+    (clEnqueueCopyImageToBuffer) => { clEnqueueCopyImageToBuffer_fn };
+    (clEnqueueCopyBufferToImage) => { clEnqueueCopyBufferToImage_fn };
+    (clEnqueueFillImage) => { clEnqueueFillImage_fn };
     (clSVMAlloc) => { clSVMAlloc_fn };
     (clSVMFree) => { clSVMFree_fn };
     (clCreateProgramWithSource) => { clCreateProgramWithSource_fn };
@@ -98,6 +108,16 @@ entry_points!(
     clCreateBuffer,
     clCreateSubBuffer,
     clReleaseMemObject,
+    clCreateImage,
+    clGetSupportedImageFormats,
+    clCreateSamplerWithProperties,
+    clReleaseSampler,
+    clEnqueueReadImage,
+    clEnqueueWriteImage,
+    clEnqueueCopyImage,
+    clEnqueueCopyImageToBuffer,
+    clEnqueueCopyBufferToImage,
+    clEnqueueFillImage,
     clSVMAlloc,
     clSVMFree,
     clCreateProgramWithSource,
@@ -201,6 +221,7 @@ pub fn error_name(code: cl_int) -> String {
         -4 => "CL_MEM_OBJECT_ALLOCATION_FAILURE",
         -5 => "CL_OUT_OF_RESOURCES",
         -6 => "CL_OUT_OF_HOST_MEMORY",
+        -10 => "CL_IMAGE_FORMAT_NOT_SUPPORTED",
         -11 => "CL_BUILD_PROGRAM_FAILURE",
         -13 => "CL_MISALIGNED_SUB_BUFFER_OFFSET",
         -30 => "CL_INVALID_VALUE",
@@ -208,6 +229,9 @@ pub fn error_name(code: cl_int) -> String {
         -35 => "CL_INVALID_QUEUE_PROPERTIES",
         -36 => "CL_INVALID_COMMAND_QUEUE",
         -38 => "CL_INVALID_MEM_OBJECT",
+        -39 => "CL_INVALID_IMAGE_FORMAT_DESCRIPTOR",
+        -40 => "CL_INVALID_IMAGE_SIZE",
+        -41 => "CL_INVALID_SAMPLER",
         -42 => "CL_INVALID_BINARY",
         -43 => "CL_INVALID_BUILD_OPTIONS",
         -44 => "CL_INVALID_PROGRAM",
@@ -225,6 +249,7 @@ pub fn error_name(code: cl_int) -> String {
         -59 => "CL_INVALID_OPERATION",
         -61 => "CL_INVALID_BUFFER_SIZE",
         -63 => "CL_INVALID_GLOBAL_WORK_SIZE",
+        -65 => "CL_INVALID_IMAGE_DESCRIPTOR",
         -1001 => "CL_PLATFORM_NOT_FOUND_KHR",
         -1138 => "CL_INVALID_COMMAND_BUFFER_KHR",
         -1139 => "CL_INVALID_SYNC_POINT_WAIT_LIST_KHR",

@@ -1,7 +1,7 @@
 //! What the device and the kernels it built accept, checked before the driver sees a call that
 //! depends on it. Drivers do not all return errors for invalid input: PoCL 3.1 crashes on a
 //! work-group size it cannot run when the launch is recorded into a command buffer, on an image
-//! or sampler argument that holds a stale handle, and aborts when a launch needs more local
+//! or sampler argument that holds a stale handle or a buffer, and aborts when a launch needs more local
 //! memory than the device has. What the trace alone decides is `validate.rs`'s job.
 
 use super::api::{check, Api};
@@ -11,7 +11,7 @@ use crate::backend::{BackendError, BackendResult};
 use opencl_sys::*;
 use std::ffi::c_void;
 use std::ptr;
-use trace_format::{Arg, MemKind, Memory};
+use trace_format::{Arg, MemId, MemKind, Memory};
 
 /// The device's limits on memory objects and launches.
 pub struct Limits {
@@ -130,8 +130,12 @@ pub enum ParamClass {
     Local,
     /// Plain bytes of a type.
     Value(String),
-    /// An image, sampler, pipe or device-side queue or event: no recorded argument can stand
-    /// for one (the recorder records none of them).
+    /// An image of this type: an image memory object.
+    Image(String),
+    /// A `sampler_t`: a recorded sampler.
+    Sampler,
+    /// A pipe or device-side queue or event: no recorded argument can stand for one (the
+    /// recorder records none of them).
     Opaque(String),
     /// The driver gives no argument information (a program built from a binary).
     Unknown,
@@ -149,7 +153,7 @@ pub struct KernelFacts {
 }
 
 /// Types passed by handle that replay cannot recreate.
-const OPAQUE_TYPES: [&str; 6] = ["image", "sampler_t", "pipe", "queue_t", "clk_event_t", "reserve_id_t"];
+const OPAQUE_TYPES: [&str; 4] = ["pipe", "queue_t", "clk_event_t", "reserve_id_t"];
 
 impl KernelFacts {
     pub fn of(api: &Api, kernel: cl_kernel, device: cl_device_id, build_options: &str) -> BackendResult<KernelFacts> {
@@ -186,7 +190,13 @@ fn param_class(api: &Api, kernel: cl_kernel, index: cl_uint) -> BackendResult<Pa
     };
     check(code, "clGetKernelArgInfo(CL_KERNEL_ARG_ACCESS_QUALIFIER)")?;
     let type_name = super::device::text(|size, value, returned| unsafe { (api.clGetKernelArgInfo)(kernel, index, CL_KERNEL_ARG_TYPE_NAME, size, value, returned) })?;
-    // Images and pipes have an access qualifier; samplers and device-side types are private.
+    if type_name.starts_with("image") {
+        return Ok(ParamClass::Image(type_name));
+    }
+    if type_name.starts_with("sampler_t") {
+        return Ok(ParamClass::Sampler);
+    }
+    // Pipes have an access qualifier; device-side types are private.
     if access != CL_KERNEL_ARG_ACCESS_NONE || OPAQUE_TYPES.iter().any(|opaque| type_name.starts_with(opaque)) {
         return Ok(ParamClass::Opaque(type_name));
     }
@@ -197,13 +207,21 @@ fn param_class(api: &Api, kernel: cl_kernel, index: cl_uint) -> BackendResult<Pa
     })
 }
 
-/// Whether `arg` can be bound to parameter `index` of class `class`.
-pub fn argument(index: usize, class: &ParamClass, arg: &Arg) -> BackendResult<()> {
+/// Whether `arg` can be bound to parameter `index` of class `class` (`is_image` tells which
+/// memory objects are images).
+pub fn argument(index: usize, class: &ParamClass, arg: &Arg, is_image: &dyn Fn(MemId) -> bool) -> BackendResult<()> {
     let invalid = |what: String| Err(BackendError::Invalid(format!("argument {index} is {what}")));
     match (class, arg) {
         (ParamClass::Opaque(type_name), _) => Err(BackendError::Unsupported(format!(
-            "argument {index} has type {type_name}, which the trace cannot hold (the recorder records no images, samplers or pipes)"
+            "argument {index} has type {type_name}, which the trace cannot hold (the recorder records no pipes or device-side queues and events)"
         ))),
+        (ParamClass::Image(_), Arg::Memory { mem, offset: 0 }) if is_image(*mem) => Ok(()),
+        (ParamClass::Sampler, Arg::Texture(_)) => Ok(()),
+        (ParamClass::Image(type_name), Arg::Value(_)) => stale_handle(index, type_name),
+        (ParamClass::Sampler, Arg::Value(_)) => stale_handle(index, "sampler_t"),
+        (ParamClass::Image(type_name), _) => invalid(format!("{}; the kernel takes an {type_name}", describe(arg))),
+        (ParamClass::Sampler, _) => invalid(format!("{}; the kernel takes a sampler", describe(arg))),
+        (ParamClass::Pointer, Arg::Memory { mem, .. }) if is_image(*mem) => invalid(format!("image {mem}; the kernel takes a pointer to global memory")),
         (ParamClass::Pointer, Arg::Memory { .. } | Arg::NullMemory) | (ParamClass::Local, Arg::Local(_)) | (ParamClass::Unknown, _) => Ok(()),
         (ParamClass::Value(_), Arg::Value(_) | Arg::ValueWithPointers { .. }) => Ok(()),
         // A null `cl_mem` passed by address is recorded as its bytes; passed as a null value, a
@@ -221,6 +239,13 @@ pub fn argument(index: usize, class: &ParamClass, arg: &Arg) -> BackendResult<()
     }
 }
 
+/// An image or sampler the trace holds as the recording process's handle.
+fn stale_handle(index: usize, type_name: &str) -> BackendResult<()> {
+    Err(BackendError::Unsupported(format!(
+        "argument {index} has type {type_name}, but the trace holds a plain value for it (recorded by a shim that recorded no images or samplers)"
+    )))
+}
+
 fn describe(arg: &Arg) -> String {
     match arg {
         Arg::Value(bytes) | Arg::ValueWithPointers { bytes, .. } => format!("a {}-byte value", bytes.len()),
@@ -228,14 +253,18 @@ fn describe(arg: &Arg) -> String {
         Arg::NullMemory => "a null memory object".into(),
         Arg::Local(bytes) => format!("{bytes} bytes of local memory"),
         Arg::Condition(_) => "a CUDA graph conditional's handle".into(),
-        Arg::Texture(_) => "a texture object".into(),
+        Arg::Texture(texture) => format!("texture {texture}"),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use trace_format::MemId;
+    use trace_format::TextureId;
+
+    fn argument(index: usize, class: &ParamClass, arg: &Arg) -> BackendResult<()> {
+        super::argument(index, class, arg, &|mem| mem == MemId(9))
+    }
 
     #[test]
     fn arguments_must_be_of_the_parameter_s_kind() {
@@ -251,8 +280,22 @@ mod tests {
         assert_eq!(error.to_string(), "invalid trace: argument 1 is memory 3; the kernel takes a uint by value");
         let error = argument(0, &ParamClass::Local, &Arg::Value(vec![0; 4])).expect_err("a value for local memory");
         assert_eq!(error.to_string(), "invalid trace: argument 0 is a 4-byte value; the kernel takes local memory");
-        let image = argument(1, &ParamClass::Opaque("image2d_t".into()), &Arg::Value(vec![1; 8])).expect_err("an image");
-        assert!(matches!(&image, BackendError::Unsupported(m) if m.starts_with("argument 1 has type image2d_t")), "{image}");
+        let pipe = argument(1, &ParamClass::Opaque("pipe int".into()), &Arg::Value(vec![1; 8])).expect_err("a pipe");
+        assert!(matches!(&pipe, BackendError::Unsupported(m) if m.starts_with("argument 1 has type pipe int")), "{pipe}");
         assert!(argument(0, &ParamClass::Unknown, &Arg::Value(vec![1; 8])).is_ok(), "nothing to check against");
+    }
+
+    #[test]
+    fn images_and_samplers_bind_only_what_the_trace_recorded_as_such() {
+        let image = ParamClass::Image("image2d_t".into());
+        assert!(argument(0, &image, &Arg::Memory { mem: MemId(9), offset: 0 }).is_ok());
+        let buffer = argument(0, &image, &Arg::Memory { mem: MemId(1), offset: 0 }).expect_err("a buffer for an image");
+        assert_eq!(buffer.to_string(), "invalid trace: argument 0 is memory 1; the kernel takes an image2d_t");
+        let stale = argument(1, &image, &Arg::Value(vec![1; 8])).expect_err("a handle of the recording process");
+        assert!(matches!(&stale, BackendError::Unsupported(m) if m.starts_with("argument 1 has type image2d_t")), "{stale}");
+        assert!(argument(2, &ParamClass::Pointer, &Arg::Memory { mem: MemId(9), offset: 0 }).is_err(), "an image for a pointer");
+        assert!(argument(1, &ParamClass::Sampler, &Arg::Texture(TextureId(0))).is_ok());
+        assert!(argument(1, &ParamClass::Sampler, &Arg::Value(vec![1; 8])).is_err(), "a stale sampler");
+        assert!(argument(1, &ParamClass::Sampler, &Arg::Memory { mem: MemId(9), offset: 0 }).is_err(), "an image for a sampler");
     }
 }

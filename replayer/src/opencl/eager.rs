@@ -1,12 +1,13 @@
 //! Eager mode: each command enqueued on its recorded queue, waiting on the events of its
 //! predecessors (the first ones on the end of the previous submission).
 
-use super::api::check;
+use super::api::{check, Api};
 use super::objects::MemObject;
 use super::extension::Rect;
 use super::resolve::{rect_end, resolve, Resolved};
 use super::{event_list, OpenClBackend};
 use crate::backend::{BackendError, BackendResult, PartitionNodes};
+use cl_images::ClImage;
 use opencl_sys::*;
 use std::ffi::c_void;
 use std::ptr;
@@ -100,6 +101,22 @@ impl OpenClBackend {
                 unsafe { (api.clEnqueueSVMMemFill)(queue, pointer, pattern.as_ptr() as *const c_void, pattern.len(), bytes, count, list, &mut event) },
                 "clEnqueueSVMMemFill",
             ),
+            Resolved::CopyImage { src, dst, src_origin, dst_origin, region } => (
+                unsafe { (api.clEnqueueCopyImage)(queue, src, dst, src_origin.as_ptr(), dst_origin.as_ptr(), region.as_ptr(), count, list, &mut event) },
+                "clEnqueueCopyImage",
+            ),
+            Resolved::CopyImageToBuffer { src, dst, src_origin, region, dst_offset } => (
+                unsafe { (api.clEnqueueCopyImageToBuffer)(queue, src, dst, src_origin.as_ptr(), region.as_ptr(), dst_offset, count, list, &mut event) },
+                "clEnqueueCopyImageToBuffer",
+            ),
+            Resolved::CopyBufferToImage { src, dst, src_offset, dst_origin, region } => (
+                unsafe { (api.clEnqueueCopyBufferToImage)(queue, src, dst, src_offset, dst_origin.as_ptr(), region.as_ptr(), count, list, &mut event) },
+                "clEnqueueCopyBufferToImage",
+            ),
+            Resolved::FillImage { mem, color, origin, region } => (
+                unsafe { (api.clEnqueueFillImage)(queue, mem, color.as_ptr() as *const c_void, origin.as_ptr(), region.as_ptr(), count, list, &mut event) },
+                "clEnqueueFillImage",
+            ),
             Resolved::Write { target, offset, bytes, data, rect } => {
                 let data = blobs.get(data).map_err(|e| BackendError::Unsupported(format!("node {node}: {e}")))?;
                 write_fits(node, data.len(), bytes, rect.as_ref())?;
@@ -148,11 +165,35 @@ impl OpenClBackend {
                     (api.clEnqueueReadBuffer)(queue, mem, CL_TRUE, offset, bytes, host, count, list, event)
                 }
             },
+            (MemObject::Image { mem, image, .. }, Some(r)) => image_transfer(api, queue, mem, &image, r, host, write, (count, list), event),
+            (MemObject::Image { .. }, None) => CL_INVALID_OPERATION,
             (MemObject::Svm { pointer, .. }, _) => unsafe {
                 let device = (pointer as *mut u8).add(offset) as *mut c_void;
                 let (dst, src) = if write { (device, host as *const c_void) } else { (host, device as *const c_void) };
                 (api.clEnqueueSVMMemcpy)(queue, CL_TRUE, dst, src, bytes, count, list, event)
             },
+        }
+    }
+}
+
+/// A blocking read or write of the texels `rect` names (the image side is its destination for
+/// a write, its source for a read; `resolve` checked it is whole texels).
+#[allow(clippy::too_many_arguments)]
+fn image_transfer(api: &Api, queue: cl_command_queue, mem: cl_mem, image: &ClImage, r: &Rect, host: *mut c_void, write: bool, (count, list): (cl_uint, *const cl_event), event: &mut cl_event) -> cl_int {
+    let [srp, ssp, drp, dsp] = r.pitches;
+    let (image_origin, host_origin, [host_row, host_slice]) = match write {
+        true => (r.dst_origin, r.src_origin, [srp, ssp]),
+        false => (r.src_origin, r.dst_origin, [drp, dsp]),
+    };
+    let wide = |v: [usize; 3]| v.map(|x| x as u64);
+    let Some((origin, region)) = image.to_texels(wide(image_origin), wide(r.region)) else { return CL_INVALID_VALUE };
+    let (row_pitch, slice_pitch) = image.api_host_pitches(host_row as u64, host_slice as u64);
+    // The host side starts at its origin: the API's host pointer is that byte.
+    let host = unsafe { (host as *mut u8).add(host_origin[0] + host_origin[1] * host_row + host_origin[2] * host_slice) } as *mut c_void;
+    unsafe {
+        match write {
+            true => (api.clEnqueueWriteImage)(queue, mem, CL_TRUE, origin.as_ptr(), region.as_ptr(), row_pitch, slice_pitch, host, count, list, event),
+            false => (api.clEnqueueReadImage)(queue, mem, CL_TRUE, origin.as_ptr(), region.as_ptr(), row_pitch, slice_pitch, host, count, list, event),
         }
     }
 }

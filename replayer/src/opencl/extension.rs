@@ -6,6 +6,7 @@
 
 use super::api::{check, Api, Raw};
 use super::device::extension_version;
+use super::extension_images::ImageCommands;
 use crate::backend::BackendResult;
 use cl_revisions::{ChainedBaseConfig, ChainedDispatchConfig, CHAINED_BASE_CONFIG, CHAINED_DISPATCH_CONFIG};
 use opencl_sys::*;
@@ -23,6 +24,8 @@ pub struct CommandBufferApi {
     pub enqueue: Raw<clEnqueueCommandBufferKHR_fn>,
     pub ndrange: Raw<clCommandNDRangeKernelKHR_fn>,
     commands: Commands,
+    /// Image copies and fills, when the platform has them.
+    pub images: Option<ImageCommands>,
     pub mutable: Option<MutableDispatch>,
 }
 
@@ -83,8 +86,20 @@ impl CommandBufferApi {
             enqueue: unsafe { api.extension(platform, "clEnqueueCommandBufferKHR")? },
             ndrange: unsafe { api.extension(platform, "clCommandNDRangeKernelKHR")? },
             commands,
+            images: ImageCommands::find(api, platform, commands_take_properties(revision)),
             mutable: MutableDispatch::find(api, platform, device),
         })
+    }
+
+    /// The image commands, for `node`'s image copy or fill.
+    pub fn image_commands(&self, node: trace_format::NodeId) -> BackendResult<&ImageCommands> {
+        self.images.as_ref().ok_or_else(|| crate::backend::BackendError::Unsupported(format!("node {node}: this platform records no image commands in command buffers")))
+    }
+
+    /// Whether kernels that take a sampler can be recorded: PoCL 3.1, the implementation of
+    /// revisions before 0.9.5 this replayer meets, aborts inside `clCommandNDRangeKernelKHR`.
+    pub fn records_samplers(&self) -> bool {
+        commands_take_properties(self.revision)
     }
 
     /// Whether SVM copies and fills can be recorded (revisions with properties that export them).

@@ -237,6 +237,16 @@ impl Recorder<'_> {
             Resolved::SvmCopy { dst, src, bytes } => command_buffers.svm_memcpy(buffer, dst, src, bytes, waits, &mut point)?,
             Resolved::Fill { mem, offset, bytes, pattern } => command_buffers.fill(buffer, mem, pattern, offset, bytes, waits, &mut point)?,
             Resolved::SvmFill { pointer, bytes, pattern } => command_buffers.svm_fill(buffer, pointer, pattern, bytes, waits, &mut point)?,
+            Resolved::CopyImage { src, dst, src_origin, dst_origin, region } => {
+                command_buffers.image_commands(node)?.copy(buffer, src, dst, src_origin, dst_origin, region, waits, &mut point)?
+            }
+            Resolved::CopyImageToBuffer { src, dst, src_origin, region, dst_offset } => {
+                command_buffers.image_commands(node)?.copy_to_buffer(buffer, src, dst, src_origin, region, dst_offset, waits, &mut point)?
+            }
+            Resolved::CopyBufferToImage { src, dst, src_offset, dst_origin, region } => {
+                command_buffers.image_commands(node)?.copy_from_buffer(buffer, src, dst, src_offset, dst_origin, region, waits, &mut point)?
+            }
+            Resolved::FillImage { mem, color, origin, region } => command_buffers.image_commands(node)?.fill(buffer, mem, &color, origin, region, waits, &mut point)?,
             Resolved::Barrier => command_buffers.barrier(buffer, waits, &mut point)?,
             Resolved::Write { .. } | Resolved::Read { .. } => {
                 return Err(BackendError::Unsupported(format!("node {node}: host transfers cannot be recorded in a command buffer")))

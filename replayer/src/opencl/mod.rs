@@ -13,7 +13,9 @@ mod checks;
 mod device;
 mod eager;
 mod extension;
+mod extension_images;
 mod graph;
+mod images;
 mod objects;
 mod resolve;
 
@@ -25,7 +27,7 @@ use objects::{MemObject, Objects};
 use opencl_sys::*;
 use std::ffi::c_void;
 use std::ptr;
-use trace_format::{BlobStore, Command, Copy, Extent, MemId, Node, NodeId, Patch, Place, Trace};
+use trace_format::{Arg, BlobStore, Command, Copy, Extent, MemId, Node, NodeId, Patch, Place, Trace};
 
 /// Opens the device `options` choose (`devices::choose`).
 pub fn open(options: &BackendOptions) -> Result<Box<dyn Backend>, BackendError> {
@@ -168,6 +170,9 @@ impl OpenClBackend {
                 let (dst, src) = if write { (pointer, host as *const c_void) } else { (host, pointer as *const c_void) };
                 (unsafe { (api.clEnqueueSVMMemcpy)(queue, CL_TRUE, dst, src, bytes, count, waits, &mut event) }, "clEnqueueSVMMemcpy")
             }
+            MemObject::Image { mem, image, .. } => {
+                (images::whole_transfer(api, queue, mem, &image, host, write, (count, waits), &mut event), "clEnqueue{Write,Read}Image")
+            }
         };
         check(code, call)?;
         self.tail.push(event);
@@ -191,9 +196,16 @@ impl Backend for OpenClBackend {
 
     fn can_record(&self, command: &Command) -> bool {
         let Some(command_buffers) = &self.command_buffers else { return false };
-        let is_svm = |mem: &MemId| matches!(self.objects.as_ref().and_then(|o| o.memories.get(mem.index())), Some(MemObject::Svm { .. }));
+        let memory = |mem: &MemId| self.objects.as_ref().and_then(|o| o.memories.get(mem.index()).copied());
+        let is_svm = |mem: &MemId| matches!(memory(mem), Some(MemObject::Svm { .. }));
+        let is_image = |mem: &MemId| matches!(memory(mem), Some(MemObject::Image { .. }));
         match command {
+            // PoCL 3.1 (command buffer 0.9.0) aborts recording a kernel that takes a sampler.
+            Command::Kernel(launch) if launch.args.iter().any(|arg| matches!(arg, Arg::Texture(_))) => command_buffers.records_samplers(),
             Command::Kernel(_) | Command::Barrier => true,
+            Command::Copy(Copy { src: Place::Memory { mem: src, .. }, dst: Place::Memory { mem: dst, .. }, .. }) if is_image(src) || is_image(dst) => {
+                command_buffers.images.is_some()
+            }
             Command::Copy(Copy { src: Place::Memory { mem: src, .. }, dst: Place::Memory { mem: dst, .. }, extent }) => {
                 match (is_svm(src), is_svm(dst), extent) {
                     (false, false, _) => true,
@@ -201,6 +213,7 @@ impl Backend for OpenClBackend {
                     _ => false,
                 }
             }
+            Command::Fill(fill) if is_image(&fill.mem) => command_buffers.images.is_some(),
             Command::Fill(fill) => fill.rows.is_none() && (!is_svm(&fill.mem) || command_buffers.records_svm()),
             _ => false,
         }

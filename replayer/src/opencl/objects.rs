@@ -4,8 +4,10 @@
 use super::api::{check, error_name, Api};
 use super::checks::{self, KernelFacts, Limits};
 use super::device::text;
+use super::images;
 use super::resolve::{nd_range, runs_nothing};
 use crate::backend::{BackendError, BackendResult};
+use cl_images::ClImage;
 use opencl_sys::*;
 use std::ffi::{c_void, CString};
 use std::ptr;
@@ -16,12 +18,14 @@ use trace_format::{Arg, BlobStore, ImageKind, KernelId, KernelLaunch, MemKind, N
 pub enum MemObject {
     Buffer { mem: cl_mem, size: u64 },
     Svm { pointer: *mut c_void, size: u64 },
+    /// An image; `size` is its packed size.
+    Image { mem: cl_mem, size: u64, image: ClImage },
 }
 
 impl MemObject {
     pub fn size(&self) -> u64 {
         match *self {
-            MemObject::Buffer { size, .. } | MemObject::Svm { size, .. } => size,
+            MemObject::Buffer { size, .. } | MemObject::Svm { size, .. } | MemObject::Image { size, .. } => size,
         }
     }
 }
@@ -42,6 +46,8 @@ pub struct Objects {
     context: cl_context,
     pub programs: Vec<cl_program>,
     pub memories: Vec<MemObject>,
+    /// One per recorded texture object (OpenCL has only samplers).
+    pub samplers: Vec<cl_sampler>,
     /// One per recorded queue.
     pub queues: Vec<cl_command_queue>,
     /// In-order queue for command buffers, memory transfers and commands without a queue.
@@ -67,7 +73,8 @@ impl Objects {
     /// driver says about the kernels it built before the driver sees it.
     pub fn create(api: &'static Api, context: cl_context, device: cl_device_id, limits: &Limits, trace: &Trace, blobs: &BlobStore, profile: bool) -> BackendResult<Objects> {
         let main_queue = create_queue(api, context, device, true, profile)?;
-        let mut objects = Objects { api, context, programs: Vec::new(), memories: Vec::new(), queues: Vec::new(), main_queue, kernels: Vec::new() };
+        let mut objects =
+            Objects { api, context, programs: Vec::new(), memories: Vec::new(), samplers: Vec::new(), queues: Vec::new(), main_queue, kernels: Vec::new() };
         for queue in &trace.queues {
             objects.queues.push(create_queue(api, context, device, queue.in_order, profile)?);
         }
@@ -79,6 +86,9 @@ impl Objects {
             limits.memory(memory, parent).map_err(|e| e.about(&format!("memory {index}")))?;
             let object = objects.create_memory(index, memory)?;
             objects.memories.push(object);
+        }
+        for (index, texture) in trace.textures.iter().enumerate() {
+            objects.samplers.push(images::create_sampler(api, context, index, texture)?);
         }
         for (index, program) in trace.programs.iter().enumerate() {
             let built = build_program(api, context, device, program, blobs)
@@ -109,7 +119,8 @@ impl Objects {
             return Err(context(BackendError::Invalid(format!("it passes {} arguments; the kernel takes {}", launch.args.len(), params.len()))));
         }
         for (index, (arg, class)) in launch.args.iter().zip(params).enumerate() {
-            checks::argument(index, class, arg).map_err(context)?;
+            let is_image = |mem: trace_format::MemId| matches!(self.memories.get(mem.index()), Some(MemObject::Image { .. }));
+            checks::argument(index, class, arg, &is_image).map_err(context)?;
             self.set_arg(loaded.kernel, index as u32, arg).map_err(context)?;
         }
         limits.local_memory(self.api, loaded.kernel, device).map_err(context)?;
@@ -144,6 +155,7 @@ impl Objects {
                 check(code, "clCreateSubBuffer").map_err(|e| e.about(&format!("memory {index}")))?;
                 Ok(MemObject::Buffer { mem, size })
             }
+            MemKind::Image(ref layout) => images::create_image(api, self.context, index, layout, flags),
             MemKind::Shared => {
                 let svm_flags = flags & (CL_MEM_READ_WRITE | CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY | CL_MEM_SVM_FINE_GRAIN_BUFFER | CL_MEM_SVM_ATOMICS);
                 let pointer = unsafe { (api.clSVMAlloc)(self.context, svm_flags, size as usize, 0) };
@@ -179,11 +191,17 @@ impl Objects {
                 return Err(BackendError::Unsupported(format!("argument {index} is a structure holding device addresses, which OpenCL kernels cannot take")))
             }
             Arg::Condition(_) => return Err(BackendError::Unsupported(format!("argument {index} is a graph condition, which OpenCL has not"))),
-            Arg::Texture(_) => return Err(BackendError::Unsupported(format!("argument {index} is a texture object, which the OpenCL backend does not make"))),
+            Arg::Texture(texture) => match self.samplers.get(texture.index()) {
+                Some(&sampler) => Binding::Bytes((sampler as usize).to_ne_bytes().to_vec()),
+                None => return Err(BackendError::Invalid(format!("argument {index} is texture {texture}, which the trace does not define"))),
+            },
             Arg::Local(size) => Binding::Local(*size as usize),
             Arg::NullMemory => Binding::Bytes((ptr::null_mut::<c_void>() as usize).to_ne_bytes().to_vec()),
             Arg::Memory { mem, offset } => match self.memory(*mem)? {
-                MemObject::Buffer { mem: handle, .. } if *offset == 0 => Binding::Bytes((handle as usize).to_ne_bytes().to_vec()),
+                MemObject::Buffer { mem: handle, .. } | MemObject::Image { mem: handle, .. } if *offset == 0 => {
+                    Binding::Bytes((handle as usize).to_ne_bytes().to_vec())
+                }
+                MemObject::Image { .. } => return Err(BackendError::Invalid(format!("argument {index} points {offset} bytes into image {mem}"))),
                 MemObject::Buffer { .. } => {
                     return Err(BackendError::Unsupported(format!("argument {index} points {offset} bytes into buffer {mem}; OpenCL buffers bind whole")))
                 }
@@ -224,10 +242,13 @@ impl Drop for Objects {
             for &program in &self.programs {
                 (api.clReleaseProgram)(program);
             }
+            for &sampler in &self.samplers {
+                (api.clReleaseSampler)(sampler);
+            }
             // Sub-buffers were created after their parents: release them first.
             for memory in self.memories.iter().rev() {
                 match *memory {
-                    MemObject::Buffer { mem, .. } => (api.clReleaseMemObject)(mem),
+                    MemObject::Buffer { mem, .. } | MemObject::Image { mem, .. } => (api.clReleaseMemObject)(mem),
                     MemObject::Svm { pointer, .. } => {
                         (api.clSVMFree)(self.context, pointer);
                         CL_SUCCESS

@@ -2,6 +2,8 @@
 //! first: PoCL crashes on invalid command-buffer input instead of returning an error.
 
 use super::extension::Rect;
+use super::extension_images::Texels;
+use super::images::{fill_region, packed_offset, texels};
 use super::objects::{MemObject, Objects};
 use crate::backend::{BackendError, BackendResult};
 use opencl_sys::{cl_kernel, cl_mem};
@@ -17,6 +19,11 @@ pub enum Resolved<'n> {
     SvmCopy { dst: *mut c_void, src: *const c_void, bytes: usize },
     Fill { mem: cl_mem, offset: usize, bytes: usize, pattern: &'n [u8] },
     SvmFill { pointer: *mut c_void, bytes: usize, pattern: &'n [u8] },
+    /// Image copies and fills, in texels.
+    CopyImage { src: cl_mem, dst: cl_mem, src_origin: Texels, dst_origin: Texels, region: Texels },
+    CopyImageToBuffer { src: cl_mem, dst: cl_mem, src_origin: Texels, region: Texels, dst_offset: usize },
+    CopyBufferToImage { src: cl_mem, dst: cl_mem, src_offset: usize, dst_origin: Texels, region: Texels },
+    FillImage { mem: cl_mem, color: [u8; 16], origin: Texels, region: Texels },
     /// Host data into memory (eager only); `bytes` is 0 for a rectangle, whose geometry `rect` holds.
     Write { target: MemObject, offset: usize, bytes: usize, data: BlobId, rect: Option<Rect> },
     /// Memory into host memory that replay discards (eager only); sized like `Write`.
@@ -101,6 +108,9 @@ fn resolve_copy<'n>(objects: &Objects, copy: &'n Copy) -> BackendResult<Resolved
     match (&copy.src, &copy.dst) {
         (Place::Memory { mem: src, offset: src_offset }, Place::Memory { mem: dst, offset: dst_offset }) => {
             let (source, target) = (objects.memory(*src)?, objects.memory(*dst)?);
+            if matches!(source, MemObject::Image { .. }) || matches!(target, MemObject::Image { .. }) {
+                return image_copy((*src, source), (*dst, target), &copy.extent);
+            }
             match (&copy.extent, source, target) {
                 (Extent::Linear { bytes }, MemObject::Buffer { mem: s, .. }, MemObject::Buffer { mem: d, .. }) => {
                     within(*src, source, *src_offset, *bytes)?;
@@ -151,6 +161,45 @@ fn resolve_copy<'n>(objects: &Objects, copy: &'n Copy) -> BackendResult<Resolved
     }
 }
 
+/// A copy with an image side: a rectangle whose image sides are whole texels at the image's
+/// packed pitches and whose buffer side is packed.
+fn image_copy<'n>((src, source): (MemId, MemObject), (dst, target): (MemId, MemObject), extent: &Extent) -> BackendResult<Resolved<'n>> {
+    let &Extent::Rect { src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch } = extent else {
+        return Err(BackendError::Unsupported(format!("a linear copy from memory {src} to {dst}, one of them an image (image copies are rectangles)")));
+    };
+    let (src_pitches, dst_pitches) = ([src_row_pitch, src_slice_pitch], [dst_row_pitch, dst_slice_pitch]);
+    match (source, target) {
+        (MemObject::Image { mem: s, image: from, .. }, MemObject::Image { mem: d, image: to, .. }) => {
+            if from.texel_bytes != to.texel_bytes {
+                return Err(BackendError::Unsupported(format!("a copy between images {src} and {dst} of different texel sizes")));
+            }
+            let (src_origin, region) = texels(src, &from, src_origin, region, src_pitches)?;
+            let (dst_origin, _) = texels(dst, &to, dst_origin, extent_region(extent), dst_pitches)?;
+            Ok(Resolved::CopyImage { src: s, dst: d, src_origin, dst_origin, region })
+        }
+        (MemObject::Image { mem: s, image, .. }, MemObject::Buffer { mem: d, .. }) => {
+            let (src_origin, texel_region) = texels(src, &image, src_origin, region, src_pitches)?;
+            let dst_offset = packed_offset(dst, dst_origin, region, dst_pitches)?;
+            within(dst, target, dst_offset, region.iter().product())?;
+            Ok(Resolved::CopyImageToBuffer { src: s, dst: d, src_origin, region: texel_region, dst_offset: dst_offset as usize })
+        }
+        (MemObject::Buffer { mem: s, .. }, MemObject::Image { mem: d, image, .. }) => {
+            let (dst_origin, texel_region) = texels(dst, &image, dst_origin, region, dst_pitches)?;
+            let src_offset = packed_offset(src, src_origin, region, src_pitches)?;
+            within(src, source, src_offset, region.iter().product())?;
+            Ok(Resolved::CopyBufferToImage { src: s, dst: d, src_offset: src_offset as usize, dst_origin, region: texel_region })
+        }
+        _ => Err(BackendError::Unsupported(format!("a copy between SVM memory and an image (memory {src} to {dst})"))),
+    }
+}
+
+fn extent_region(extent: &Extent) -> [u64; 3] {
+    match extent {
+        Extent::Rect { region, .. } => *region,
+        Extent::Linear { bytes } => [*bytes, 1, 1],
+    }
+}
+
 /// The geometry of a rectangular host transfer, checked on the device side (`to_device`:
 /// the destination is the memory object).
 fn host_rect(extent: &Extent, mem: MemId, object: MemObject, to_device: bool) -> BackendResult<Option<Rect>> {
@@ -163,7 +212,13 @@ fn host_rect(extent: &Extent, mem: MemId, object: MemObject, to_device: bool) ->
     let rect = rect_of(extent)?;
     let (origin, pitches) =
         if to_device { (rect.dst_origin, [rect.pitches[2], rect.pitches[3]]) } else { (rect.src_origin, [rect.pitches[0], rect.pitches[1]]) };
-    rect_within(mem, object, origin, rect.region, pitches)?;
+    match object {
+        MemObject::Image { image, .. } => {
+            let wide = |v: [usize; 2]| v.map(|x| x as u64);
+            texels(mem, &image, origin.map(|x| x as u64), rect.region.map(|x| x as u64), wide(pitches))?;
+        }
+        _ => rect_within(mem, object, origin, rect.region, pitches)?,
+    }
     Ok(Some(rect))
 }
 
@@ -225,6 +280,11 @@ fn within(mem: MemId, object: MemObject, offset: u64, bytes: u64) -> BackendResu
 
 fn resolve_fill<'n>(objects: &Objects, fill: &'n Fill) -> BackendResult<Resolved<'n>> {
     let pattern = fill.pattern.as_slice();
+    let object = objects.memory(fill.mem)?;
+    if let MemObject::Image { mem, image, .. } = object {
+        let (color, origin, region) = fill_region(fill.mem, &image, pattern, fill.offset, fill.bytes, fill.rows)?;
+        return Ok(Resolved::FillImage { mem, color, origin, region });
+    }
     let size = pattern.len() as u64;
     if fill.rows.is_some() {
         return Err(BackendError::Unsupported("a 2D fill (OpenCL fills are linear)".into()));
@@ -235,12 +295,11 @@ fn resolve_fill<'n>(objects: &Objects, fill: &'n Fill) -> BackendResult<Resolved
             fill.bytes, fill.offset
         )));
     }
-    let object = objects.memory(fill.mem)?;
     within(fill.mem, object, fill.offset, fill.bytes)?;
     let (offset, bytes) = (fill.offset as usize, fill.bytes as usize);
     Ok(match object {
-        MemObject::Buffer { mem, .. } => Resolved::Fill { mem, offset, bytes, pattern },
         MemObject::Svm { pointer, .. } => Resolved::SvmFill { pointer: unsafe { (pointer as *mut u8).add(offset) as *mut c_void }, bytes, pattern },
+        MemObject::Buffer { mem, .. } | MemObject::Image { mem, .. } => Resolved::Fill { mem, offset, bytes, pattern },
     })
 }
 

@@ -3,7 +3,7 @@
 
 use super::dispatch::call;
 use super::key;
-use super::state::Memories;
+use super::state::{MemObject, Memories};
 use crate::recorder::{Key, MemoryAccess};
 use opencl_sys::{
     cl_command_queue, cl_context, cl_int, cl_mem, CL_MEM_HOST_NO_ACCESS, CL_MEM_HOST_WRITE_ONLY, CL_MEM_READ_WRITE,
@@ -43,14 +43,21 @@ impl<'a> DeviceAccess<'a> {
         Some(queue)
     }
 
-    /// Reads a buffer the host may not read directly through a temporary copy.
-    fn read_through_copy(&self, queue: cl_command_queue, context: cl_context, mem: cl_mem, into: &mut [u8]) -> cl_int {
+    /// Reads memory the host may not read directly through a temporary copy (an image's lands
+    /// packed, as `clEnqueueCopyImageToBuffer` lays it out).
+    fn read_through_copy(&self, queue: cl_command_queue, object: &MemObject, mem: cl_mem, into: &mut [u8]) -> cl_int {
         let mut error: cl_int = CL_SUCCESS;
-        let staging: cl_mem = call!(clCreateBuffer(context, CL_MEM_READ_WRITE, into.len(), null_mut(), &mut error));
+        let staging: cl_mem = call!(clCreateBuffer(object.context, CL_MEM_READ_WRITE, into.len(), null_mut(), &mut error));
         if staging.is_null() {
             return error;
         }
-        let mut status = call!(clEnqueueCopyBuffer(queue, mem, staging, 0, 0, into.len(), 0, null(), null_mut()));
+        let mut status = match &object.image {
+            Some(image) => {
+                let region = image.whole_region().map(|value| value as usize);
+                call!(clEnqueueCopyImageToBuffer(queue, mem, staging, [0usize; 3].as_ptr(), region.as_ptr(), 0, 0, null(), null_mut()))
+            }
+            None => call!(clEnqueueCopyBuffer(queue, mem, staging, 0, 0, into.len(), 0, null(), null_mut())),
+        };
         if status == CL_SUCCESS {
             status = call!(clEnqueueReadBuffer(queue, staging, CL_TRUE, 0, into.len(), into.as_mut_ptr().cast(), 0, null(), null_mut()));
         }
@@ -74,7 +81,12 @@ impl MemoryAccess for DeviceAccess<'_> {
         let status = if object.svm {
             call!(clEnqueueSVMMemcpy(queue, CL_TRUE, into, mem as usize as *const c_void, length, 0, null(), null_mut()))
         } else if object.flags & (CL_MEM_HOST_NO_ACCESS | CL_MEM_HOST_WRITE_ONLY) != 0 {
-            self.read_through_copy(queue, object.context, mem as usize as cl_mem, &mut contents)
+            self.read_through_copy(queue, object, mem as usize as cl_mem, &mut contents)
+        } else if let Some(image) = &object.image {
+            let region = image.whole_region().map(|value| value as usize);
+            let (row_pitch, slice_pitch) = image.whole_host_pitches();
+            let origin = [0usize; 3];
+            call!(clEnqueueReadImage(queue, mem as usize as cl_mem, CL_TRUE, origin.as_ptr(), region.as_ptr(), row_pitch, slice_pitch, into, 0, null(), null_mut()))
         } else {
             call!(clEnqueueReadBuffer(queue, mem as usize as cl_mem, CL_TRUE, 0, length, into, 0, null(), null_mut()))
         };

@@ -6,6 +6,7 @@
 
 use super::commands::kernels::{kernel_accesses, kernel_command, nd_range};
 use super::commands::transfers::rect_extent;
+use super::command_buffer_images::{record_copy_buffer_to_image, record_copy_image, record_copy_image_to_buffer, record_fill_image};
 use super::commands::{self, memory, svm_place, Enqueued};
 use super::dispatch::call;
 use super::mutable_dispatch::{update_mutable_commands, update_mutable_commands_chained, updates_take_config_array};
@@ -79,7 +80,7 @@ pub(super) fn extension_version(platform: cl_platform_id, extension: &CStr) -> O
 }
 
 /// Sync points a command waits for, and where the driver returns the one it signals.
-struct SyncPoints {
+pub(super) struct SyncPoints {
     count: cl_uint,
     waits: *const cl_sync_point_khr,
     signals: *mut cl_sync_point_khr,
@@ -99,7 +100,7 @@ impl SyncPoints {
 }
 
 /// Adds the command `build` makes to the command buffer's graph, once the real call succeeded.
-unsafe fn add_command(
+pub(super) unsafe fn add_command(
     buffer: cl_command_buffer_khr,
     call: &'static str,
     sync: SyncPoints,
@@ -232,6 +233,14 @@ command_wrappers! {
         size: size_t) => record_svm_memcpy;
     clCommandSVMMemFillKHR: svm_mem_fill_before_0_9_5 / svm_mem_fill_since_0_9_5 (svm_ptr: *mut c_void,
         pattern: *const c_void, pattern_size: size_t, size: size_t) => record_svm_mem_fill;
+    clCommandCopyImageKHR: copy_image_before_0_9_5 / copy_image_since_0_9_5 (src_image: cl_mem, dst_image: cl_mem,
+        src_origin: *const size_t, dst_origin: *const size_t, region: *const size_t) => record_copy_image;
+    clCommandCopyImageToBufferKHR: copy_image_to_buffer_before_0_9_5 / copy_image_to_buffer_since_0_9_5 (src_image: cl_mem,
+        dst_buffer: cl_mem, src_origin: *const size_t, region: *const size_t, dst_offset: size_t) => record_copy_image_to_buffer;
+    clCommandCopyBufferToImageKHR: copy_buffer_to_image_before_0_9_5 / copy_buffer_to_image_since_0_9_5 (src_buffer: cl_mem,
+        dst_image: cl_mem, src_offset: size_t, dst_origin: *const size_t, region: *const size_t) => record_copy_buffer_to_image;
+    clCommandFillImageKHR: fill_image_before_0_9_5 / fill_image_since_0_9_5 (image: cl_mem, fill_color: *const c_void,
+        origin: *const size_t, region: *const size_t) => record_fill_image;
 }
 
 unsafe fn record_barrier(forward: &mut Forward<'_, cl_int>, buffer: cl_command_buffer_khr, sync: SyncPoints) -> Recorded {

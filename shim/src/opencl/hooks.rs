@@ -6,7 +6,7 @@
 
 #![allow(non_snake_case, clippy::too_many_arguments)]
 
-use super::{commands, extensions, memory, programs, queues, sync, unsupported, ContextNotify, EventNotify, NotFound, ProgramNotify};
+use super::{commands, extensions, images, memory, programs, queues, samplers, sync, unsupported, ContextNotify, EventNotify, NotFound, ProgramNotify};
 use crate::interpose::Hook;
 use libc::size_t;
 use opencl_sys::*;
@@ -136,19 +136,29 @@ hooks! {
         object(context) => memory::svm_free;
     clCreateImage(context: cl_context, flags: cl_mem_flags, image_format: *const cl_image_format,
         image_desc: *const cl_image_desc, host_ptr: *mut c_void, errcode_ret: *mut cl_int) -> cl_mem,
-        object(context) => unsupported;
+        object(context) => images::create_image;
     clCreateImageWithProperties(context: cl_context, properties: *const cl_mem_properties, flags: cl_mem_flags,
         image_format: *const cl_image_format, image_desc: *const cl_image_desc, host_ptr: *mut c_void,
         errcode_ret: *mut cl_int) -> cl_mem,
-        object(context) => unsupported;
+        object(context) => images::create_image_with_properties;
     clCreateImage2D(context: cl_context, flags: cl_mem_flags, image_format: *const cl_image_format,
         image_width: size_t, image_height: size_t, image_row_pitch: size_t, host_ptr: *mut c_void,
         errcode_ret: *mut cl_int) -> cl_mem,
-        object(context) => unsupported;
+        object(context) => images::create_image_2d;
     clCreateImage3D(context: cl_context, flags: cl_mem_flags, image_format: *const cl_image_format,
         image_width: size_t, image_height: size_t, image_depth: size_t, image_row_pitch: size_t,
         image_slice_pitch: size_t, host_ptr: *mut c_void, errcode_ret: *mut cl_int) -> cl_mem,
-        object(context) => unsupported;
+        object(context) => images::create_image_3d;
+    clCreateSampler(context: cl_context, normalized_coords: cl_bool, addressing_mode: cl_addressing_mode,
+        filter_mode: cl_filter_mode, errcode_ret: *mut cl_int) -> cl_sampler,
+        object(context) => samplers::create_sampler;
+    clCreateSamplerWithProperties(context: cl_context, sampler_properties: *const cl_sampler_properties,
+        errcode_ret: *mut cl_int) -> cl_sampler,
+        object(context) => samplers::create_sampler_with_properties;
+    clRetainSampler(sampler: cl_sampler) -> cl_int,
+        object(sampler) => samplers::retain_sampler;
+    clReleaseSampler(sampler: cl_sampler) -> cl_int,
+        object(sampler) => samplers::release_sampler;
 
     // Programs and kernels.
     clCreateProgramWithSource(context: cl_context, count: cl_uint, strings: *mut *const c_char,
@@ -236,6 +246,35 @@ hooks! {
         pattern_size: size_t, offset: size_t, size: size_t, num_events_in_wait_list: cl_uint,
         event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int,
         object(command_queue) => commands::transfers::fill_buffer;
+    clEnqueueReadImage(command_queue: cl_command_queue, image: cl_mem, blocking_read: cl_bool, origin: *const size_t,
+        region: *const size_t, row_pitch: size_t, slice_pitch: size_t, ptr: *mut c_void,
+        num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int,
+        object(command_queue) => commands::images::read_image;
+    clEnqueueWriteImage(command_queue: cl_command_queue, image: cl_mem, blocking_write: cl_bool, origin: *const size_t,
+        region: *const size_t, input_row_pitch: size_t, input_slice_pitch: size_t, ptr: *const c_void,
+        num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int,
+        object(command_queue) => commands::images::write_image;
+    clEnqueueCopyImage(command_queue: cl_command_queue, src_image: cl_mem, dst_image: cl_mem,
+        src_origin: *const size_t, dst_origin: *const size_t, region: *const size_t, num_events_in_wait_list: cl_uint,
+        event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int,
+        object(command_queue) => commands::images::copy_image;
+    clEnqueueCopyImageToBuffer(command_queue: cl_command_queue, src_image: cl_mem, dst_buffer: cl_mem,
+        src_origin: *const size_t, region: *const size_t, dst_offset: size_t, num_events_in_wait_list: cl_uint,
+        event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int,
+        object(command_queue) => commands::images::copy_image_to_buffer;
+    clEnqueueCopyBufferToImage(command_queue: cl_command_queue, src_buffer: cl_mem, dst_image: cl_mem,
+        src_offset: size_t, dst_origin: *const size_t, region: *const size_t, num_events_in_wait_list: cl_uint,
+        event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int,
+        object(command_queue) => commands::images::copy_buffer_to_image;
+    clEnqueueFillImage(command_queue: cl_command_queue, image: cl_mem, fill_color: *const c_void,
+        origin: *const size_t, region: *const size_t, num_events_in_wait_list: cl_uint,
+        event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int,
+        object(command_queue) => commands::images::fill_image;
+    clEnqueueMapImage(command_queue: cl_command_queue, image: cl_mem, blocking_map: cl_bool, map_flags: cl_map_flags,
+        origin: *const size_t, region: *const size_t, image_row_pitch: *mut size_t, image_slice_pitch: *mut size_t,
+        num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event,
+        errcode_ret: *mut cl_int) -> *mut c_void,
+        object(command_queue) => unsupported;
     clEnqueueMapBuffer(command_queue: cl_command_queue, buffer: cl_mem, blocking_map: cl_bool,
         map_flags: cl_map_flags, offset: size_t, size: size_t, num_events_in_wait_list: cl_uint,
         event_wait_list: *const cl_event, event: *mut cl_event, errcode_ret: *mut cl_int) -> *mut c_void,

@@ -19,7 +19,8 @@ pub unsafe fn create_buffer(
     errcode_ret: *mut cl_int,
 ) -> Recorded {
     let Some(buffer) = (unsafe { created(forward, errcode_ret) }) else { return Ok(()) };
-    memory_created(context, key(buffer), flags, MemShape::Whole(MemKind::Buffer), size, false)
+    let object = MemObject { context, flags, svm: false, image: None };
+    memory_created(key(buffer), object, MemShape::Whole(MemKind::Buffer), size as u64)
 }
 
 pub unsafe fn create_buffer_with_properties(
@@ -51,7 +52,8 @@ pub unsafe fn create_sub_buffer(
     let context: Option<cl_context> =
         info::value(|size, value, size_ret| call!(clGetMemObjectInfo(buffer, CL_MEM_CONTEXT, size, value, size_ret)));
     let shape = MemShape::Within { parent: key(buffer), offset: region.origin as u64 };
-    memory_created(context.unwrap_or(std::ptr::null_mut()), key(sub_buffer), flags, shape, region.size, false)
+    let object = MemObject { context: context.unwrap_or(std::ptr::null_mut()), flags, svm: false, image: None };
+    memory_created(key(sub_buffer), object, shape, region.size as u64)
 }
 
 pub unsafe fn svm_alloc(
@@ -65,16 +67,19 @@ pub unsafe fn svm_alloc(
     if pointer.is_null() {
         return Ok(());
     }
-    memory_created(context, key(pointer), flags, MemShape::Whole(MemKind::Shared), size, true)
+    let object = MemObject { context, flags, svm: true, image: None };
+    memory_created(key(pointer), object, MemShape::Whole(MemKind::Shared), size as u64)
 }
 
-fn memory_created(context: cl_context, mem: Key, flags: u64, shape: MemShape, size: usize, svm: bool) -> Recorded {
+/// Registers memory `mem` (buffer, sub-buffer, image or SVM allocation) of `size` bytes.
+pub(super) fn memory_created(mem: Key, object: MemObject, shape: MemShape, size: u64) -> Recorded {
     with_recorder(|state, recorder| {
-        state.memories.objects.insert(mem, MemObject { context, flags, svm });
+        let (svm, flags) = (object.svm, object.flags);
+        state.memories.objects.insert(mem, object);
         state.references.created(mem);
         // SVM and memory over the program's own host memory: the host writes it directly.
         let host_writable = svm || flags & CL_MEM_USE_HOST_PTR != 0;
-        let desc = MemDesc { shape, size: size as u64, address: mem, flags, device: None, addressable: svm, host_writable };
+        let desc = MemDesc { shape, size, address: mem, flags, device: None, addressable: svm, host_writable };
         recorder.memory_created(mem, desc);
     })
 }

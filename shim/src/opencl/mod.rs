@@ -7,17 +7,20 @@
 #![allow(clippy::too_many_arguments)]
 
 mod access;
+mod command_buffer_images;
 mod command_buffers;
 mod commands;
 mod dispatch;
 mod extensions;
 mod hooks;
+mod images;
 mod info;
 mod memory;
 mod mutable_dispatch;
 mod programs;
 mod queues;
 mod references;
+mod samplers;
 mod signature;
 mod state;
 mod sync;

@@ -3,6 +3,7 @@
 //! regions the program has mapped.
 
 use super::references::References;
+use cl_images::ClImage;
 use super::Failure;
 use crate::recorder::{Access, Key, Recorder};
 use crate::session;
@@ -11,11 +12,13 @@ use crate::fast_hash::{HashMap, HashSet};
 use std::sync::{Mutex, PoisonError};
 use trace_format::{Api, Edge, EdgeKind, Graph, Launch, Node, NodeId};
 
-/// A memory object as the shim reads it: a `cl_mem` or an SVM allocation.
+/// A memory object as the shim reads it: a `cl_mem` buffer or image, or an SVM allocation.
 pub struct MemObject {
     pub context: cl_context,
     pub flags: cl_mem_flags,
     pub svm: bool,
+    /// What an image is, for reading it packed and placing its texels.
+    pub image: Option<ClImage>,
 }
 
 /// What reading memory back needs: each memory object's context, and a device of each context;

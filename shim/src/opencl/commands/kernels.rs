@@ -1,4 +1,5 @@
-//! Kernel launches: each argument as the program last set it, memory ones relocated.
+//! Kernel launches: each argument as the program last set it, memory ones (buffers and images)
+//! relocated, samplers as texture objects.
 
 use super::{prepare, record, Enqueued, UNKNOWN_MEMORY};
 use crate::entry::Forward;
@@ -15,6 +16,8 @@ enum Decoded {
     Null,
     Local(u64),
     Value(Vec<u8>),
+    /// A sampler.
+    Texture(Key),
 }
 
 fn decode(state: &State, recorder: &Recorder, value: &ArgValue) -> Decoded {
@@ -29,6 +32,7 @@ fn decode(state: &State, recorder: &Recorder, value: &ArgValue) -> Decoded {
             let handle = <[u8; 8]>::try_from(bytes.as_slice()).map(u64::from_ne_bytes);
             match handle {
                 Ok(handle) if state.memories.objects.get(&handle).is_some_and(|object| !object.svm) => Decoded::Memory(handle, 0),
+                Ok(handle) if recorder.texture(handle).is_some() => Decoded::Texture(handle),
                 _ => Decoded::Value(bytes.clone()),
             }
         }
@@ -79,6 +83,10 @@ pub(in crate::opencl) fn launch_command(
             Decoded::Null => (ParamKind::Memory, size_of::<cl_mem>(), Arg::NullMemory),
             Decoded::Local(size) => (ParamKind::Local, size as usize, Arg::Local(size)),
             Decoded::Value(bytes) => (ParamKind::Value, bytes.len(), Arg::Value(bytes)),
+            Decoded::Texture(sampler) => {
+                let texture = recorder.texture_id(sampler).ok_or("it names a sampler the shim did not see created")?;
+                (ParamKind::Handle, size_of::<cl_sampler>(), Arg::Texture(texture))
+            }
         };
         params.push(Param { offset: 0, size: size as u32, kind });
         args.push(arg);

@@ -1,7 +1,8 @@
-//! Enqueued commands: kernels, reads, writes, copies and fills (with their rectangular forms),
+//! Enqueued commands: kernels, reads, writes, copies and fills (with their rectangular and image forms),
 //! maps, SVM operations, markers and barriers. Each is prepared before the real call (initial
 //! memory contents) and recorded after it succeeded.
 
+pub mod images;
 pub mod kernels;
 pub mod maps;
 pub mod ordering;
@@ -129,12 +130,12 @@ pub(super) fn svm_place(recorder: &mut Recorder, pointer: *const c_void) -> Opti
 }
 
 /// `count` bytes of host memory the program passed.
-pub(super) unsafe fn host_bytes(pointer: *const c_void, count: usize) -> Vec<u8> {
+pub(in crate::opencl) unsafe fn host_bytes(pointer: *const c_void, count: usize) -> Vec<u8> {
     // SAFETY: the program handed the API this memory for the command.
     unsafe { std::slice::from_raw_parts(pointer.cast::<u8>(), count) }.to_vec()
 }
 
-unsafe fn triple(values: *const size_t) -> [u64; 3] {
+pub(in crate::opencl) unsafe fn triple(values: *const size_t) -> [u64; 3] {
     // SAFETY: rectangle arguments are arrays of three sizes.
     unsafe { [*values, *values.add(1), *values.add(2)] }.map(|value| value as u64)
 }

@@ -73,7 +73,7 @@ fn pitches(region: [u64; 3], row_pitch: size_t, slice_pitch: size_t) -> (u64, u6
 
 /// Bytes of host memory from its pointer through the last byte of the rectangle (the host
 /// data of a rectangular read or write covers them, origin included).
-fn host_span(origin: [u64; 3], region: [u64; 3], row_pitch: u64, slice_pitch: u64) -> usize {
+pub(super) fn host_span(origin: [u64; 3], region: [u64; 3], row_pitch: u64, slice_pitch: u64) -> usize {
     let last = |axis: usize| origin[axis] + region[axis].saturating_sub(1);
     (last(2) * slice_pitch + last(1) * row_pitch + origin[0] + region[0]) as usize
 }
