@@ -129,11 +129,15 @@ class Tools:
         except json.JSONDecodeError:
             return {"exit": code, "error": stderr.strip()}, f"{mode} replay failed (exit {code}): {stderr.strip()}"
         comparison = report.get("comparison") or {}
-        result = {"exit": code, "passed": comparison.get("passed"),
+        # Comparing nothing is no pass: the program's results were not kept.
+        passed = comparison.get("passed") is True and (comparison.get("compared") or 0) > 0
+        result = {"exit": code, "passed": passed, "compared": comparison.get("compared"),
                   "median_us": (report.get("time_per_iteration_us") or {}).get("median"),
                   "families": report.get("families"), "native_updates": report.get("native_updates"),
                   "rebuilds": report.get("rebuilds")}
-        if code != 0 or comparison.get("passed") is not True:
+        if code == 0 and comparison.get("passed") is True and not passed:
+            return result, f"{mode} replay compared nothing"
+        if code != 0 or not passed:
             located = "; ".join(describe_mismatch(m) for m in comparison.get("mismatches", []))
             return result, f"{mode} replay differs from the recording (exit {code}){': ' + located if located else ''}"
         return result, None

@@ -4,7 +4,8 @@ use super::dispatch::call;
 use super::state::{with_recorder, with_state, MemObject};
 use super::{created, info, key, succeeded, Recorded};
 use crate::entry::Forward;
-use crate::recorder::{Key, MemDesc, MemShape};
+use super::access::DeviceAccess;
+use crate::recorder::{Key, MemDesc, MemShape, SyncScope};
 use libc::size_t;
 use opencl_sys::*;
 use std::ffi::c_void;
@@ -91,19 +92,39 @@ pub unsafe fn retain(forward: &mut Forward<'_, cl_int>, mem: cl_mem) -> Recorded
     Ok(())
 }
 
+/// The program's last release: what the capture wrote into the memory is read first (a program
+/// whose results never reach the host leaves them only there: clpeak's).
 pub unsafe fn release(forward: &mut Forward<'_, cl_int>, mem: cl_mem) -> Recorded {
-    if succeeded(forward) && with_state(|state| state.references.released(key(mem))) {
+    if with_state(|state| state.references.released(key(mem))) {
+        final_contents_before_release("clReleaseMemObject", key(mem))?;
         released(key(mem))?;
     }
+    forward.call();
     Ok(())
 }
 
 pub unsafe fn svm_free(forward: &mut Forward<'_, ()>, _context: cl_context, pointer: *mut c_void) -> Recorded {
     if !pointer.is_null() {
+        final_contents_before_release("clSVMFree", key(pointer))?;
         released(key(pointer))?;
     }
     forward.call();
     Ok(())
+}
+
+/// Memory `mem` is about to go: the queues with pending work that writes it are waited for
+/// (without the shim's locks: an event callback on another thread may need a hook) and close as
+/// a window, then the final contents of what the capture wrote into it are read. A release does
+/// not wait for the commands that use the memory; the shim's wait only delays the program.
+fn final_contents_before_release(call: &str, mem: Key) -> Recorded {
+    let busy = with_recorder(|_, recorder| if recorder.pending_writes(mem) { recorder.busy_queues() } else { Vec::new() })?;
+    if !busy.is_empty() {
+        for &queue in &busy {
+            call!(clFinish(queue as usize as cl_command_queue));
+        }
+        super::sync::closed(call, SyncScope::Queues(&busy))?;
+    }
+    with_recorder(|state, recorder| recorder.read_final_contents_of(&[mem], &DeviceAccess::new(&state.memories)))
 }
 
 /// Before the last reference goes: the recorder forgets the memory (pending work that uses it
