@@ -12,7 +12,7 @@
 use crate::replay::points_to_const;
 use std::collections::{HashMap, HashSet};
 use std::fmt;
-use trace_format::{Arg, Command, KernelId, MemId, Node, NodeId, Place, Trace, TraceSegment};
+use trace_format::{Arg, Command, KernelId, MemId, Node, NodeId, Place, TextureKind, Trace, TraceSegment};
 
 const READERS_KEPT: usize = 64;
 const SEARCH_BUDGET: usize = 4096;
@@ -42,6 +42,8 @@ impl fmt::Display for Hazard {
 pub struct HazardFinder {
     /// Per kernel, which parameters point to const memory (read only).
     read_only: HashMap<KernelId, Vec<bool>>,
+    /// Per texture object, the memory it reads (or a surface writes), by `TextureId` index.
+    textures: Vec<Option<(MemId, bool)>>,
 }
 
 impl HazardFinder {
@@ -51,7 +53,12 @@ impl HazardFinder {
             .iter()
             .map(|known| (known.kernel, known.types.iter().map(|spelled| points_to_const(spelled)).collect()))
             .collect();
-        HazardFinder { read_only }
+        let textures = trace
+            .textures
+            .iter()
+            .map(|texture| texture.resource.map(|resource| (resource.mem, texture.kind == TextureKind::Surface)))
+            .collect();
+        HazardFinder { read_only, textures }
     }
 
     pub fn segment(&self, segment: &TraceSegment) -> Vec<Hazard> {
@@ -109,6 +116,11 @@ impl HazardFinder {
                     match arg {
                         Arg::Memory { mem, .. } => f(*mem, !read_only.and_then(|params| params.get(index)).copied().unwrap_or(false)),
                         Arg::ValueWithPointers { pointers, .. } => pointers.iter().for_each(|pointer| f(pointer.mem, true)),
+                        Arg::Texture(texture) => {
+                            if let Some(&Some((mem, writes))) = self.textures.get(texture.index()) {
+                                f(mem, writes);
+                            }
+                        }
                         _ => {}
                     }
                 }
@@ -213,5 +225,18 @@ mod tests {
             ..Trace::default()
         };
         assert!(found(&typed, &two_kernels).is_empty(), "both only read memory 1");
+    }
+
+    #[test]
+    fn a_surface_writes_what_a_texture_over_the_same_image_reads() {
+        let resource = Some(trace_format::TextureResource { mem: MemId(5), offset: 0 });
+        let object = |kind| trace_format::Texture { kind, resource, description: Vec::new() };
+        let trace = Trace { textures: vec![object(TextureKind::Sampled), object(TextureKind::Surface)], ..Trace::default() };
+        let through = |texture: u32| {
+            let launch = Launch::NdRange { dims: 1, offset: [0; 3], global: [1, 1, 1], local: None };
+            node(Command::Kernel(KernelLaunch { kernel: KernelId(0), args: vec![Arg::Texture(trace_format::TextureId(texture))], launch }))
+        };
+        assert!(found(&trace, &segment(vec![through(0), through(0)], &[])).is_empty(), "two reads");
+        assert_eq!(found(&trace, &segment(vec![through(0), through(1)], &[])), ["node 1 writes memory 5, which node 0 reads, and nothing orders them"]);
     }
 }
