@@ -82,7 +82,7 @@ pub fn create_sampler(api: &Api, context: cl_context, index: usize, texture: &Te
     if texture.kind != TextureKind::Sampler || texture.resource.is_some() {
         return Err(unsupported("a texture or surface object, which OpenCL has not (only samplers)"));
     }
-    if texture.description.len() % 16 != 0 {
+    if !texture.description.len().is_multiple_of(16) {
         return Err(unsupported("a sampler description that is no list of property pairs"));
     }
     let mut properties: Vec<cl_sampler_properties> =
@@ -132,7 +132,7 @@ pub fn fill_region(mem: MemId, image: &ClImage, pattern: &[u8], offset: u64, byt
             (at, [width.saturating_mul(texel), height, 1])
         }
         Some(_) => return Err(unsupported("rows that are not the image's")),
-        None if row > 0 && offset % row == 0 && bytes % row == 0 => {
+        None if row > 0 && offset.is_multiple_of(row) && bytes.is_multiple_of(row) => {
             let (first, count, rows_per_slice) = (offset / row, bytes / row, slice / row);
             if first % rows_per_slice + count <= rows_per_slice {
                 ([0, first % rows_per_slice, first / rows_per_slice], [row, count, 1])
