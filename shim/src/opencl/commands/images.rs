@@ -6,8 +6,8 @@ use super::transfers::host_span;
 use super::{host_bytes, memory, prepare, record, triple, Enqueued, UNKNOWN_MEMORY};
 use crate::entry::Forward;
 use crate::opencl::state::State;
-use crate::opencl::{key, succeeded, Recorded};
-use crate::recorder::{Access, Recorder};
+use crate::opencl::{key, succeeded, Failure, Recorded};
+use crate::recorder::{Access, Prepared, Recorder};
 use cl_images::{fill_texel, ClImage};
 use libc::size_t;
 use opencl_sys::*;
@@ -65,6 +65,18 @@ fn overwrites(state: &State, image: cl_mem, origin: [u64; 3], region: [u64; 3]) 
     image_of(state, image).is_some_and(|described| origin == [0; 3] && region == described.whole_region())
 }
 
+/// Prepares a command that writes `region` of `image` from `origin` (all of it, when it covers it).
+///
+/// # Safety
+/// `origin` and `region` are null or hold three sizes each, as the program passed them.
+unsafe fn prepare_write(image: cl_mem, origin: *const size_t, region: *const size_t) -> Result<Prepared, Failure> {
+    prepare(|state, _| {
+        // SAFETY: three sizes each (checked by the call, which is next).
+        let whole = !origin.is_null() && !region.is_null() && overwrites(state, image, unsafe { triple(origin) }, unsafe { triple(region) });
+        vec![Access { mem: key(image), write: true, overwrites: whole }]
+    })
+}
+
 pub unsafe fn read_image(
     forward: &mut Forward<'_, cl_int>,
     queue: cl_command_queue,
@@ -116,11 +128,7 @@ pub unsafe fn write_image(
     waits: *const cl_event,
     event: *mut cl_event,
 ) -> Recorded {
-    let prepared = prepare(|state, _| {
-        // SAFETY: the program passes three sizes each (checked by the call, which is next).
-        let whole = !origin.is_null() && !region.is_null() && overwrites(state, image, unsafe { triple(origin) }, unsafe { triple(region) });
-        vec![Access { mem: key(image), write: true, overwrites: whole }]
-    })?;
+    let prepared = unsafe { prepare_write(image, origin, region) }?;
     if !succeeded(forward) {
         return Ok(());
     }
@@ -266,11 +274,7 @@ pub unsafe fn fill_image(
     waits: *const cl_event,
     event: *mut cl_event,
 ) -> Recorded {
-    let prepared = prepare(|state, _| {
-        // SAFETY: as in `write_image`.
-        let whole = !origin.is_null() && !region.is_null() && overwrites(state, image, unsafe { triple(origin) }, unsafe { triple(region) });
-        vec![Access { mem: key(image), write: true, overwrites: whole }]
-    })?;
+    let prepared = unsafe { prepare_write(image, origin, region) }?;
     if !succeeded(forward) {
         return Ok(());
     }
