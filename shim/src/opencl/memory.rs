@@ -93,10 +93,15 @@ pub unsafe fn retain(forward: &mut Forward<'_, cl_int>, mem: cl_mem) -> Recorded
 }
 
 /// The program's last release: what the capture wrote into the memory is read first (a program
-/// whose results never reach the host leaves them only there: clpeak's).
+/// whose results never reach the host leaves them only there: clpeak's), unless its storage is the
+/// program's own host memory (`CL_MEM_USE_HOST_PTR`), which the program may have changed or freed
+/// by then (OpenCL-CTS test_buffers frees it first).
 pub unsafe fn release(forward: &mut Forward<'_, cl_int>, mem: cl_mem) -> Recorded {
     if with_state(|state| state.references.released(key(mem))) {
-        final_contents_before_release("clReleaseMemObject", key(mem))?;
+        let host_storage = with_recorder(|state, _| state.memories.objects.get(&key(mem)).is_some_and(|object| object.flags & CL_MEM_USE_HOST_PTR != 0))?;
+        if !host_storage {
+            final_contents_before_release("clReleaseMemObject", key(mem))?;
+        }
         released(key(mem))?;
     }
     forward.call();
