@@ -268,6 +268,20 @@ def result_lines(path):
     return [line for line in tail(path, 100000) if RESULT_LINE.search(line)]
 
 
+def same_results(binary, place, log, timeout):
+    """Whether the shim's run printed the native run's result lines. Where they differ, the program
+    runs natively once more: a line that differs between two native runs (a result seeded with the
+    time) is the program's own nondeterminism, not held against the shim."""
+    native, shim = result_lines(log + ".native.out"), result_lines(log + ".shim.out")
+    if native == shim:
+        return True
+    run_step([binary], place, log + ".native2", timeout)
+    again = result_lines(log + ".native2.out")
+    if len(again) != len(native) or len(shim) != len(native):
+        return False
+    return all(ours == theirs for ours, theirs, other in zip(shim, native, again) if theirs == other)
+
+
 def last_json_document(path):
     """The JSON report at the end of a replay's output: kernels that print (printf) print before it."""
     with open(path) as file:
@@ -333,7 +347,7 @@ def check_one(sample, work, bin_dir, logs, timeout):
             os.remove(os.path.join(place, old))
     env = dict(os.environ, LD_PRELOAD=os.path.join(bin_dir, "libshim.so"), REPRISE_OUTPUT=os.path.join(place, "shim-%p.trace"))
     shim, pid = run_step([binary], place, log + ".shim", timeout, env)
-    same_output = shim == native and result_lines(log + ".native.out") == result_lines(log + ".shim.out")
+    same_output = shim == native and same_results(binary, place, log, timeout)
     row["shim"] = "timeout" if shim is None else "same" if same_output else f"exit {shim}" if shim != native else "result lines differ"
     if shim is not None and shim != native and not row["reason"]:
         row["reason"] = "shim: " + telling_line(log + ".shim.err", telling_line(log + ".shim.out"))
@@ -391,13 +405,14 @@ def run(args):
         rows += list(pool.map(lambda sample: run_one(sample, work, bin_dir, logs, args.timeout), checked))
     rows.sort(key=lambda row: row["sample"])
     passing = [row for row in rows if row["shim"] == "same" and row["graph"].startswith("pass") and row["eager"].startswith("pass")]
-    ran = [row for row in rows if row["native"] not in ("excluded", "waived", "not built")]
+    # A sample that fails natively does not run here (matrixMul_nvrtc on CUDA 13): listed, not counted.
+    ran = [row for row in rows if row["native"] in ("ok", "timeout")]
     table = ["| sample | native | shim | graph | eager | reason |", "| --- | --- | --- | --- | --- | --- |"]
     table += ["| {sample} | {native} | {shim} | {graph} | {eager} | {reason} |".format(**{k: str(v).replace("|", "/") for k, v in row.items()}) for row in rows]
     table.append("")
     table.append(f"{len(passing)} of {len(ran)} samples run pass (same exit code and result lines under the shim, graph and eager replay "
-                 f"--compare pass, bytes that differ between its {REPLAY_RUNS} runs being unstable); {len(rows) - len(ran)} excluded, waived or "
-                 f"not built; {time.time() - started:.0f} s")
+                 f"--compare pass, bytes that differ between its {REPLAY_RUNS} runs being unstable); {len(rows) - len(ran)} excluded, waived, "
+                 f"not built or failing natively; {time.time() - started:.0f} s")
     text = "\n".join(table) + "\n"
     open(os.path.join(out, "samples.md"), "w").write(text)
     json.dump(rows, open(os.path.join(out, "samples.json"), "w"), indent=1)

@@ -55,6 +55,12 @@ impl Enqueued {
 
 pub const UNTRACKED_MEMORY: &str = "it names device memory the shim did not see allocated";
 
+/// `UNTRACKED_MEMORY`, with the address logged for whoever looks for its allocation.
+pub fn untracked(address: u64) -> &'static str {
+    crate::log::debug!("{address:#x}: {UNTRACKED_MEMORY}");
+    UNTRACKED_MEMORY
+}
+
 /// Records a command: `accesses` says which memory it uses, `build` what it does (a barrier,
 /// and the trace marked partial with the reason `build` gives, when it cannot be described).
 pub fn enqueue(
@@ -104,19 +110,25 @@ pub fn enqueue(
 
 /// The place of a device pointer inside a tracked allocation.
 pub fn device_place(recorder: &mut Recorder, pointer: u64) -> Result<Place, &'static str> {
-    let (mem, offset) = recorder.locate(pointer).ok_or(UNTRACKED_MEMORY)?;
-    let mem = recorder.mem_id(mem).ok_or(UNTRACKED_MEMORY)?;
+    let (mem, offset) = locate_device(recorder, pointer).ok_or_else(|| untracked(pointer))?;
+    let mem = recorder.mem_id(mem).ok_or_else(|| untracked(pointer))?;
     Ok(Place::Memory { mem, offset })
 }
 
+/// The tracked allocation holding device pointer `pointer` and the offset in it; device memory
+/// allocated where the shim did not see it is adopted if the driver knows it (`memory::adopt`).
+pub fn locate_device(recorder: &mut Recorder, pointer: u64) -> Option<(Key, u64)> {
+    recorder.locate(pointer).or_else(|| super::memory::adopt(recorder, pointer))
+}
+
 /// The use of the tracked allocation holding `pointer`, if any.
-pub fn device_access(recorder: &Recorder, pointer: u64, write: bool) -> Option<Access> {
-    recorder.locate(pointer).map(|(mem, _)| Access { mem, write, overwrites: false })
+pub fn device_access(recorder: &mut Recorder, pointer: u64, write: bool) -> Option<Access> {
+    locate_device(recorder, pointer).map(|(mem, _)| Access { mem, write, overwrites: false })
 }
 
 /// A write of `bytes` at `pointer` into a tracked allocation, which it may cover whole.
-pub fn device_write(recorder: &Recorder, pointer: u64, bytes: u64) -> Option<Access> {
-    let (mem, offset) = recorder.locate(pointer)?;
+pub fn device_write(recorder: &mut Recorder, pointer: u64, bytes: u64) -> Option<Access> {
+    let (mem, offset) = locate_device(recorder, pointer)?;
     Some(Access { mem, write: true, overwrites: recorder.covers_whole(mem, offset, bytes) })
 }
 

@@ -1,6 +1,7 @@
 //! Copies between host and device memory, and memsets (`Fill` with a 1, 2 or 4-byte pattern).
 
 use super::commands::{device_access, device_place, device_write, enqueue, Enqueued};
+use super::rect::{CU_MEMORYTYPE_DEVICE, CU_MEMORYTYPE_HOST};
 use super::hooks::{driver, CUcontext};
 use super::state::with_recorder;
 use super::{CUdeviceptr, CUresult, CUstream, CUDA_SUCCESS, Recorded};
@@ -9,9 +10,6 @@ use crate::session;
 use crate::recorder::Recorder;
 use std::ffi::c_void;
 use trace_format::{Command, Copy, Extent, Fill, Place};
-
-const CU_POINTER_ATTRIBUTE_MEMORY_TYPE: i32 = 2;
-const CU_MEMORYTYPE_HOST: u32 = 1;
 
 /// One end of a copy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -165,16 +163,21 @@ pub unsafe fn copy_peer_async(
 }
 
 /// Where an end of a unified-addressing copy lies: a tracked allocation, else host memory when
-/// the driver says so or does not know the pointer (pageable memory); `None` for device memory
-/// the shim did not see allocated.
+/// the driver says so or does not know the pointer (pageable memory), else device memory the
+/// shim did not see allocated (adopted when the copy is recorded); `None` for anything else.
 pub(super) fn classify(recorder_knows: bool, pointer: CUdeviceptr) -> Option<End> {
     if recorder_knows {
         return Some(End::Device(pointer));
     }
-    let mut memory_type: u32 = 0;
+    let mut memory_type: std::ffi::c_uint = 0;
     // SAFETY: the attribute's value is an unsigned int.
-    let status = unsafe { driver::cuPointerGetAttribute((&raw mut memory_type).cast(), CU_POINTER_ATTRIBUTE_MEMORY_TYPE, pointer) };
-    (status != CUDA_SUCCESS || memory_type == CU_MEMORYTYPE_HOST).then_some(End::Host(pointer))
+    let status = unsafe { driver::cuPointerGetAttribute((&raw mut memory_type).cast(), super::memory::MEMORY_TYPE, pointer) };
+    match memory_type {
+        _ if status != CUDA_SUCCESS => Some(End::Host(pointer)),
+        CU_MEMORYTYPE_HOST => Some(End::Host(pointer)),
+        CU_MEMORYTYPE_DEVICE => Some(End::Device(pointer)),
+        _ => None,
+    }
 }
 
 /// A copy between pointers of the unified address space, its direction found from them.

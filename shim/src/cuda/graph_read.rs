@@ -106,7 +106,7 @@ pub unsafe fn read_graph(graph: CUgraph) -> Option<ReadGraph> {
     })?;
     let nodes = nodes[0].iter().map(|&node| (key(node), unsafe { read_node(node) })).collect();
     let edges = edges[0].iter().zip(&edges[1]).map(|(&from, &to)| (key(from), key(to))).collect();
-    Some(ReadGraph { nodes, edges })
+    Some(ReadGraph::new(nodes, edges))
 }
 
 /// # Safety

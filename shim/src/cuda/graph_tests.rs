@@ -292,6 +292,28 @@ fn an_address_a_graph_allocates_twice_is_two_memory_objects() {
 }
 
 #[test]
+fn a_graph_reusing_a_freed_address_is_read_in_dependency_order() {
+    let sink = CollectingSink::default();
+    let mut recorder = recorder(&sink);
+    // graphMemoryNodes: alloc A -> kernel(A) -> free A -> alloc A again (kept after the graph),
+    // listed by the driver with the second allocation before the free.
+    let nodes = vec![
+        (0, NodeRead::Alloc { address: GRAPH_MEMORY, size: 64 }),
+        (3, NodeRead::Alloc { address: GRAPH_MEMORY, size: 64 }),
+        (1, NodeRead::Kernel(fake_kernel_node(GRAPH_MEMORY, 1))),
+        (2, NodeRead::Free { address: GRAPH_MEMORY }),
+    ];
+    let read = ReadGraph::new(nodes, vec![(0, 1), (1, 2), (2, 3)]);
+    assert_eq!(read.nodes.iter().map(|(handle, _)| *handle).collect::<Vec<_>>(), [0, 1, 2, 3]);
+    let exec = ExecGraph::new(read);
+    assert_eq!(exec.allocations(), (vec![(GRAPH_MEMORY, 64); 2], vec![]), "the address stays allocated after the graph");
+    let graph = launched_graph(&mut recorder, &exec);
+    let Command::MemAlloc { mem: kept } = graph.nodes[3].command else { panic!("not an allocation") };
+    assert_eq!(recorder.mem_id(GRAPH_MEMORY), Some(kept), "the address names the second allocation after the graph");
+    assert!(partial_reasons(&sink).is_empty());
+}
+
+#[test]
 fn event_nodes_name_the_trace_s_event_numbers_and_updates_keep_the_instantiated_handles() {
     let sink = CollectingSink::default();
     let mut recorder = recorder(&sink);

@@ -3,7 +3,7 @@
 //! (`ExecGraph`), turned into the trace's `Graph` at each launch: with the memory, the host data
 //! and the allocations of then. The driver calls that read a graph are in `graph_read`.
 
-use super::commands::device_access;
+use super::commands::{device_access, untracked};
 use super::copies::{copy_command, fill_command};
 use super::launches::{kernel_accesses, kernel_command, Decoded};
 use super::params::{self, Value};
@@ -100,6 +100,47 @@ pub struct ReadGraph {
 }
 
 impl ReadGraph {
+    /// The graph with its nodes in an order that follows its edges, the driver's listed order
+    /// wherever that already does (the driver promises no order of its list). A graph may free
+    /// an address and allocate it again (graphMemoryNodes): the recorder tracks memory by
+    /// address, so it must see the free before the second allocation.
+    pub fn new(nodes: Vec<(Key, NodeRead)>, edges: Vec<(Key, Key)>) -> ReadGraph {
+        let position: HashMap<Key, usize> = nodes.iter().enumerate().map(|(index, (handle, _))| (*handle, index)).collect();
+        let mut predecessors = vec![Vec::new(); nodes.len()];
+        for (from, to) in &edges {
+            if let (Some(&from), Some(&to)) = (position.get(from), position.get(to)) {
+                predecessors[to].push(from);
+            }
+        }
+        // Each node after its predecessors, depth first; a cycle (which the driver cannot
+        // have) is cut where it closes.
+        #[derive(Clone, Copy, PartialEq)]
+        enum Mark {
+            Unvisited,
+            Visiting,
+            Placed,
+        }
+        let mut marks = vec![Mark::Unvisited; nodes.len()];
+        let mut order = Vec::with_capacity(nodes.len());
+        let mut stack = Vec::new();
+        for first in 0..nodes.len() {
+            stack.push((first, false));
+            while let Some((index, expanded)) = stack.pop() {
+                if expanded {
+                    marks[index] = Mark::Placed;
+                    order.push(index);
+                } else if marks[index] == Mark::Unvisited {
+                    marks[index] = Mark::Visiting;
+                    stack.push((index, true));
+                    stack.extend(predecessors[index].iter().rev().filter(|&&before| marks[before] == Mark::Unvisited).map(|&before| (before, false)));
+                }
+            }
+        }
+        let mut slots: Vec<Option<(Key, NodeRead)>> = nodes.into_iter().map(Some).collect();
+        let nodes = order.into_iter().filter_map(|index| slots[index].take()).collect();
+        ReadGraph { nodes, edges }
+    }
+
     /// Calls `visit` with every node, those of child graphs and bodies too.
     pub fn for_each_node<'a>(&'a self, visit: &mut impl FnMut(Key, &'a NodeRead)) {
         for (handle, node) in &self.nodes {
@@ -191,14 +232,26 @@ impl ExecGraph {
         self.read.for_each_node_mut(visit);
     }
 
-    /// The memory the graph allocates in each launch (address, size), and the memory it frees.
+    /// The memory the graph allocates in each launch (address, size), and the addresses it
+    /// leaves freed: an address freed and then allocated again by the graph stays allocated
+    /// after it (graphMemoryNodes keeps such an allocation for a later graph to free).
     pub fn allocations(&self) -> (Vec<(u64, u64)>, Vec<u64>) {
-        let (mut allocated, mut freed) = (Vec::new(), Vec::new());
+        let mut allocated = Vec::new();
+        let mut last_freed: HashMap<u64, bool> = HashMap::default();
+        let mut addresses = Vec::new();
         self.enabled_nodes(&mut |_, node| match node {
-            NodeRead::Alloc { address, size } => allocated.push((*address, *size)),
-            NodeRead::Free { address } => freed.push(*address),
+            NodeRead::Alloc { address, size } => {
+                allocated.push((*address, *size));
+                last_freed.insert(*address, false);
+            }
+            NodeRead::Free { address } => {
+                if last_freed.insert(*address, true).is_none() {
+                    addresses.push(*address);
+                }
+            }
             _ => {}
         });
+        let freed = addresses.into_iter().chain(allocated.iter().map(|&(address, _)| address)).filter(|address| last_freed.remove(address) == Some(true)).collect();
         (allocated, freed)
     }
 
@@ -344,11 +397,11 @@ impl Translation<'_> {
             NodeRead::Alloc { address, size } => {
                 let desc = MemDesc { shape: MemShape::Whole(MemKind::StreamOrdered), ..allocation(*address, *size, self.device) };
                 recorder.memory_created(*address, desc);
-                Ok(Command::MemAlloc { mem: recorder.mem_id(*address).ok_or(super::commands::UNTRACKED_MEMORY)? })
+                Ok(Command::MemAlloc { mem: recorder.mem_id(*address).ok_or_else(|| untracked(*address))? })
             }
             NodeRead::Free { address } => {
-                let (mem, _) = recorder.locate(*address).ok_or(super::commands::UNTRACKED_MEMORY)?;
-                Ok(Command::MemFree { mem: recorder.mem_id(mem).ok_or(super::commands::UNTRACKED_MEMORY)? })
+                let (mem, _) = recorder.locate(*address).ok_or_else(|| untracked(*address))?;
+                Ok(Command::MemFree { mem: recorder.mem_id(mem).ok_or_else(|| untracked(*address))? })
             }
             NodeRead::Conditional(conditional) => {
                 let bodies = conditional.bodies.iter().map(|body| self.graph(body)).collect();

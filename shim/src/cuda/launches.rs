@@ -1,7 +1,7 @@
 //! Kernel launches (`cuLaunchKernel`, `cuLaunchKernelEx`): the grid, and the parameters decoded
 //! with the kernel's layout, memory ones relocated.
 
-use super::commands::{enqueue, Enqueued, UNTRACKED_MEMORY};
+use super::commands::{enqueue, untracked, Enqueued, UNTRACKED_MEMORY};
 use super::params::{self, Embedded, Value};
 use super::state::{with_recorder, with_state};
 use super::textures;
@@ -49,7 +49,7 @@ pub fn kernel_command(recorder: &mut Recorder, function: Key, decoded: &Decoded,
     for (&(offset, size), value) in decoded.layout.iter().zip(&decoded.values) {
         params.push(Param { offset, size, kind: value.kind() });
         args.push(match value {
-            Value::Memory { mem, offset } => Arg::Memory { mem: recorder.mem_id(*mem).ok_or(UNTRACKED_MEMORY)?, offset: *offset },
+            Value::Memory { mem, offset } => Arg::Memory { mem: recorder.mem_id(*mem).ok_or_else(|| untracked(*mem))?, offset: *offset },
             Value::Bytes(bytes) => Arg::Value(bytes.clone()),
             Value::Condition(condition) => Arg::Condition(*condition),
             Value::Texture { handle, .. } => Arg::Texture(recorder.texture_id(*handle).ok_or("a texture or surface object the shim did not see created")?),

@@ -5,10 +5,11 @@ use super::commands::{enqueue, Enqueued, UNTRACKED_MEMORY};
 use super::sync::settle;
 use super::state::{with_recorder, with_state, State};
 use super::streams::stream_key;
-use super::{device, succeeded, CUdeviceptr, CUresult, CUstream, Recorded};
+use super::hooks::driver;
+use super::{device, succeeded, CUdeviceptr, CUresult, CUstream, Recorded, CUDA_SUCCESS};
 use crate::entry::Forward;
 use crate::recorder::{Key, MemDesc, MemShape, Recorder};
-use std::ffi::{c_uint, c_void};
+use std::ffi::{c_int, c_uint, c_void};
 use trace_format::{Command, MemKind};
 
 /// The description of a device allocation of `size` bytes at `address`.
@@ -46,6 +47,38 @@ pub fn track(address: CUdeviceptr, size: u64, ordered_by: Option<Key>, shape: Me
             state.ordered_allocations.insert(address, queue);
         }
     })
+}
+
+/// `CUpointer_attribute` values.
+pub const MEMORY_TYPE: c_int = 2;
+const IS_MANAGED: c_int = 8;
+const DEVICE_ORDINAL: c_int = 9;
+const RANGE_START_ADDR: c_int = 11;
+const RANGE_SIZE: c_int = 12;
+
+/// Device memory the program names but the shim did not see allocated: a library's private way
+/// to the driver (nvJPEG allocates through one). Where the driver knows the allocation holding
+/// `pointer`, it is tracked from now on like any other, its contents read at its first use.
+pub fn adopt(recorder: &mut Recorder, pointer: CUdeviceptr) -> Option<(Key, u64)> {
+    let attribute = |value: *mut c_void, attribute: c_int| {
+        // SAFETY: each attribute asked for has a value of the type `value` points to.
+        unsafe { driver::cuPointerGetAttribute(value, attribute, pointer) == CUDA_SUCCESS }
+    };
+    let (mut start, mut size, mut memory_type, mut managed, mut ordinal): (CUdeviceptr, usize, c_uint, c_int, c_int) = (0, 0, 0, 0, 0);
+    let known = attribute((&raw mut memory_type).cast(), MEMORY_TYPE)
+        && memory_type == super::rect::CU_MEMORYTYPE_DEVICE
+        && attribute((&raw mut start).cast(), RANGE_START_ADDR)
+        && attribute((&raw mut size).cast(), RANGE_SIZE)
+        && attribute((&raw mut managed).cast(), IS_MANAGED)
+        && attribute((&raw mut ordinal).cast(), DEVICE_ORDINAL);
+    if !known || size == 0 {
+        return None;
+    }
+    let kind = if managed != 0 { MemKind::Managed } else { MemKind::Buffer };
+    let desc = MemDesc { shape: MemShape::Whole(kind), host_writable: managed != 0, ..allocation(start, size as u64, Some(ordinal as Key)) };
+    crate::log::debug!("{pointer:#x}: adopting the allocation the driver knows there ({start:#x}, {size} bytes)");
+    recorder.memory_created(start, desc);
+    recorder.locate(pointer)
 }
 
 pub unsafe fn alloc(forward: &mut Forward<'_, CUresult>, _call: &str, pointer: *mut CUdeviceptr, size: usize) -> Recorded {

@@ -66,7 +66,7 @@ pub struct Memcpy3D {
 }
 
 pub const CU_MEMORYTYPE_HOST: c_uint = 1;
-const CU_MEMORYTYPE_DEVICE: c_uint = 2;
+pub const CU_MEMORYTYPE_DEVICE: c_uint = 2;
 pub const CU_MEMORYTYPE_ARRAY: c_uint = 3;
 const CU_MEMORYTYPE_UNIFIED: c_uint = 4;
 
@@ -127,7 +127,7 @@ impl Rect {
     }
 
     /// The memory it reads and writes.
-    pub fn accesses(&self, recorder: &Recorder) -> Vec<Access> {
+    pub fn accesses(&self, recorder: &mut Recorder) -> Vec<Access> {
         let read = match self.src.end { End::Device(pointer) => device_access(recorder, pointer, false), End::Host(_) => None };
         let written = match self.dst.end { End::Device(pointer) => device_access(recorder, pointer, true), End::Host(_) => None };
         read.into_iter().chain(written).collect()

@@ -30,12 +30,14 @@ impl Recorder {
     }
 
     pub fn memory_created(&mut self, key: Key, desc: MemDesc) {
+        log::debug!("memory {key:#x}: {} bytes created", desc.size);
         self.memory.insert(key, desc);
     }
 
     /// The program freed a memory object. Its initial state stays with the pending work that
     /// still uses it, if any.
     pub fn memory_released(&mut self, key: Key) {
+        log::debug!("memory {key:#x} released");
         if let Some(entry) = self.memory.get_mut(key).filter(|entry| entry.root == key) {
             if let (Some(blob), Some(mem)) = (entry.capture.unwritten_initial.take(), entry.id) {
                 self.orphaned_initials.insert((key, entry.generation), MemState { mem, blob });

@@ -17,7 +17,21 @@ CUresult cuCtxGetDevice(int *d) { *d = 0; return 0; }
 CUresult cuDeviceGetName(char *n, int len, int d) { strncpy(n, "Fake GPU", len); return 0; }
 CUresult cuDeviceGetAttribute(int *v, int a, int d) { *v = a == 75 ? 9 : 0; return 0; }
 CUresult cuDriverGetVersion(int *v) { *v = 13000; return 0; }
-CUresult cuPointerGetAttribute(void *d, int a, CUdeviceptr p) { return 1; }
+// A library's private way to device memory (nvJPEG has one): not a function the shim hooks.
+// The driver still answers for it through cuPointerGetAttribute; for other pointers it fails.
+static CUdeviceptr private_start;
+static size_t private_size;
+CUresult fakePrivateAlloc(CUdeviceptr *p, size_t n) { *p = private_start = (CUdeviceptr)calloc(1, n); private_size = n; return 0; }
+CUresult cuPointerGetAttribute(void *d, int a, CUdeviceptr p) {
+    if (!private_start || p < private_start || p >= private_start + private_size) return 1;
+    switch (a) {
+    case 2: *(unsigned *)d = 2; return 0;             /* CU_POINTER_ATTRIBUTE_MEMORY_TYPE: device */
+    case 8: case 9: *(int *)d = 0; return 0;          /* IS_MANAGED, DEVICE_ORDINAL */
+    case 11: *(CUdeviceptr *)d = private_start; return 0; /* RANGE_START_ADDR */
+    case 12: *(size_t *)d = private_size; return 0;   /* RANGE_SIZE */
+    default: return 1;
+    }
+}
 CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) { *p = (CUdeviceptr)calloc(1, n); return 0; }
 CUresult cuMemFree_v2(CUdeviceptr p) { free((void *)p); return 0; }
 CUresult cuMemAllocAsync(CUdeviceptr *p, size_t n, void *s) { *p = (CUdeviceptr)malloc(n); return 0; }

@@ -1,0 +1,23 @@
+// Device memory a library allocates through a private way to the driver (as nvJPEG does): the
+// program fills it, adds to it with a kernel and reads it back; the shim adopts the allocation
+// the driver reports for the pointer.
+#include "driver.h"
+int main(void) {
+    if (!open_driver()) return 2;
+    F(fakePrivateAlloc, CUdeviceptr *, size_t);
+    F(cuModuleLoadData, void **, const void *);
+    F(cuModuleGetFunction, void **, void *, const char *);
+    F(cuMemsetD32Async, CUdeviceptr, unsigned, size_t, void *);
+    F(cuMemcpyDtoH_v2, void *, CUdeviceptr, size_t);
+    void *module, *function;
+    cuModuleLoadData(&module, ".version 9.0\n.target sm_90\n.visible .entry add1() { ret; }\n");
+    cuModuleGetFunction(&function, module, "add1");
+    CUdeviceptr data;
+    fakePrivateAlloc(&data, 8 * sizeof(int));
+    cuMemsetD32Async(data + 4 * sizeof(int), 7, 4, 0);
+    add1(function, 0, data + 4 * sizeof(int), 2);
+    int words[8];
+    cuMemcpyDtoH_v2(words, data, sizeof words);
+    printf("private %d %d %d %d %d\n", words[0], words[3], words[4], words[5], words[6]);
+    return 0;
+}
