@@ -32,6 +32,10 @@ pub struct Objects {
     /// Where each copy of the staged segment lands whose data the trace keeps (by node), to be
     /// compared; a graph holds on to those its copies land in.
     pub landings: HashMap<NodeId, Rc<HostBuffer>>,
+    /// Landing buffers no segment uses now, kept for the next: pinned memory takes tens of
+    /// milliseconds to allocate and free at 64 MB (simpleStreams' 500 received copies spent
+    /// most of a replay there).
+    spare_landings: Vec<Rc<HostBuffer>>,
     /// An event for each event number the trace's event records and waits name.
     pub events: HashMap<u32, CUevent>,
     /// Smaller sinks that graphs built before may still copy into.
@@ -59,6 +63,7 @@ impl Objects {
             sources: HashMap::new(),
             sink: HostBuffer::zeroed(0)?,
             landings: HashMap::new(),
+            spare_landings: Vec::new(),
             events: HashMap::new(),
             outgrown_sinks: Vec::new(),
             textures: Vec::new(),
@@ -155,17 +160,22 @@ impl Objects {
     /// A landing buffer for each copy among `nodes` whose received data the trace keeps; those
     /// of nodes staged before are kept where the same node comes again.
     fn stage_landings(&mut self, ids: &[NodeId], nodes: &[Node]) -> BackendResult<()> {
+        // Buffers a built graph also holds stay its own; the others serve this segment.
+        let mut spare: Vec<Rc<HostBuffer>> = std::mem::take(&mut self.spare_landings);
+        spare.extend(self.landings.drain().map(|(_, landing)| landing).filter(|landing| Rc::strong_count(landing) == 1));
+        spare.sort_by_key(|landing| landing.len);
         let mut landings = HashMap::new();
         for (id, node) in ids.iter().zip(nodes) {
             let Command::Copy(copy @ trace_format::Copy { dst: Place::Host { data: Some(_) }, .. }) = &node.command else { continue };
             let span = crate::extent::span(&copy.extent, false) as usize;
-            let landing = match self.landings.remove(id) {
-                Some(kept) if kept.len >= span => kept,
-                _ => Rc::new(HostBuffer::zeroed(span)?),
+            let landing = match spare.iter().position(|landing| landing.len >= span) {
+                Some(smallest_fitting) => spare.remove(smallest_fitting),
+                None => Rc::new(HostBuffer::zeroed(span)?),
             };
             landings.insert(*id, landing);
         }
         self.landings = landings;
+        self.spare_landings = spare;
         Ok(())
     }
 

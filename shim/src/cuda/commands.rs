@@ -118,7 +118,13 @@ pub fn device_place(recorder: &mut Recorder, pointer: u64) -> Result<Place, &'st
 /// The tracked allocation holding device pointer `pointer` and the offset in it; device memory
 /// allocated where the shim did not see it is adopted if the driver knows it (`memory::adopt`).
 pub fn locate_device(recorder: &mut Recorder, pointer: u64) -> Option<(Key, u64)> {
-    recorder.locate(pointer).or_else(|| super::memory::adopt(recorder, pointer))
+    match recorder.locate(pointer) {
+        // One past the end of an allocation may be the start of the next, unseen one (memory
+        // pools place allocations back to back): the driver says which.
+        Some((mem, offset)) if recorder.memory_size(mem) == Some(offset) => super::memory::adopt(recorder, pointer).or(Some((mem, offset))),
+        Some(found) => Some(found),
+        None => super::memory::adopt(recorder, pointer),
+    }
 }
 
 /// The use of the tracked allocation holding `pointer`, if any.

@@ -434,16 +434,17 @@ fn work_of_another_stream_the_host_s_timing_ordered_closes_first() {
 
 /// `test_driver/private_memory_program.c`: device memory allocated where the shim cannot see it
 /// (a library's private way to the driver) is adopted from the driver's pointer attributes, so
-/// the fill, the kernel and the read that name it are recorded, not the trace marked partial.
+/// the fills, the kernel and the read that name it are recorded, not the trace marked partial.
 #[test]
 fn device_memory_allocated_out_of_sight_is_adopted() {
     let test = TestProgram::build("private_memory_program");
     let (output, file) = test.recorded();
-    assert_eq!(output, "private 0 0 8 8 7\n");
+    assert_eq!(output, "private 0 0 8 8 7 next 3\n");
     let trace = &file.trace;
     assert!(trace.partial.is_empty(), "{:?}", trace.partial);
     let kinds: Vec<(&MemKind, u64)> = trace.memories.iter().map(|memory| (&memory.kind, memory.size)).collect();
-    assert_eq!(kinds, [(&MemKind::Buffer, 32)]);
+    // The second allocation begins one past the end of the first, and is an object of its own.
+    assert_eq!(kinds, [(&MemKind::Buffer, 32), (&MemKind::Buffer, 16)]);
     let kernel_args: Vec<&Arg> = trace.nodes.iter().filter_map(|node| match &node.command { Work::Kernel(launch) => Some(&launch.args[0]), _ => None }).collect();
     assert_eq!(kernel_args, [&Arg::Memory { mem: trace_format::MemId(0), offset: 16 }]);
 }

@@ -71,7 +71,7 @@ pub fn adopt(recorder: &mut Recorder, pointer: CUdeviceptr) -> Option<(Key, u64)
         && attribute((&raw mut size).cast(), RANGE_SIZE)
         && attribute((&raw mut managed).cast(), IS_MANAGED)
         && attribute((&raw mut ordinal).cast(), DEVICE_ORDINAL);
-    if !known || size == 0 {
+    if !known || size == 0 || tracks_part_of(recorder, start, size as u64) {
         return None;
     }
     let kind = if managed != 0 { MemKind::Managed } else { MemKind::Buffer };
@@ -79,6 +79,13 @@ pub fn adopt(recorder: &mut Recorder, pointer: CUdeviceptr) -> Option<(Key, u64)
     crate::log::debug!("{pointer:#x}: adopting the allocation the driver knows there ({start:#x}, {size} bytes)");
     recorder.memory_created(start, desc);
     recorder.locate(pointer)
+}
+
+/// Whether memory the recorder tracks lies in `size` bytes from `start` (never adopted over).
+fn tracks_part_of(recorder: &Recorder, start: u64, size: u64) -> bool {
+    let covers_start = recorder.locate(start).is_some_and(|(mem, offset)| recorder.memory_size(mem).is_some_and(|tracked| offset < tracked));
+    let last = start + size - 1;
+    covers_start || recorder.locate(last).is_some_and(|(_, offset)| last - offset >= start)
 }
 
 pub unsafe fn alloc(forward: &mut Forward<'_, CUresult>, _call: &str, pointer: *mut CUdeviceptr, size: usize) -> Recorded {

@@ -184,7 +184,18 @@ impl Pending {
 
     /// An event recorded on `queue` now stands for all work submitted to it so far.
     pub fn queue_frontier(&self, queue: &QueueRef) -> Vec<PendingId> {
-        self.queues.get(&queue.key).map(|track| self.live(&track.frontier(queue.in_order))).unwrap_or_default()
+        let mut nodes = self.queues.get(&queue.key).map(|track| track.frontier(queue.in_order)).unwrap_or_default();
+        // A command of the legacy default stream waits for the earlier work of every blocking
+        // stream, and one of a blocking stream for the legacy stream's: so does an event
+        // recorded there (simpleStreams records its stop event on the legacy stream after
+        // copies on its own streams, and waits for that event only).
+        let tail = |key: &Key| self.queues.get(key).and_then(|track| track.tail);
+        match queue.sync {
+            QueueSync::Independent => {}
+            QueueSync::Blocking => nodes.extend(queue.legacy_default.as_ref().and_then(tail)),
+            QueueSync::LegacyDefault => nodes.extend(queue.blocking_peers.iter().filter_map(tail)),
+        }
+        self.live(&nodes)
     }
 
     /// The next command of `queue` also waits for `nodes`.

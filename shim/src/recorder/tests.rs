@@ -296,6 +296,28 @@ fn the_legacy_default_stream_synchronizes_with_blocking_streams_only() {
 }
 
 #[test]
+fn an_event_on_the_legacy_stream_stands_for_the_blocking_streams_earlier_work() {
+    // simpleStreams: copies on its own (blocking) streams, then an event recorded on the legacy
+    // stream and waited for: the copies are done when the wait returns.
+    let mut h = Harness::new(Capture::All);
+    h.cuda_stream(10, true, QueueSync::LegacyDefault);
+    h.cuda_stream(11, true, QueueSync::Blocking);
+    h.cuda_stream(12, true, QueueSync::Blocking);
+    h.cuda_stream(13, true, QueueSync::Independent);
+    h.kernel(11, &[], None); // 0
+    h.kernel(12, &[], None); // 1
+    h.kernel(13, &[], None); // 2: a non-blocking stream's, not covered
+    h.rec.record_event(0xe1, 10);
+    h.kernel(11, &[], None); // 3: after the event
+    h.rec.record_event(0xe2, 12); // stream 12's work, and the legacy stream's (none)
+    h.sync_on(SyncScope::Events(&[0xe1]));
+    assert_eq!(h.segments(), [vec![0, 1]]);
+    h.sync_on(SyncScope::Events(&[0xe2]));
+    h.sync();
+    assert_eq!(h.segments(), [vec![0, 1], vec![2, 3]]);
+}
+
+#[test]
 fn recorded_events_and_stream_waits() {
     let mut h = Harness::new(Capture::All);
     h.cuda_stream(1, true, QueueSync::Independent);

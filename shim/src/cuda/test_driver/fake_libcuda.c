@@ -17,20 +17,30 @@ CUresult cuCtxGetDevice(int *d) { *d = 0; return 0; }
 CUresult cuDeviceGetName(char *n, int len, int d) { strncpy(n, "Fake GPU", len); return 0; }
 CUresult cuDeviceGetAttribute(int *v, int a, int d) { *v = a == 75 ? 9 : 0; return 0; }
 CUresult cuDriverGetVersion(int *v) { *v = 13000; return 0; }
-// A library's private way to device memory (nvJPEG has one): not a function the shim hooks.
-// The driver still answers for it through cuPointerGetAttribute; for other pointers it fails.
-static CUdeviceptr private_start;
-static size_t private_size;
-CUresult fakePrivateAlloc(CUdeviceptr *p, size_t n) { *p = private_start = (CUdeviceptr)calloc(1, n); private_size = n; return 0; }
+// A library's private way to device memory (nvJPEG has one): not a function the shim hooks. Its
+// allocations lie back to back in one arena, as a memory pool places them. The driver still
+// answers for them through cuPointerGetAttribute; for other pointers it fails.
+static _Alignas(256) unsigned char private_arena[4096];
+static size_t private_used, private_count, private_sizes[16];
+CUresult fakePrivateAlloc(CUdeviceptr *p, size_t n) {
+    *p = (CUdeviceptr)(private_arena + private_used);
+    private_sizes[private_count++] = n;
+    private_used += n;
+    return 0;
+}
 CUresult cuPointerGetAttribute(void *d, int a, CUdeviceptr p) {
-    if (!private_start || p < private_start || p >= private_start + private_size) return 1;
-    switch (a) {
-    case 2: *(unsigned *)d = 2; return 0;             /* CU_POINTER_ATTRIBUTE_MEMORY_TYPE: device */
-    case 8: case 9: *(int *)d = 0; return 0;          /* IS_MANAGED, DEVICE_ORDINAL */
-    case 11: *(CUdeviceptr *)d = private_start; return 0; /* RANGE_START_ADDR */
-    case 12: *(size_t *)d = private_size; return 0;   /* RANGE_SIZE */
-    default: return 1;
+    CUdeviceptr start = (CUdeviceptr)private_arena;
+    for (size_t i = 0; i < private_count; start += private_sizes[i++]) {
+        if (p < start || p >= start + private_sizes[i]) continue;
+        switch (a) {
+        case 2: *(unsigned *)d = 2; return 0;               /* CU_POINTER_ATTRIBUTE_MEMORY_TYPE: device */
+        case 8: case 9: *(int *)d = 0; return 0;            /* IS_MANAGED, DEVICE_ORDINAL */
+        case 11: *(CUdeviceptr *)d = start; return 0;       /* RANGE_START_ADDR */
+        case 12: *(size_t *)d = private_sizes[i]; return 0; /* RANGE_SIZE */
+        default: return 1;
+        }
     }
+    return 1;
 }
 CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) { *p = (CUdeviceptr)calloc(1, n); return 0; }
 CUresult cuMemFree_v2(CUdeviceptr p) { free((void *)p); return 0; }

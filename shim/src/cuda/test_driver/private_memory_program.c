@@ -1,6 +1,6 @@
 // Device memory a library allocates through a private way to the driver (as nvJPEG does): the
 // program fills it, adds to it with a kernel and reads it back; the shim adopts the allocation
-// the driver reports for the pointer.
+// the driver reports for the pointer. A second allocation starts where the first ends.
 #include "driver.h"
 int main(void) {
     if (!open_driver()) return 2;
@@ -12,12 +12,15 @@ int main(void) {
     void *module, *function;
     cuModuleLoadData(&module, ".version 9.0\n.target sm_90\n.visible .entry add1() { ret; }\n");
     cuModuleGetFunction(&function, module, "add1");
-    CUdeviceptr data;
+    CUdeviceptr data, next;
     fakePrivateAlloc(&data, 8 * sizeof(int));
+    fakePrivateAlloc(&next, 4 * sizeof(int));
     cuMemsetD32Async(data + 4 * sizeof(int), 7, 4, 0);
+    cuMemsetD32Async(next, 3, 4, 0);
     add1(function, 0, data + 4 * sizeof(int), 2);
-    int words[8];
-    cuMemcpyDtoH_v2(words, data, sizeof words);
-    printf("private %d %d %d %d %d\n", words[0], words[3], words[4], words[5], words[6]);
+    int words[12];
+    cuMemcpyDtoH_v2(words, data, 8 * sizeof(int));
+    cuMemcpyDtoH_v2(words + 8, next, 4 * sizeof(int));
+    printf("private %d %d %d %d %d next %d\n", words[0], words[3], words[4], words[5], words[6], words[8]);
     return 0;
 }
