@@ -22,6 +22,7 @@
 
 mod memory;
 mod objects;
+mod overwritten;
 mod pending;
 mod registry;
 mod sink;
@@ -436,7 +437,7 @@ impl Recorder {
 
     /// Writes the pending nodes `closed` (in submission order) as the segment of window `ordinal`.
     fn write_window(&mut self, closed: &[PendingId], ordinal: u64, call: &str, access: &dyn MemoryAccess) {
-        let nodes = self.pending.remove(closed);
+        let mut nodes = self.pending.remove(closed);
         let segment = SegmentId(self.counts.segments);
         self.counts.segments += 1;
         self.sink.record(Record::SegmentBegin { ordinal });
@@ -446,6 +447,12 @@ impl Recorder {
         let mut written: Vec<Key> = Vec::new();
         let mut graph: Vec<Record> = Vec::with_capacity(nodes.len());
         let mut edges: Vec<Record> = Vec::new();
+        let mut later_writes = overwritten::LaterWrites::default();
+        for pending in nodes.iter_mut().rev() {
+            if pending.received.is_some_and(|region| later_writes.covers_then_add(region)) {
+                pending.received = None;
+            }
+        }
         for (index, mut pending) in nodes.into_iter().enumerate() {
             let to = NodeId(first + index as u32);
             edges.extend(pending.preds.iter().filter_map(|&(from, kind)| node_id(from).map(|from| Record::Edge(Edge { from, to, kind }))));

@@ -516,6 +516,30 @@ fn data_the_program_receives_is_kept_when_the_window_ends() {
 }
 
 #[test]
+fn data_a_later_copy_of_the_window_overwrote_is_not_kept() {
+    let mut h = Harness::new(Capture::All);
+    h.queue(1, true);
+    h.buffer(0xa, 8, 7);
+    let host = vec![0u8; 8];
+    let read = |h: &mut Harness, offset: usize, len: usize| {
+        let region = HostRegion { address: host.as_ptr() as usize + offset, len };
+        let prepared = h.rec.prepare(&[Access { mem: 0xa, write: false, overwrites: false }], &h.device);
+        let submission = Submission { call: "clEnqueueReadBuffer", queue: Some(1), order: Order::Command, waits: &[], signals: None, received: Some(region), host_ordered: false };
+        h.rec.submit(prepared, submission, |rec| {
+            let mem = rec.mem_id(0xa).unwrap();
+            Command::Copy(Copy { src: Place::Memory { mem, offset: 0 }, dst: Place::Host { data: None }, extent: Extent::Linear { bytes: len as u64 } })
+        });
+    };
+    read(&mut h, 0, 8); // overwritten by the next two together: the program never saw it
+    read(&mut h, 0, 4);
+    read(&mut h, 4, 4);
+    read(&mut h, 2, 4); // not overwritten after it
+    h.sync();
+    let kept: Vec<bool> = h.nodes().iter().map(|node| matches!(&node.command, Command::Copy(Copy { dst: Place::Host { data: Some(_) }, .. }))).collect();
+    assert_eq!(kept, [false, true, true, true]);
+}
+
+#[test]
 fn released_memory_keeps_its_initial_state_for_the_pending_work_that_uses_it() {
     let mut h = Harness::new(Capture::All);
     h.queue(1, true);
