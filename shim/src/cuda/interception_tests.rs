@@ -439,12 +439,14 @@ fn work_of_another_stream_the_host_s_timing_ordered_closes_first() {
 fn device_memory_allocated_out_of_sight_is_adopted() {
     let test = TestProgram::build("private_memory_program");
     let (output, file) = test.recorded();
-    assert_eq!(output, "private 0 0 8 8 7 next 3\n");
+    assert_eq!(output, "private 0 0 8 8 7 next 3 third 1\n");
     let trace = &file.trace;
     assert!(trace.partial.is_empty(), "{:?}", trace.partial);
     let kinds: Vec<(&MemKind, u64)> = trace.memories.iter().map(|memory| (&memory.kind, memory.size)).collect();
-    // The second allocation begins one past the end of the first, and is an object of its own.
-    assert_eq!(kinds, [(&MemKind::Buffer, 32), (&MemKind::Buffer, 16)]);
+    // The third is adopted at the kernel that first names it; the second begins one past the end
+    // of the first, and is an object of its own.
+    assert_eq!(kinds, [(&MemKind::Buffer, 16), (&MemKind::Buffer, 32), (&MemKind::Buffer, 16)]);
     let kernel_args: Vec<&Arg> = trace.nodes.iter().filter_map(|node| match &node.command { Work::Kernel(launch) => Some(&launch.args[0]), _ => None }).collect();
-    assert_eq!(kernel_args, [&Arg::Memory { mem: trace_format::MemId(0), offset: 16 }]);
+    let memory = |mem, offset| Arg::Memory { mem: trace_format::MemId(mem), offset };
+    assert_eq!(kernel_args, [&memory(0, 0), &memory(1, 16)]);
 }

@@ -71,6 +71,19 @@ pub fn kernel_accesses(decoded: &Decoded) -> Vec<Access> {
     parameters.chain(decoded.variables.iter().copied()).map(|mem| Access { mem, write: true, overwrites: false }).collect()
 }
 
+/// Parameters the kernel declares as pointers that name device memory the shim did not see
+/// allocated: adopted (`memory::adopt`) so that they decode as memory. Only declared pointers
+/// are asked about, so other 8-byte values cost no driver call.
+fn adopt_pointer_parameters(recorder: &mut Recorder, function: Key, arguments: &[Vec<u8>]) {
+    for (index, bytes) in arguments.iter().enumerate() {
+        let Ok(word) = <[u8; 8]>::try_from(bytes.as_slice()).map(u64::from_ne_bytes) else { continue };
+        let declared_pointer = recorder.param_type(function, index).is_some_and(|declared| declared.ends_with('*'));
+        if word != 0 && declared_pointer && recorder.locate(word).is_none() {
+            super::memory::adopt(recorder, word);
+        }
+    }
+}
+
 /// Reads the launch's parameters with the kernel's layout (asked of the driver once).
 unsafe fn decode(function: *mut c_void, params: *mut *mut c_void, extra: *mut *mut c_void) -> Result<Option<Decoded>, super::Failure> {
     let layout = with_state(|state| state.layouts.entry(key(function)).or_insert_with(|| params::layout(function)).clone());
@@ -80,6 +93,7 @@ unsafe fn decode(function: *mut c_void, params: *mut *mut c_void, extra: *mut *m
     with_recorder(|state, recorder| {
         super::modules::identify(state, recorder, function);
         super::modules::read_image(state, recorder, key(function));
+        adopt_pointer_parameters(recorder, key(function), &arguments);
         let values = params::decode(&arguments, |address| recorder.locate(address), |index, word| textures::parameter(recorder, key(function), index, word));
         Some(Decoded { layout, values, variables: super::modules::variables_of(state, key(function)) })
     })
