@@ -62,6 +62,7 @@ fn cuda_trace() -> (Trace, BlobStore) {
             ended_by: "cuStreamSynchronize".into(),
             initial: vec![MemState { mem: MemId(0), blob: zeros }],
             expected: vec![MemState { mem: MemId(1), blob: zeros }],
+            failed_with: None,
         }],
         ..Trace::default()
     };

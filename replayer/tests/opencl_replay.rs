@@ -222,7 +222,7 @@ fn mixed_trace() -> (Trace, BlobStore, [Vec<u8>; 5]) {
     let states = |contents: &[Vec<u8>; 5], blobs: &mut BlobStore| -> Vec<MemState> {
         contents.iter().enumerate().map(|(m, bytes)| MemState { mem: MemId(m as u32), blob: blobs.insert(bytes.clone()) }).collect()
     };
-    let segment = Segment { ordinal: 0, ended_by: "clFinish".into(), initial: states(&initial, &mut blobs), expected: states(&expected, &mut blobs) };
+    let segment = Segment { ordinal: 0, ended_by: "clFinish".into(), initial: states(&initial, &mut blobs), expected: states(&expected, &mut blobs), failed_with: None };
     trace.segments.push(segment);
     (trace, blobs, expected)
 }
@@ -315,7 +315,7 @@ fn single_segment(memories: Vec<Memory>, nodes: Vec<Command>, edges: &[(u32, u32
     let mut states = |contents: &[Vec<u8>]| -> Vec<MemState> {
         contents.iter().enumerate().map(|(m, bytes)| MemState { mem: MemId(m as u32), blob: blobs.insert(bytes.clone()) }).collect()
     };
-    let segment = Segment { ordinal: 0, ended_by: "clFinish".into(), initial: states(&initial), expected: states(expected) };
+    let segment = Segment { ordinal: 0, ended_by: "clFinish".into(), initial: states(&initial), expected: states(expected), failed_with: None };
     let trace = Trace {
         header: Some(Header { api: Api::OpenCl, producer: "opencl test".into(), command_line: vec!["single".into()], process_id: 1, started_unix_s: 0 }),
         memories,
@@ -460,6 +460,7 @@ fn launch_size_updates() {
                 ended_by: "clFinish".into(),
                 initial: vec![MemState { mem: A, blob: blobs.insert(ones.clone()) }],
                 expected: vec![MemState { mem: A, blob: blobs.insert(doubled(segment)) }],
+                failed_with: None,
             });
         }
         let (report, memories) = run(device, &trace, &blobs, Mode::Graph, 2);
@@ -534,6 +535,7 @@ fn svm_pointer_updates() {
                 ended_by: "clFinish".into(),
                 initial: vec![MemState { mem: A, blob: blobs.insert(ones.clone()) }],
                 expected: vec![MemState { mem: A, blob: blobs.insert(scaled(segment)) }],
+                failed_with: None,
             });
         }
         let (report, memories) = run(device, &trace, &blobs, Mode::Graph, 2);

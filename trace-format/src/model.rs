@@ -591,6 +591,9 @@ pub struct Segment {
     pub initial: Vec<MemState>,
     /// Contents of each memory object the window wrote, after it ended.
     pub expected: Vec<MemState>,
+    /// The error the synchronization that ended it returned (a device-side assert, say): the
+    /// program's outcome, which a replay reproduces.
+    pub failed_with: Option<String>,
 }
 
 /// One segment with its graph, as a reader streams it (`TraceReader::segments`): its nodes,

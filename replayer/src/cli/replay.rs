@@ -285,6 +285,12 @@ fn plain_report(reports: &[RunReport]) -> String {
         if let Some(t) = report.time_per_iteration_us {
             text += &format!("  time per iteration: min {:.1} µs, median {:.1} µs, max {:.1} µs\n", t.min, t.median, t.max);
         }
+        if let Some(fault) = &report.ended_as_recorded {
+            text += &format!(
+                "  ended in segment {} with {}, as the recording did; nothing runs on the device after that, so no further iterations ran\n",
+                fault.segment, fault.error
+            );
+        }
         if let Some(comparison) = &report.comparison {
             let tolerated = match comparison.within_tolerance {
                 0 => String::new(),
@@ -300,7 +306,11 @@ fn plain_report(reports: &[RunReport]) -> String {
             if comparison.passed() {
                 text += &format!("  comparison: passed ({} results equal the recording{tolerated}{unstable})\n", comparison.compared);
             } else {
-                text += &format!("  comparison: FAILED ({} of {} results differ{tolerated}{unstable})\n", comparison.mismatches.len(), comparison.compared);
+                let differ = comparison.mismatches.len() + comparison.outcomes_differ.len();
+                text += &format!("  comparison: FAILED ({differ} of {} results differ{tolerated}{unstable})\n", comparison.compared);
+                for outcome in &comparison.outcomes_differ {
+                    text += &format!("    {outcome}\n");
+                }
                 for m in &comparison.mismatches {
                     text += &format!(
                         "    segment {} {}: {} stable bytes differ, first at offset {} (expected {} bytes, got {})\n",

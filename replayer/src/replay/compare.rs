@@ -237,6 +237,9 @@ pub struct Comparison {
     /// result differs, the first place to look. The first `HAZARDS_KEPT` in words, all counted.
     pub hazards: Vec<String>,
     pub hazard_count: usize,
+    /// Segments whose synchronization failed in the recording (a device fault) but not in the
+    /// replay, in words.
+    pub outcomes_differ: Vec<String>,
 }
 
 /// How many hazards a comparison keeps in words.
@@ -244,7 +247,7 @@ pub const HAZARDS_KEPT: usize = 100;
 
 impl Comparison {
     pub fn passed(&self) -> bool {
-        self.mismatches.is_empty()
+        self.mismatches.is_empty() && self.outcomes_differ.is_empty()
     }
 
     pub fn hazard(&mut self, hazard: &impl std::fmt::Display) {
@@ -258,7 +261,7 @@ impl Comparison {
 impl Serialize for Comparison {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
-        let mut fields = serializer.serialize_struct("Comparison", 7)?;
+        let mut fields = serializer.serialize_struct("Comparison", 8)?;
         fields.serialize_field("passed", &self.passed())?;
         fields.serialize_field("compared", &self.compared)?;
         fields.serialize_field("unstable_bytes", &self.unstable_bytes)?;
@@ -266,6 +269,7 @@ impl Serialize for Comparison {
         fields.serialize_field("mismatches", &self.mismatches)?;
         fields.serialize_field("hazard_count", &self.hazard_count)?;
         fields.serialize_field("hazards", &self.hazards)?;
+        fields.serialize_field("outcomes_differ", &self.outcomes_differ)?;
         fields.end()
     }
 }

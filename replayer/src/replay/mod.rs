@@ -84,6 +84,17 @@ pub struct RunReport {
     /// Device times of the last iteration's nodes, with `RunOptions::profile`.
     #[serde(skip)]
     pub timings: Vec<ProfiledNode>,
+    /// The device fault the replay ended with, as the recording did (`Segment::failed_with`):
+    /// nothing runs on that device after it, so later iterations do not run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ended_as_recorded: Option<Fault>,
+}
+
+/// A synchronization that failed with a device fault, in a segment.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Fault {
+    pub segment: u32,
+    pub error: String,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -160,7 +171,8 @@ impl<'r> Replayer<'r> {
         let hazards = HazardFinder::new(self.reader.objects());
         let mut timings = Vec::new();
         let mut partitions = 0;
-        for iteration in 0..total {
+        let mut ended_as_recorded = None;
+        'iterations: for iteration in 0..total {
             let last = iteration + 1 == total;
             // Every run is compared (middle ones only where the first differed): bytes that differ between runs are unstable.
             let compared_run = match (iteration, last) {
@@ -178,6 +190,7 @@ impl<'r> Replayer<'r> {
             for segment in self.reader.segments() {
                 let mut segment = segment?;
                 self.overrides.apply(self.reader.objects(), &mut segment);
+                let recorded_fault = segment.segment.failed_with.clone().map(|error| Fault { segment: segment.id.0, error });
                 if let (0, Some(checker)) = (iteration, checker.as_mut()) {
                     hazards.segment(&segment).iter().for_each(|hazard| checker.comparison.hazard(hazard));
                 }
@@ -194,11 +207,27 @@ impl<'r> Replayer<'r> {
                     Mode::Eager => Vec::new(),
                 };
                 let started = Instant::now();
-                match options.mode {
-                    Mode::Graph => self.run_graph(&graph, placement.family, patches, &mut counters)?,
-                    Mode::Eager => self.run_eager(&graph, placement.family)?,
+                let ran = match options.mode {
+                    Mode::Graph => self.run_graph(&graph, placement.family, patches, &mut counters),
+                    Mode::Eager => self.run_eager(&graph, placement.family),
+                };
+                match (ran.and_then(|()| Ok(self.backend.finish()?)), recorded_fault) {
+                    (Ok(()), None) => {}
+                    (Err(error), Some(fault)) if error.to_string().contains(&fault.error) => {
+                        if let Some(checker) = checker.as_mut() {
+                            checker.comparison.compared += 1;
+                        }
+                        ended_as_recorded = Some(fault);
+                        break 'iterations;
+                    }
+                    (Err(error), _) => return Err(error),
+                    (Ok(()), Some(fault)) => {
+                        if let Some(checker) = checker.as_mut() {
+                            checker.comparison.compared += 1;
+                            checker.comparison.outcomes_differ.push(format!("segment {}: the recording ended with {}, the replay did not", fault.segment, fault.error));
+                        }
+                    }
                 }
-                self.backend.finish()?;
                 elapsed += started.elapsed();
                 contents.segment_ran(&graph.recorded, &memory_used(&graph.nodes));
                 if last && options.profile {
@@ -226,6 +255,7 @@ impl<'r> Replayer<'r> {
             time_per_iteration_us: summarize(&iteration_us),
             comparison: checker.map(|checker| checker.comparison),
             timings,
+            ended_as_recorded,
         })
     }
 

@@ -91,6 +91,7 @@ pub fn jacobi(api: Api, segments: u32) -> (Trace, BlobStore) {
             ended_by: "clFinish".into(),
             initial,
             expected: vec![MemState { mem: MemId(to as u32), blob: result }],
+            failed_with: None,
         });
     }
     (trace, blobs)

@@ -450,3 +450,14 @@ fn device_memory_allocated_out_of_sight_is_adopted() {
     let memory = |mem, offset| Arg::Memory { mem: trace_format::MemId(mem), offset };
     assert_eq!(kernel_args, [&memory(0, 0), &memory(1, 16)]);
 }
+
+/// `test_driver/device_assert_program.c`: the synchronization after a kernel that asserted on
+/// the device fails; its window closes there with that outcome, for the replay to reproduce.
+#[test]
+fn a_synchronization_failing_with_a_device_fault_ends_its_window_with_that_outcome() {
+    let (output, file) = TestProgram::build("device_assert_program").recorded();
+    assert_eq!(output, "synchronizations 0 710\n");
+    let outcomes: Vec<(&str, Option<&str>)> = file.trace.segments.iter().map(|segment| (segment.ended_by.as_str(), segment.failed_with.as_deref())).collect();
+    assert_eq!(outcomes, [("cuCtxSynchronize", None), ("cuCtxSynchronize", Some("CUDA_ERROR_ASSERT"))]);
+    assert_eq!(file.trace.nodes.len(), 3, "the fill and two launches");
+}

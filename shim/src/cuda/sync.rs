@@ -23,12 +23,38 @@ pub fn closed(call: &str, scope: SyncScope<'_>) -> Recorded {
     with_recorder(|state, recorder| recorder.host_sync(call, scope, &DeviceAccess::new(state)))
 }
 
+/// The name of an error a kernel leaves its context with (every later call fails with it), for
+/// the synchronization that reported it: where the program's device work ended.
+fn device_fault(status: CUresult) -> Option<&'static str> {
+    Some(match status {
+        700 => "CUDA_ERROR_ILLEGAL_ADDRESS",
+        702 => "CUDA_ERROR_LAUNCH_TIMEOUT",
+        710 => "CUDA_ERROR_ASSERT",
+        714 => "CUDA_ERROR_HARDWARE_STACK_ERROR",
+        715 => "CUDA_ERROR_ILLEGAL_INSTRUCTION",
+        716 => "CUDA_ERROR_MISALIGNED_ADDRESS",
+        717 => "CUDA_ERROR_INVALID_ADDRESS_SPACE",
+        718 => "CUDA_ERROR_INVALID_PC",
+        719 => "CUDA_ERROR_LAUNCH_FAILED",
+        _ => return None,
+    })
+}
+
+/// Runs a synchronization with `scope`: a window closes if it succeeded, or failed with a
+/// device fault (which the trace keeps as the window's outcome).
+fn synchronizing(forward: &mut Forward<'_, CUresult>, call: &str, scope: SyncScope<'_>) -> Recorded {
+    match forward.call() {
+        CUDA_SUCCESS => closed(call, scope),
+        status => match device_fault(status) {
+            Some(error) => with_recorder(|state, recorder| recorder.host_sync_failed(call, scope, &DeviceAccess::new(state), error)),
+            None => Ok(()),
+        },
+    }
+}
+
 /// `cuCtxSynchronize`: everything submitted so far.
 pub unsafe fn synchronize(forward: &mut Forward<'_, CUresult>, call: &str) -> Recorded {
-    if succeeded(forward) {
-        closed(call, SyncScope::Everything)?;
-    }
-    Ok(())
+    synchronizing(forward, call, SyncScope::Everything)
 }
 
 pub unsafe fn synchronize_context(forward: &mut Forward<'_, CUresult>, call: &str, _context: CUcontext) -> Recorded {
@@ -38,18 +64,12 @@ pub unsafe fn synchronize_context(forward: &mut Forward<'_, CUresult>, call: &st
 /// `cuStreamSynchronize`, and `cuStreamQuery` answering `CUDA_SUCCESS` (the host saw the
 /// stream's work complete; `CUDA_ERROR_NOT_READY` is no synchronization).
 pub unsafe fn synchronize_stream(forward: &mut Forward<'_, CUresult>, call: &str, stream: CUstream) -> Recorded {
-    if succeeded(forward) {
-        closed(call, SyncScope::Queues(&[stream_key(stream, call)]))?;
-    }
-    Ok(())
+    synchronizing(forward, call, SyncScope::Queues(&[stream_key(stream, call)]))
 }
 
 /// `cuEventSynchronize`, and `cuEventQuery` answering `CUDA_SUCCESS`: what the event stands for.
 pub unsafe fn synchronize_event(forward: &mut Forward<'_, CUresult>, call: &str, event: *mut c_void) -> Recorded {
-    if succeeded(forward) {
-        closed(call, SyncScope::Events(&[key(event)]))?;
-    }
-    Ok(())
+    synchronizing(forward, call, SyncScope::Events(&[key(event)]))
 }
 
 /// The program captures a stream into a graph of its own (`cuStreamBeginCapture_v2`): work on

@@ -344,6 +344,18 @@ impl Recorder {
         }
     }
 
+    /// A synchronization that failed with `error`, which the work it waited for left the
+    /// device in (a device-side assert, say): that work's window closes there, and the replay is
+    /// to end the same way.
+    pub fn host_sync_failed(&mut self, call: &str, scope: SyncScope<'_>, access: &dyn MemoryAccess, error: &str) {
+        let before = self.last_segment;
+        self.host_sync(call, scope, access);
+        if let Some(segment) = self.last_segment.filter(|&segment| Some(segment) != before) {
+            self.sink.record(Record::SegmentFailed { segment, error: error.to_string() });
+            self.sink.flush();
+        }
+    }
+
     /// Whether `queue` has work the host has not waited for (the API module waits for it
     /// before the queue goes away, then calls `host_sync` with it).
     pub fn queue_busy(&self, queue: Key) -> bool {

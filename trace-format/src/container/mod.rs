@@ -35,5 +35,6 @@ pub use write::{write_trace, write_trace_to, TraceWriter};
 /// could not describe (`Command::Conditional` with `Arg::Condition`, `Command::EventRecord`,
 /// `Command::EventWait`), again after the existing variants. Version 5 added `EdgeKind::Memory`,
 /// version 6 `Record::ParamTypes` (element types for comparisons within a tolerance), version 7
-/// images (`MemKind::Image`) and texture objects (`Record::Texture`, `Arg::Texture`).
-pub const FORMAT_VERSION: u32 = 7;
+/// images (`MemKind::Image`) and texture objects (`Record::Texture`, `Arg::Texture`), version 8
+/// `Record::SegmentFailed` (a synchronization that failed, as a device-side assert makes it).
+pub const FORMAT_VERSION: u32 = 8;

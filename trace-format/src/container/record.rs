@@ -26,6 +26,8 @@ pub enum Record {
     ParamTypes(ParamTypes),
     /// A texture, surface or sampler object (`TextureId` n is the n-th).
     Texture(Texture),
+    /// The synchronization that ended `segment` failed with `error`.
+    SegmentFailed { segment: SegmentId, error: String },
 }
 
 impl Record {
@@ -43,6 +45,7 @@ impl Record {
             | Record::Kernel(_)
             | Record::Queue(_)
             | Record::SegmentBegin { .. }
+            | Record::SegmentFailed { .. }
             | Record::Edge(_)
             | Record::Partial(_)
             | Record::ParamTypes(_)
@@ -71,7 +74,7 @@ pub(super) fn record_kind(payload: &[u8]) -> Option<RecordKind> {
         6 => RecordKind::SegmentBegin,
         7 => RecordKind::Node,
         8 => RecordKind::Edge,
-        9 | 10 | 12 => RecordKind::OfSegment,
+        9 | 10 | 12 | 15 => RecordKind::OfSegment,
         _ => return None,
     })
 }
@@ -105,12 +108,13 @@ mod tests {
             (Record::Expected { segment: SegmentId(0), state }, RecordKind::OfSegment),
             (Record::ParamTypes(ParamTypes { kernel: KernelId(0), types: vec!["float*".into()] }), RecordKind::Object),
             (Record::Texture(Texture { kind: TextureKind::Sampler, resource: None, description: vec![1] }), RecordKind::Object),
+            (Record::SegmentFailed { segment: SegmentId(0), error: "CUDA_ERROR_ASSERT".into() }, RecordKind::OfSegment),
         ];
         for (record, kind) in cases {
             let payload = postcard::to_allocvec(&record).expect("encodes");
             assert_eq!(record_kind(&payload), Some(kind), "{record:?}");
         }
-        assert_eq!(record_kind(&[15]), None);
+        assert_eq!(record_kind(&[16]), None);
         assert_eq!(record_kind(&[]), None);
     }
 }

@@ -191,6 +191,9 @@ pub fn write_trace_to<W: Write>(mut writer: TraceWriter<W>, trace: &Trace, blobs
             writer.record(&Record::Edge(*edge))?;
         }
         writer.record(&Record::SegmentEnd { segment: id, ended_by: segment.ended_by.clone(), expected: segment.expected.clone() })?;
+        if let Some(error) = &segment.failed_with {
+            writer.record(&Record::SegmentFailed { segment: id, error: error.clone() })?;
+        }
     }
     if nodes.next().is_some() {
         let position = trace.nodes.len() - nodes.count() - 1;

@@ -107,7 +107,9 @@ CUresult cuModuleGetGlobal_v2(CUdeviceptr *d, size_t *n, void *m, const char *na
     return 0;
 }
 CUresult cuMemsetD32Async(CUdeviceptr d, unsigned v, size_t n, void *s) { return cuMemsetD32_v2(d, v, n); }
-CUresult cuCtxSynchronize(void) { return implicit(); }
+// A launch with a negative count asserts on the device: the context reports it from then on.
+static int asserted;
+CUresult cuCtxSynchronize(void) { return asserted ? 710 : implicit(); }
 CUresult cuModuleLoadData(void **m, const void *image) { *m = (void *)0xa00; return 0; }
 CUresult cuModuleLoad(void **m, const char *path) { *m = (void *)0xb00; return 0; }
 // Every function is add1(int *data, int n) but set_condition(int *data, condition handle), whose
@@ -122,6 +124,7 @@ CUresult cuFuncGetParamInfo(void *f, size_t i, size_t *o, size_t *s) {
 static CUresult launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned sh,
                        void *stream, void **params, void **extra) {
     int *data = (int *)(*(CUdeviceptr *)params[0] & ~HOST_DEVICE_BIT); int n = *(int *)params[1];
+    if (n < 0) asserted = 1;
     for (int i = 0; i < n; i++) data[i] += 1;
     return 0;
 }
