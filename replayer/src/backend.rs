@@ -202,7 +202,7 @@ mod tests {
 
     #[test]
     fn a_partition_s_own_memory_is_what_it_both_allocates_and_frees() {
-        let node = |command| Node { queue: None, segment: SegmentId(0), command, call: String::new() };
+        let node = |command| Node { queue: None, segment: SegmentId(0), command, call: "".into() };
         // Memory 1 was allocated in an earlier partition, memory 2 lives on after this one.
         let nodes = [
             node(Command::MemAlloc { mem: MemId(0) }),

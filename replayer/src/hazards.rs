@@ -172,7 +172,7 @@ mod tests {
     use trace_format::{Copy, Edge, EdgeKind, Extent, Fill, KernelLaunch, Launch, ParamTypes, Segment, SegmentId};
 
     fn node(command: Command) -> Node {
-        Node { queue: None, segment: SegmentId(0), command, call: String::new() }
+        Node { queue: None, segment: SegmentId(0), command, call: "".into() }
     }
 
     fn fill(mem: u32) -> Node {

@@ -67,7 +67,7 @@ impl TraceBuilder {
     }
 
     pub fn node(&mut self, segment: SegmentId, command: Command) -> NodeId {
-        self.trace.nodes.push(Node { queue: Some(QueueId(0)), segment, command, call: "test".to_string() });
+        self.trace.nodes.push(Node { queue: Some(QueueId(0)), segment, command, call: "test".into() });
         NodeId(self.trace.nodes.len() as u32 - 1)
     }
 

@@ -8,7 +8,7 @@ use crate::fast_hash::HashMap;
 use crate::recorder::Sink;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{mpsc, Arc};
+use std::sync::{mpsc, Arc, Mutex, PoisonError};
 use std::time::Duration;
 use trace_format::{BlobId, FormatError, Record, TraceWriter};
 
@@ -22,6 +22,14 @@ const FINISH_TIMEOUT: Duration = Duration::from_secs(120);
 /// Provisional blob ids have the top bit set; a content hash has it too half of the time, but
 /// never appears in a record before the writer resolved it.
 const PROVISIONAL: u128 = 1 << 127;
+
+/// Emptied record vectors the writer keeps for the program's threads to fill again, and the
+/// largest capacity kept (records are 224 bytes: a few MB at most stay allocated).
+const SPARE_BUFFERS: usize = 2;
+const SPARE_CAPACITY: usize = 16 * 1024;
+
+/// Record vectors the writer has emptied (see `Sink::records_buffer`).
+type Spare = Arc<Mutex<Vec<Vec<Record>>>>;
 
 enum Message {
     Record(Box<Record>),
@@ -38,6 +46,7 @@ pub struct WriterSink {
     sender: mpsc::SyncSender<Message>,
     /// Provisional blob ids handed out.
     blobs: Arc<AtomicU64>,
+    spare: Spare,
 }
 
 impl WriterSink {
@@ -46,10 +55,12 @@ impl WriterSink {
         let writer = TraceWriter::create(path)?;
         let (sender, receiver) = mpsc::sync_channel(CHANNEL_DEPTH);
         let shown = path.display().to_string();
+        let spare = Spare::default();
+        let returned = spare.clone();
         std::thread::Builder::new()
             .name("reprise-writer".to_string())
-            .spawn(move || write_all(writer, receiver, &shown))?;
-        Ok(WriterSink { sender, blobs: Arc::new(AtomicU64::new(0)) })
+            .spawn(move || write_all(writer, receiver, &shown, &returned))?;
+        Ok(WriterSink { sender, blobs: Arc::new(AtomicU64::new(0)), spare })
     }
 
     /// Writes the index and trailer, waiting until they are on disk (or the writer is gone).
@@ -80,6 +91,10 @@ impl Sink for WriterSink {
         self.send(Message::Records(records));
     }
 
+    fn records_buffer(&mut self) -> Vec<Record> {
+        self.spare.lock().unwrap_or_else(PoisonError::into_inner).pop().unwrap_or_default()
+    }
+
     fn blob(&mut self, bytes: Vec<u8>) -> BlobId {
         let id = BlobId(PROVISIONAL | u128::from(self.blobs.fetch_add(1, Ordering::Relaxed)));
         self.send(Message::Blob(id, bytes));
@@ -91,13 +106,28 @@ impl Sink for WriterSink {
     }
 }
 
-fn write_all<W: std::io::Write + Send>(mut writer: TraceWriter<W>, receiver: mpsc::Receiver<Message>, path: &str) {
+fn write_all<W: std::io::Write + Send>(mut writer: TraceWriter<W>, receiver: mpsc::Receiver<Message>, path: &str, spare: &Spare) {
     // The content hash of each provisional id handed out so far.
     let mut hashes: HashMap<BlobId, BlobId> = HashMap::default();
     for message in receiver {
         let written = match message {
-            Message::Record(record) => writer.record(&resolved(*record, &hashes)),
-            Message::Records(records) => records.into_iter().try_for_each(|record| writer.record(&resolved(record, &hashes))),
+            Message::Record(mut record) => {
+                resolve(&mut record, &hashes);
+                writer.record(&record)
+            }
+            Message::Records(mut records) => {
+                let written = records.iter_mut().try_for_each(|record| {
+                    resolve(record, &hashes);
+                    writer.record(record)
+                });
+                // Emptied here, so the records' memory is freed off the program's threads.
+                records.clear();
+                let mut spare = spare.lock().unwrap_or_else(PoisonError::into_inner);
+                if spare.len() < SPARE_BUFFERS && records.capacity() <= SPARE_CAPACITY {
+                    spare.push(records);
+                }
+                written
+            }
             Message::Blob(provisional, bytes) => {
                 let hash = BlobId::of(&bytes);
                 hashes.insert(provisional, hash);
@@ -120,12 +150,11 @@ fn write_all<W: std::io::Write + Send>(mut writer: TraceWriter<W>, receiver: mps
     }
 }
 
-/// `record` naming its blobs by their content hashes.
-fn resolved(mut record: Record, hashes: &HashMap<BlobId, BlobId>) -> Record {
+/// Names `record`'s blobs by their content hashes.
+fn resolve(record: &mut Record, hashes: &HashMap<BlobId, BlobId>) {
     record.for_each_blob_mut(&mut |blob| {
         if let Some(&hash) = hashes.get(blob) {
             *blob = hash;
         }
     });
-    record
 }

@@ -130,7 +130,7 @@ fn memory_operations(runtime: Runtime) {
     assert!(trace.partial.is_empty(), "{:?}", trace.partial);
     let rects = trace.nodes.iter().filter(|node| matches!(&node.command, Command::Copy(c) if matches!(c.extent, trace_format::Extent::Rect { .. })));
     assert_eq!(rects.count(), 3);
-    let calls: BTreeSet<&str> = trace.nodes.iter().map(|node| node.call.as_str()).collect();
+    let calls: BTreeSet<&str> = trace.nodes.iter().map(|node| node.call.as_ref()).collect();
     for call in ["clEnqueueSVMMemcpy", "clEnqueueSVMMemFill", "clEnqueueSVMUnmap", "clEnqueueMapBuffer", "clEnqueueUnmapMemObject"] {
         assert!(calls.contains(call), "no {call} node in {calls:?}");
     }

@@ -4,6 +4,7 @@
 //! check that every reference resolves with a bounds check.
 
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 macro_rules! id_type {
@@ -544,8 +545,9 @@ pub struct Node {
     pub queue: Option<QueueId>,
     pub segment: SegmentId,
     pub command: Command,
-    /// The API call that made it, for people (`clEnqueueNDRangeKernel`).
-    pub call: String,
+    /// The API call that made it, for people (`clEnqueueNDRangeKernel`). Borrowed where a
+    /// recorder names it (no allocation per command); written as a string either way.
+    pub call: Cow<'static, str>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

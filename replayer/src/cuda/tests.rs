@@ -164,7 +164,7 @@ fn conditionals_and_the_kernels_that_set_them_run_only_inside_graphs() {
     assert!(needs_graph(&conditional));
     assert!(needs_graph(&launch(vec![Arg::Condition(0)])));
     assert!(!needs_graph(&launch(vec![Arg::Value(vec![0; 8])])));
-    let node = |command| Node { queue: None, segment: SegmentId(0), command, call: String::new() };
+    let node = |command| Node { queue: None, segment: SegmentId(0), command, call: "".into() };
     assert!(needs_graph(&Command::Subgraph(Graph { nodes: vec![node(conditional)], edges: vec![] })));
     assert!(!needs_graph(&Command::EventRecord { event: 0 }));
 }

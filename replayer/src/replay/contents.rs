@@ -85,7 +85,7 @@ mod tests {
             queue: None,
             segment: trace_format::SegmentId(0),
             command: trace_format::Command::Fill(trace_format::Fill { mem: MemId(0), offset: 0, bytes: 4, pattern: vec![7], rows: None }),
-            call: String::new(),
+            call: "".into(),
         };
         let mut contents = RecordedContents::new(&HashMap::new());
         contents.segment_ran(&first, &memory_used([&kernel]));

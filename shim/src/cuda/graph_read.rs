@@ -207,7 +207,10 @@ pub unsafe fn kernel_node(params: &KernelNodeParams) -> KernelNode {
     let launch = Launch::Grid { grid: params.grid, block: params.block, shared_bytes: params.shared_bytes, cluster: None, cooperative: false };
     let layout = with_state(|state| state.layouts.entry(key(function)).or_insert_with(|| params::layout(function)).clone());
     // SAFETY: the node's parameters as the driver holds (or the program passes) them.
-    let arguments = layout.and_then(|layout| unsafe { params::arguments(&layout, params.params, params.extra) }.map(|bytes| (layout, bytes)));
+    let arguments = layout.and_then(|layout| {
+        let bytes = unsafe { params::arguments(&layout, params.params, params.extra) }?;
+        Some((layout, bytes.into_iter().map(<[u8]>::to_vec).collect()))
+    });
     KernelNode { function: key(function), launch, arguments, variables: Vec::new() }
 }
 

@@ -210,9 +210,9 @@ fn a_conditional_keeps_its_bodies_and_the_kernels_setting_it_pass_its_condition(
     let mut recorder = recorder(&sink);
     // set(X, handle) -> while (condition 4, reset to 1 at each launch) { step(X, handle) }.
     let sets = |handle: u64| {
-        let (mut layout, mut arguments) = launch_arguments(X, 0);
-        (layout[1], arguments[1]) = ((8, 8), handle.to_ne_bytes().to_vec());
-        KernelNode { arguments: Some((layout, arguments)), ..fake_kernel_node(X, 0) }
+        let (_, mut arguments) = launch_arguments(X, 0);
+        arguments[1] = handle.to_ne_bytes().to_vec();
+        KernelNode { arguments: Some((vec![(0, 8), (8, 8)].into(), arguments)), ..fake_kernel_node(X, 0) }
     };
     let body = ReadGraph { nodes: vec![(FAKE_CHILD_KERNEL_NODE, NodeRead::Kernel(sets(HANDLE)))], edges: vec![] };
     let condition = Condition { number: 4, default: Some(1) };

@@ -347,7 +347,7 @@ impl Translation<'_> {
                 }),
             };
             positions.insert(*handle, nodes.len());
-            nodes.push(Node { queue: None, segment: SegmentId(0), command, call: self.call.to_string() });
+            nodes.push(Node { queue: None, segment: SegmentId(0), command, call: self.call.to_string().into() });
         }
         let mut edges = Vec::with_capacity(read.edges.len());
         for (from, to) in &read.edges {
@@ -369,7 +369,7 @@ impl Translation<'_> {
                 let values = values.into_iter().map(|value| self.condition_handle(value)).collect();
                 let decoded = Decoded { layout: layout.clone(), values, variables: kernel.variables.clone() };
                 self.accesses.extend(kernel_accesses(&decoded));
-                kernel_command(self.recorder, kernel.function, &decoded, kernel.launch.clone())
+                kernel_command(self.recorder, kernel.function, decoded, kernel.launch.clone())
             }
             NodeRead::Memset { dst, pitch, pattern, width, height } => {
                 self.accesses.extend(device_access(recorder, *dst, true));

@@ -71,9 +71,9 @@ fn a_copy_into_an_array_names_its_packed_bytes() {
 fn launch_with(recorder: &mut Recorder, handle: u64) -> (Decoded, Command) {
     let arguments = vec![handle.to_ne_bytes().to_vec(), X.to_ne_bytes().to_vec()];
     let values = params::decode(&arguments, |address| recorder.locate(address), |index, word| textures::parameter(recorder, FUNCTION, index, word));
-    let decoded = Decoded { layout: vec![(0, 8), (8, 8)], values, variables: Vec::new() };
+    let decoded = Decoded { layout: vec![(0, 8), (8, 8)].into(), values, variables: Vec::new() };
     let grid = Launch::Grid { grid: [1; 3], block: [1; 3], shared_bytes: 0, cluster: None, cooperative: false };
-    let command = kernel_command(recorder, FUNCTION, &decoded, grid).expect("recorded");
+    let command = kernel_command(recorder, FUNCTION, decoded.clone(), grid).expect("recorded");
     (decoded, command)
 }
 

@@ -110,7 +110,7 @@ fn a_program_reaching_the_driver_through_get_proc_address_is_recorded_unchanged(
     let trace = &file.trace;
     assert!(trace.partial.is_empty(), "{:?}", trace.partial);
     assert_eq!(trace.devices[0].properties["compute_capability"], "9.0");
-    let calls: Vec<&str> = trace.nodes.iter().map(|node| node.call.as_str()).collect();
+    let calls: Vec<&str> = trace.nodes.iter().map(|node| node.call.as_ref()).collect();
     assert_eq!(
         calls,
         [
@@ -291,7 +291,7 @@ fn a_program_capturing_streams_keeps_its_captures_and_its_other_work_is_recorded
     assert!(output.ends_with("1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 \n2 2 2 2 1 1 1 1 0 0 0 0 0 0 0 0 \n2 2 1 1 1 1 1 1 0 0 0 0 0 0 0 0 \n"), "{output}");
     let trace = &file.trace;
     assert!(trace.partial.is_empty(), "{:?}", trace.partial);
-    let calls: Vec<&str> = trace.nodes.iter().map(|node| node.call.as_str()).collect();
+    let calls: Vec<&str> = trace.nodes.iter().map(|node| node.call.as_ref()).collect();
     assert_eq!(
         calls,
         // Synchronizing the non-blocking stream closes its two kernels and the copy on the legacy
@@ -426,7 +426,7 @@ fn work_of_another_stream_the_host_s_timing_ordered_closes_first() {
     let trace = &file.trace;
     let ends: Vec<&str> = trace.segments.iter().map(|segment| segment.ended_by.as_str()).collect();
     assert_eq!(ends, ["cuStreamSynchronize", "cuMemcpyDtoH_v2"]);
-    let calls: Vec<(&str, u32)> = trace.nodes.iter().map(|node| (node.call.as_str(), node.segment.0)).collect();
+    let calls: Vec<(&str, u32)> = trace.nodes.iter().map(|node| (node.call.as_ref(), node.segment.0)).collect();
     assert_eq!(&calls[..4], [("cuMemcpyHtoD_v2", 0), ("cuMemsetD32_v2", 0), ("cuLaunchKernel", 0), ("cuLaunchKernel", 0)]);
     let memory_edges: Vec<(u32, u32)> = trace.edges.iter().filter(|edge| edge.kind == EdgeKind::Memory).map(|edge| (edge.from.0, edge.to.0)).collect();
     assert_eq!(memory_edges, [(0, 2), (1, 3)]);

@@ -3,7 +3,7 @@
 
 use super::commands::{enqueue, untracked, Enqueued, UNTRACKED_MEMORY};
 use super::params::{self, Embedded, Value};
-use super::state::{with_recorder, with_state};
+use super::state::{with_recorder, with_state, Layout};
 use super::textures;
 use super::{key, CUresult, CUstream, Recorded};
 use crate::entry::Forward;
@@ -35,28 +35,29 @@ const CU_LAUNCH_ATTRIBUTE_COOPERATIVE: c_uint = 2;
 const CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION: c_uint = 4;
 
 /// The launch's parameters, decoded.
+#[derive(Clone)]
 pub struct Decoded {
-    pub layout: Vec<(u32, u32)>,
+    pub layout: Layout,
     pub values: Vec<Value>,
     /// Tracked variables of the kernel's program, which it may use by name with no pointer passed.
     pub variables: Vec<Key>,
 }
 
 /// The kernel launch a recorder records for `function` (a key it knows) with these parameters.
-pub fn kernel_command(recorder: &mut Recorder, function: Key, decoded: &Decoded, launch: Launch) -> Result<Command, &'static str> {
+pub fn kernel_command(recorder: &mut Recorder, function: Key, decoded: Decoded, launch: Launch) -> Result<Command, &'static str> {
     let mut params = Vec::with_capacity(decoded.values.len());
     let mut args = Vec::with_capacity(decoded.values.len());
-    for (&(offset, size), value) in decoded.layout.iter().zip(&decoded.values) {
+    for (&(offset, size), value) in decoded.layout.iter().zip(decoded.values) {
         params.push(Param { offset, size, kind: value.kind() });
         args.push(match value {
-            Value::Memory { mem, offset } => Arg::Memory { mem: recorder.mem_id(*mem).ok_or_else(|| untracked(*mem))?, offset: *offset },
-            Value::Bytes(bytes) => Arg::Value(bytes.clone()),
-            Value::Condition(condition) => Arg::Condition(*condition),
-            Value::Texture { handle, .. } => Arg::Texture(recorder.texture_id(*handle).ok_or("a texture or surface object the shim did not see created")?),
+            Value::Memory { mem, offset } => Arg::Memory { mem: recorder.mem_id(mem).ok_or_else(|| untracked(mem))?, offset },
+            Value::Bytes(bytes) => Arg::Value(bytes),
+            Value::Condition(condition) => Arg::Condition(condition),
+            Value::Texture { handle, .. } => Arg::Texture(recorder.texture_id(handle).ok_or("a texture or surface object the shim did not see created")?),
             Value::BytesWithPointers { bytes, pointers } => {
                 let relocated = |pointer: &Embedded| Some(EmbeddedPointer { at: pointer.at, mem: recorder.mem_id(pointer.mem)?, offset: pointer.offset });
                 let pointers = pointers.iter().map(relocated).collect::<Option<Vec<_>>>().ok_or(UNTRACKED_MEMORY)?;
-                Arg::ValueWithPointers { bytes: bytes.clone(), pointers }
+                Arg::ValueWithPointers { bytes, pointers }
             }
         });
     }
@@ -74,9 +75,9 @@ pub fn kernel_accesses(decoded: &Decoded) -> Vec<Access> {
 /// Parameters the kernel declares as pointers that name device memory the shim did not see
 /// allocated: adopted (`memory::adopt`) so that they decode as memory. Only declared pointers
 /// are asked about, so other 8-byte values cost no driver call.
-fn adopt_pointer_parameters(recorder: &mut Recorder, function: Key, arguments: &[Vec<u8>]) {
+fn adopt_pointer_parameters(recorder: &mut Recorder, function: Key, arguments: &[&[u8]]) {
     for (index, bytes) in arguments.iter().enumerate() {
-        let Ok(word) = <[u8; 8]>::try_from(bytes.as_slice()).map(u64::from_ne_bytes) else { continue };
+        let Ok(word) = <[u8; 8]>::try_from(*bytes).map(u64::from_ne_bytes) else { continue };
         let declared_pointer = recorder.param_type(function, index).is_some_and(|declared| declared.ends_with('*'));
         if word != 0 && declared_pointer && recorder.locate(word).is_none() {
             super::memory::adopt(recorder, word);
@@ -113,8 +114,9 @@ unsafe fn launch(
         return Ok(());
     }
     let decoded = unsafe { decode(function, params, extra) }?;
-    let accesses = |_: &mut Recorder| decoded.as_ref().map(kernel_accesses).unwrap_or_default();
-    let build = |recorder: &mut Recorder| match &decoded {
+    let accesses = decoded.as_ref().map(kernel_accesses).unwrap_or_default();
+    let accesses = move |_: &mut Recorder| accesses;
+    let build = move |recorder: &mut Recorder| match decoded {
         Some(decoded) => kernel_command(recorder, key(function), decoded, grid),
         None => Err("the driver did not report the kernel's parameters"),
     };

@@ -23,7 +23,7 @@ fn layout_through(query: ParamInfo, function: *mut c_void) -> Option<Layout> {
         // SAFETY: out-parameters of the right types; the handle came from the driver.
         match unsafe { query(function, index, &mut offset, &mut size) } {
             CUDA_SUCCESS => layout.push((u32::try_from(offset).ok()?, u32::try_from(size).ok()?)),
-            CUDA_ERROR_INVALID_VALUE => return Some(layout),
+            CUDA_ERROR_INVALID_VALUE => return Some(layout.into()),
             _ => return None,
         }
     }
@@ -73,13 +73,14 @@ impl Value {
     }
 
     /// The allocations the parameter points into.
-    pub fn memories(&self) -> Vec<Key> {
-        match self {
-            Value::Memory { mem, .. } => vec![*mem],
-            Value::Bytes(_) | Value::Condition(_) => Vec::new(),
-            Value::Texture { resource, .. } => resource.iter().copied().collect(),
-            Value::BytesWithPointers { pointers, .. } => pointers.iter().map(|pointer| pointer.mem).collect(),
-        }
+    pub fn memories(&self) -> impl Iterator<Item = Key> + '_ {
+        let (single, pointers) = match self {
+            Value::Memory { mem, .. } => (Some(*mem), &[][..]),
+            Value::Bytes(_) | Value::Condition(_) => (None, &[][..]),
+            Value::Texture { resource, .. } => (*resource, &[][..]),
+            Value::BytesWithPointers { pointers, .. } => (None, pointers.as_slice()),
+        };
+        single.into_iter().chain(pointers.iter().map(|pointer| pointer.mem))
     }
 }
 
@@ -88,17 +89,18 @@ impl Value {
 /// or surface object becomes that; a larger one keeps its bytes with the tracked addresses
 /// found at its 8-byte-aligned offsets (parameters start aligned to their own alignment, so a
 /// pointer member sits at a multiple of 8).
-pub fn decode(arguments: &[Vec<u8>], locate: impl Fn(u64) -> Option<(Key, u64)>, texture: impl Fn(usize, u64) -> Option<Value>) -> Vec<Value> {
+pub fn decode(arguments: &[impl AsRef<[u8]>], locate: impl Fn(u64) -> Option<(Key, u64)>, texture: impl Fn(usize, u64) -> Option<Value>) -> Vec<Value> {
     let tracked = |word: u64| if word == 0 { None } else { locate(word) };
     arguments
         .iter()
+        .map(AsRef::as_ref)
         .enumerate()
-        .map(|(index, bytes)| match <[u8; 8]>::try_from(bytes.as_slice()) {
+        .map(|(index, bytes)| match <[u8; 8]>::try_from(bytes) {
             Ok(word) => {
                 let word = u64::from_ne_bytes(word);
                 match tracked(word) {
                     Some((mem, offset)) => Value::Memory { mem, offset },
-                    None => texture(index, word).unwrap_or_else(|| Value::Bytes(bytes.clone())),
+                    None => texture(index, word).unwrap_or_else(|| Value::Bytes(bytes.to_vec())),
                 }
             }
             Err(_) => {
@@ -106,8 +108,8 @@ pub fn decode(arguments: &[Vec<u8>], locate: impl Fn(u64) -> Option<(Key, u64)>,
                 let pointers: Vec<Embedded> =
                     words.filter_map(|(index, word)| tracked(word).map(|(mem, offset)| Embedded { at: index as u32 * 8, mem, offset })).collect();
                 match pointers.is_empty() {
-                    true => Value::Bytes(bytes.clone()),
-                    false => Value::BytesWithPointers { bytes: bytes.clone(), pointers },
+                    true => Value::Bytes(bytes.to_vec()),
+                    false => Value::BytesWithPointers { bytes: bytes.to_vec(), pointers },
                 }
             }
         })
@@ -123,8 +125,9 @@ const END: usize = 0;
 /// `extra` names one packed buffer. `None` when neither holds them all.
 ///
 /// # Safety
-/// The arguments of a launch the driver accepted, with `layout` the kernel's.
-pub unsafe fn arguments(layout: &Layout, params: *mut *mut c_void, extra: *mut *mut c_void) -> Option<Vec<Vec<u8>>> {
+/// The arguments of a launch the driver accepted, with `layout` the kernel's; the bytes are
+/// the program's, valid while its call lasts (`'a`).
+pub unsafe fn arguments<'a>(layout: &[(u32, u32)], params: *mut *mut c_void, extra: *mut *mut c_void) -> Option<Vec<&'a [u8]>> {
     if layout.is_empty() {
         return Some(Vec::new());
     }
@@ -132,7 +135,7 @@ pub unsafe fn arguments(layout: &Layout, params: *mut *mut c_void, extra: *mut *
         let read = |(index, &(_, size)): (usize, &(u32, u32))| {
             // SAFETY: the driver read `size` bytes at each parameter's pointer.
             let pointer = unsafe { *params.add(index) };
-            (!pointer.is_null()).then(|| unsafe { std::slice::from_raw_parts(pointer.cast::<u8>(), size as usize) }.to_vec())
+            (!pointer.is_null()).then(|| unsafe { std::slice::from_raw_parts(pointer.cast::<u8>(), size as usize) })
         };
         return layout.iter().enumerate().map(read).collect();
     }
@@ -153,5 +156,5 @@ pub unsafe fn arguments(layout: &Layout, params: *mut *mut c_void, extra: *mut *
     }
     // SAFETY: the driver read `length` bytes of the packed buffer.
     let packed = unsafe { std::slice::from_raw_parts(buffer, length) };
-    layout.iter().map(|&(offset, size)| packed.get(offset as usize..(offset + size) as usize).map(<[u8]>::to_vec)).collect()
+    layout.iter().map(|&(offset, size)| packed.get(offset as usize..(offset + size) as usize)).collect()
 }

@@ -11,8 +11,9 @@ use crate::fast_hash::{HashMap, HashSet};
 use std::sync::{Mutex, PoisonError};
 use trace_format::Api;
 
-/// A kernel's parameters: (offset, size) of each in the packed parameter buffer.
-pub type Layout = Vec<(u32, u32)>;
+/// A kernel's parameters: (offset, size) of each in the packed parameter buffer (shared:
+/// each launch takes it).
+pub type Layout = std::sync::Arc<[(u32, u32)]>;
 
 #[derive(Default)]
 pub struct State {

@@ -9,6 +9,7 @@ use super::memory::allocation;
 use super::params::{self, Value};
 use super::procaddress::{hook_for, variant_of};
 use super::rect::fill_2d_command;
+use super::state::Layout;
 use super::streams::{describe, per_thread_key, stream_key, LEGACY};
 use crate::config::{Capture, Verify};
 use crate::interpose::Hook;
@@ -85,8 +86,8 @@ pub(super) fn recorder(sink: &CollectingSink) -> Recorder {
 }
 
 /// A launch of `FUNCTION(int *data, int n)` as the program packs it: a pointer and an int.
-pub(super) fn launch_arguments(pointer: u64, n: i32) -> (Vec<(u32, u32)>, Vec<Vec<u8>>) {
-    (vec![(0, 8), (8, 4)], vec![pointer.to_ne_bytes().to_vec(), n.to_ne_bytes().to_vec()])
+pub(super) fn launch_arguments(pointer: u64, n: i32) -> (Layout, Vec<Vec<u8>>) {
+    (vec![(0, 8), (8, 4)].into(), vec![pointer.to_ne_bytes().to_vec(), n.to_ne_bytes().to_vec()])
 }
 
 fn decoded(recorder: &Recorder, pointer: u64, n: i32) -> Decoded {
@@ -99,7 +100,7 @@ pub(super) const GRID: Launch = Launch::Grid { grid: [4, 1, 1], block: [64, 1, 1
 
 /// Submits a command to `queue` as `commands::enqueue` does once the real call succeeded.
 pub(super) fn submit(recorder: &mut Recorder, device: &FakeDeviceMemory, queue: Key, accesses: &[Access], build: impl FnOnce(&mut Recorder) -> Command) {
-    let prepared = recorder.prepare(accesses, device);
+    let prepared = recorder.prepare(accesses.to_vec(), device);
     let submission = Submission { call: "test", queue: Some(queue), order: Order::Command, waits: &[], signals: None, received: None, host_ordered: false };
     recorder.submit(prepared, submission, build);
 }
@@ -115,7 +116,7 @@ fn parameters_decode_with_pointers_relocated_into_their_allocation() {
     let decoded = decoded(&recorder, X + 16, 5);
     assert_eq!(decoded.values, vec![Value::Memory { mem: X, offset: 16 }, Value::Bytes(5i32.to_ne_bytes().to_vec())]);
     assert_eq!(kernel_accesses(&decoded), vec![write(X)]);
-    let Command::Kernel(launch) = kernel_command(&mut recorder, FUNCTION, &decoded, GRID).unwrap() else { panic!("not a kernel") };
+    let Command::Kernel(launch) = kernel_command(&mut recorder, FUNCTION, decoded, GRID).unwrap() else { panic!("not a kernel") };
     assert_eq!(launch.args, vec![Arg::Memory { mem: trace_format::MemId(0), offset: 16 }, Arg::Value(5i32.to_ne_bytes().to_vec())]);
     let kernel = sink.0.lock().unwrap().0.iter().find_map(|record| match record { Record::Kernel(kernel) => Some(kernel.clone()), _ => None });
     let kernel = kernel.expect("the kernel's record is written");
@@ -135,11 +136,11 @@ fn addresses_inside_a_structure_passed_by_value_are_relocated_too() {
     // their pointers: an unrelated word, two tracked addresses, a tail shorter than a word.
     let structure = [7u64.to_ne_bytes().as_slice(), &(Y + 8).to_ne_bytes(), &X.to_ne_bytes(), &3i32.to_ne_bytes()].concat();
     let values = params::decode(std::slice::from_ref(&structure), |a| recorder.locate(a), |_, _| None);
-    let decoded = Decoded { layout: vec![(0, structure.len() as u32)], values, variables: Vec::new() };
+    let decoded = Decoded { layout: vec![(0, structure.len() as u32)].into(), values, variables: Vec::new() };
     let embedded = vec![params::Embedded { at: 8, mem: Y, offset: 8 }, params::Embedded { at: 16, mem: X, offset: 0 }];
     assert_eq!(decoded.values, vec![Value::BytesWithPointers { bytes: structure.clone(), pointers: embedded }]);
     assert_eq!(kernel_accesses(&decoded), vec![write(Y), write(X)]);
-    let Command::Kernel(launch) = kernel_command(&mut recorder, FUNCTION, &decoded, GRID).unwrap() else { panic!("not a kernel") };
+    let Command::Kernel(launch) = kernel_command(&mut recorder, FUNCTION, decoded, GRID).unwrap() else { panic!("not a kernel") };
     let (x, y) = (recorder.mem_id(X).unwrap(), recorder.mem_id(Y).unwrap());
     let pointers = vec![EmbeddedPointer { at: 8, mem: y, offset: 8 }, EmbeddedPointer { at: 16, mem: x, offset: 0 }];
     assert_eq!(launch.args, vec![Arg::ValueWithPointers { bytes: structure, pointers }]);
@@ -169,6 +170,7 @@ fn arguments_are_read_from_parameter_pointers_and_from_a_packed_buffer() {
     let (mut a, mut b, mut c) = (X, 42i32, 9u64);
     let mut pointers: Vec<*mut c_void> = vec![(&raw mut a).cast(), (&raw mut b).cast(), (&raw mut c).cast()];
     let expected = vec![X.to_ne_bytes().to_vec(), 42i32.to_ne_bytes().to_vec(), 9u64.to_ne_bytes().to_vec()];
+    let expected: Vec<&[u8]> = expected.iter().map(Vec::as_slice).collect();
     let read = unsafe { params::arguments(&layout, pointers.as_mut_ptr(), std::ptr::null_mut()) };
     assert_eq!(read.as_ref(), Some(&expected));
 
@@ -195,7 +197,7 @@ fn edges_follow_the_default_stream_rules_and_event_joins() {
     submit(&mut recorder, &device, BLOCKING, &[write(X)], |r| fill_command(r, X, &7u32.to_ne_bytes(), 64).unwrap());
     // n1: a kernel on the legacy stream waits for the blocking stream.
     let launch = decoded(&recorder, X, 64);
-    submit(&mut recorder, &device, LEGACY, &kernel_accesses(&launch), |r| kernel_command(r, FUNCTION, &launch, GRID).unwrap());
+    submit(&mut recorder, &device, LEGACY, &kernel_accesses(&launch), |r| kernel_command(r, FUNCTION, launch.clone(), GRID).unwrap());
     // n2: a copy X -> Y on the non-blocking stream waits for nothing; an event marks it.
     submit(&mut recorder, &device, NON_BLOCKING, &[Access { mem: X, write: false, overwrites: false }, write(Y)], |r| {
         copy_command(r, End::Device(X), End::Device(Y), SIZE as usize).unwrap()
@@ -208,7 +210,7 @@ fn edges_follow_the_default_stream_rules_and_event_joins() {
     // n4: the non-blocking stream ignores the legacy stream.
     submit(&mut recorder, &device, NON_BLOCKING, &[write(Y)], |r| fill_command(r, Y, &[0xff], 8).unwrap());
     // n5: the legacy stream waits for the blocking stream's newest work, not the non-blocking one.
-    submit(&mut recorder, &device, LEGACY, &kernel_accesses(&launch), |r| kernel_command(r, FUNCTION, &launch, GRID).unwrap());
+    submit(&mut recorder, &device, LEGACY, &kernel_accesses(&launch), |r| kernel_command(r, FUNCTION, launch.clone(), GRID).unwrap());
     // A per-thread default stream is blocking: it waits for the legacy stream.
     let per_thread = per_thread_key(77);
     recorder.queue_created(per_thread, describe(per_thread, 0, 0, CONTEXT, Some(DEVICE)));

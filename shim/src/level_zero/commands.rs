@@ -85,7 +85,7 @@ fn append(
             if let Some(region) = described.host_source.take() {
                 take_host_source(recorder, described.command.as_mut(), region);
             }
-            recorder.prepare(&described.accesses, &DeviceAccess::new(state))
+            recorder.prepare(described.accesses.clone(), &DeviceAccess::new(state))
         });
         (described, prepared)
     })?;
@@ -121,7 +121,7 @@ fn append(
                         queue: None,
                         segment: SegmentId(0),
                         command,
-                        call: append.call.to_string(),
+                        call: append.call.into(),
                     };
                     let appended = Appended {
                         order: append.order,

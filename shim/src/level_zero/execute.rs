@@ -27,7 +27,7 @@ fn execution(state: &State, recorder: &mut Recorder, list: Key) -> Option<(Prepa
             region,
         );
     }
-    let prepared = recorder.prepare(&recorded.accesses.concat(), &DeviceAccess::new(state));
+    let prepared = recorder.prepare(recorded.accesses.concat(), &DeviceAccess::new(state));
     let work = Work {
         call: CALL,
         command: Command::Subgraph(graph),

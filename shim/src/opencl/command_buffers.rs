@@ -130,7 +130,7 @@ fn push_node(
         recorder.partial(call, reason);
         Command::Barrier
     });
-    let node = Node { queue: None, segment: SegmentId(0), command, call: call.to_string() };
+    let node = Node { queue: None, segment: SegmentId(0), command, call: call.into() };
     match state.command_buffers.get_mut(&key(buffer)) {
         Some(buffer) => Some(buffer.add(node, waits, signals, accesses)),
         None => {

@@ -79,7 +79,7 @@ pub struct HostRegion {
 #[derive(Clone, Debug)]
 pub struct Submission<'a> {
     /// The API call, for people (`Node::call`).
-    pub call: &'a str,
+    pub call: &'static str,
     /// `None` for commands outside any queue.
     pub queue: Option<Key>,
     pub order: Order,
@@ -117,6 +117,10 @@ impl Prepared {
     }
 }
 
+/// The most nodes and edges whose room `Recorder::closing` keeps after a window (a large
+/// window's would stay allocated).
+const KEPT_CAPACITY: usize = 16 * 1024;
+
 /// Ids handed out so far, per kind (records are numbered in write order).
 #[derive(Default)]
 struct Counts {
@@ -142,7 +146,7 @@ pub struct Recorder {
     objects: Objects,
     memory: MemoryTable,
     /// User events created and not yet set, with the call that created them.
-    unset_user_events: HashMap<Key, String>,
+    unset_user_events: HashMap<Key, &'static str>,
     pending: Pending,
     /// Commands outside the capture since the last host synchronization (they count a window).
     uncaptured_work: bool,
@@ -156,6 +160,9 @@ pub struct Recorder {
     orphaned_initials: HashMap<(Key, u64), MemState>,
     counts: Counts,
     partial_reported: HashSet<(String, String)>,
+    /// A window's nodes and edges while it is written, kept for their capacity.
+    closing: Vec<PendingNode>,
+    closing_edges: Vec<Edge>,
 }
 
 impl Recorder {
@@ -179,6 +186,8 @@ impl Recorder {
             orphaned_initials: HashMap::default(),
             counts: Counts::default(),
             partial_reported: HashSet::default(),
+            closing: Vec::new(),
+            closing_edges: Vec::new(),
         }
     }
 
@@ -199,13 +208,13 @@ impl Recorder {
 
     /// Before the real call of a command using `accesses`: reads the contents of memory the
     /// capture has not used yet (and of host-writable memory the host may have changed since).
-    pub fn prepare(&mut self, accesses: &[Access], access: &dyn MemoryAccess) -> Prepared {
+    pub fn prepare(&mut self, accesses: Vec<Access>, access: &dyn MemoryAccess) -> Prepared {
         let capture = self.capturing();
         if capture && std::mem::take(&mut self.undrained_work) && self.unset_user_events.is_empty() {
             access.drain();
         }
         if capture {
-            for use_ in accesses {
+            for use_ in &accesses {
                 let Some(root) = self.memory.get(use_.mem).map(|entry| entry.root) else { continue };
                 let Some(entry) = self.memory.get(root) else { continue };
                 let state = &entry.capture;
@@ -218,7 +227,7 @@ impl Recorder {
                 self.initial_contents(root, contents, overwritten);
             }
         }
-        Prepared { capture, accesses: accesses.to_vec() }
+        Prepared { capture, accesses }
     }
 
     /// After the real call succeeded: records the command. `build` makes what it does, and is
@@ -246,7 +255,7 @@ impl Recorder {
         };
         let mut preds = preds;
         self.memory_order(submission.queue, &uses, &mut preds);
-        let node = Node { queue: queue_id, segment: SegmentId(0), command, call: submission.call.to_string() };
+        let node = Node { queue: queue_id, segment: SegmentId(0), command, call: submission.call.into() };
         let users: Vec<(Key, bool)> = match submission.host_ordered {
             true => uses.iter().map(|use_| (use_.root, use_.write)).collect(),
             false => Vec::new(),
@@ -284,8 +293,8 @@ impl Recorder {
 
     /// A user event (signalled by the host) was created; commands waiting for it wait for a
     /// host task.
-    pub fn user_event_created(&mut self, event: Key, call: &str) {
-        self.unset_user_events.insert(event, call.to_string());
+    pub fn user_event_created(&mut self, event: Key, call: &'static str) {
+        self.unset_user_events.insert(event, call);
         self.pending.forget_event(event);
     }
 
@@ -296,7 +305,7 @@ impl Recorder {
 
     /// Host code runs when `event` completes (`clSetEventCallback`, a host function): a host
     /// task node after the event's nodes.
-    pub fn host_callback(&mut self, event: Key, call: &str) {
+    pub fn host_callback(&mut self, event: Key, call: &'static str) {
         let waited = self.resolve_waits(&[event]);
         if self.capturing() && !waited.is_empty() {
             let preds = waited.into_iter().map(|from| (from, EdgeKind::Event)).collect();
@@ -449,44 +458,53 @@ impl Recorder {
 
     /// Writes the pending nodes `closed` (in submission order) as the segment of window `ordinal`.
     fn write_window(&mut self, closed: &[PendingId], ordinal: u64, call: &str, access: &dyn MemoryAccess) {
-        let mut nodes = self.pending.remove(closed);
+        let mut nodes = std::mem::take(&mut self.closing);
+        self.pending.remove_into(closed, &mut nodes);
         let segment = SegmentId(self.counts.segments);
         self.counts.segments += 1;
-        self.sink.record(Record::SegmentBegin { ordinal });
         let first = self.counts.nodes;
         let node_id = |pending: PendingId| closed.binary_search(&pending).ok().map(|index| NodeId(first + index as u32));
-        let mut initial: Vec<MemState> = Vec::new();
         let mut written: Vec<Key> = Vec::new();
-        let mut graph: Vec<Record> = Vec::with_capacity(nodes.len());
-        let mut edges: Vec<Record> = Vec::new();
         let mut later_writes = overwritten::LaterWrites::default();
         for pending in nodes.iter_mut().rev() {
             if pending.received.is_some_and(|region| later_writes.covers_then_add(region)) {
                 pending.received = None;
             }
         }
-        for (index, mut pending) in nodes.into_iter().enumerate() {
+        let mut edges = std::mem::take(&mut self.closing_edges);
+        // The whole segment goes to the sink at once (one hand-over to the writer thread): its
+        // initial states first, then the nodes, then the edges.
+        let mut records = self.sink.records_buffer();
+        records.push(Record::SegmentBegin { ordinal });
+        for (index, pending) in nodes.iter().enumerate() {
             let to = NodeId(first + index as u32);
-            edges.extend(pending.preds.iter().filter_map(|&(from, kind)| node_id(from).map(|from| Record::Edge(Edge { from, to, kind }))));
+            edges.extend(pending.preds.iter().filter_map(|&(from, kind)| node_id(from).map(|from| Edge { from, to, kind })));
             for use_ in &pending.uses {
-                initial.extend(self.use_closed(*use_));
+                records.extend(self.use_closed(*use_).map(|state| Record::InitialState { segment, state }));
                 if use_.write {
                     written.push(use_.root);
                 }
             }
+        }
+        records.reserve(nodes.len() + edges.len() + 1);
+        self.counts.nodes += nodes.len() as u32;
+        for mut pending in nodes.drain(..) {
             if let Some(region) = pending.received.take() {
                 let data = self.host_bytes(region);
                 set_received(&mut pending.node, data);
             }
             pending.node.segment = segment;
             set_segment(&mut pending.node.command, segment);
-            graph.push(Record::Node(pending.node));
+            records.push(Record::Node(pending.node));
         }
-        self.counts.nodes += graph.len() as u32;
-        let states = initial.into_iter().map(|state| Record::InitialState { segment, state });
-        self.sink.records(states.chain(graph).chain(edges).collect());
+        records.extend(edges.drain(..).map(Record::Edge));
+        nodes.shrink_to(KEPT_CAPACITY);
+        edges.shrink_to(KEPT_CAPACITY);
+        self.closing = nodes;
+        self.closing_edges = edges;
         let expected = if self.verify.reads_window(segment.0) { self.window_contents(written, call, access) } else { Vec::new() };
-        self.sink.record(Record::SegmentEnd { segment, ended_by: call.to_string(), expected });
+        records.push(Record::SegmentEnd { segment, ended_by: call.to_string(), expected });
+        self.sink.records(records);
         self.last_segment = Some(segment);
         self.sink.flush();
     }
@@ -616,16 +634,16 @@ impl Recorder {
                 nodes.extend(known);
                 continue;
             }
-            let Some(call) = self.unset_user_events.get(&event).cloned() else { continue };
+            let Some(&call) = self.unset_user_events.get(&event) else { continue };
             if self.capturing() {
-                nodes.push(self.add_host_task(HostTaskKind::UserEvent, &call, Vec::new(), Some(event)));
+                nodes.push(self.add_host_task(HostTaskKind::UserEvent, call, Vec::new(), Some(event)));
             }
         }
         nodes
     }
 
-    fn add_host_task(&mut self, kind: HostTaskKind, call: &str, preds: Vec<(PendingId, EdgeKind)>, user_event: Option<Key>) -> PendingId {
-        let node = Node { queue: None, segment: SegmentId(0), command: Command::HostTask(kind), call: call.to_string() };
+    fn add_host_task(&mut self, kind: HostTaskKind, call: &'static str, preds: Vec<(PendingId, EdgeKind)>, user_event: Option<Key>) -> PendingId {
+        let node = Node { queue: None, segment: SegmentId(0), command: Command::HostTask(kind), call: call.into() };
         self.pending.add(PendingNode { node, queue: None, preds, received: None, uses: Vec::new(), user_event })
     }
 

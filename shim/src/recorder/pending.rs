@@ -106,7 +106,12 @@ pub(super) struct Pending {
     receiving: BTreeMap<usize, Vec<PendingId>>,
     /// Host tasks outside any queue that run when their predecessors complete (callbacks).
     callbacks: Vec<PendingId>,
+    /// `closure`'s sets of nodes seen and blocked, empty between calls.
+    scratch: (HashSet<PendingId>, HashSet<PendingId>),
 }
+
+/// The most nodes `Pending::scratch` keeps room for after a large window.
+const SCRATCH_CAPACITY: usize = 16 * 1024;
 
 impl Pending {
     pub fn is_empty(&self) -> bool {
@@ -267,7 +272,7 @@ impl Pending {
     /// in submission order; `in_order` says whether each queue is in order. Nodes blocked by a
     /// user event not set yet (`unset` says which) cannot have finished and stay pending, with
     /// what depends on them.
-    pub fn closure(&self, scope: SyncScope<'_>, in_order: impl Fn(Key) -> bool, unset: &dyn Fn(Key) -> bool) -> Vec<PendingId> {
+    pub fn closure(&mut self, scope: SyncScope<'_>, in_order: impl Fn(Key) -> bool, unset: &dyn Fn(Key) -> bool) -> Vec<PendingId> {
         let frontier: Vec<PendingId> = match scope {
             SyncScope::Everything => self.nodes.keys().copied().collect(),
             SyncScope::Queues(queues) => queues
@@ -278,7 +283,8 @@ impl Pending {
             SyncScope::LastCommandOf(queue) => self.queues.get(&queue).and_then(|track| track.tail).into_iter().collect(),
             SyncScope::Events(events) => events.iter().flat_map(|&event| self.event_nodes(event)).collect(),
         };
-        let mut seen: HashSet<PendingId> = HashSet::default();
+        // Scratch sets kept between windows: growing them afresh each time is most of a window's cost.
+        let (mut seen, mut blocked) = std::mem::take(&mut self.scratch);
         let mut stack: Vec<PendingId> = frontier.into_iter().filter(|id| self.nodes.contains_key(id)).collect();
         while let Some(id) = stack.pop() {
             if !seen.insert(id) {
@@ -295,9 +301,8 @@ impl Pending {
                 seen.insert(*id);
             }
         }
-        let mut ids: Vec<PendingId> = seen.into_iter().collect();
+        let mut ids: Vec<PendingId> = seen.drain().collect();
         ids.sort_unstable();
-        let mut blocked: HashSet<PendingId> = HashSet::default();
         ids.retain(|id| {
             let node = &self.nodes[id];
             let is_blocked = node.user_event.is_some_and(unset)
@@ -307,22 +312,25 @@ impl Pending {
             }
             !is_blocked
         });
+        blocked.clear();
+        seen.shrink_to(SCRATCH_CAPACITY);
+        blocked.shrink_to(SCRATCH_CAPACITY);
+        self.scratch = (seen, blocked);
         ids
     }
 
-    /// Takes the nodes `ids` (a closure, in order) out of the pending graph.
-    pub fn remove(&mut self, ids: &[PendingId]) -> Vec<PendingNode> {
-        let removed: Vec<PendingNode> = ids.iter().filter_map(|id| self.nodes.remove(id)).collect();
-        for node in &removed {
+    /// Takes the nodes `ids` (a closure, in order) out of the pending graph, onto `removed`.
+    pub fn remove_into(&mut self, ids: &[PendingId], removed: &mut Vec<PendingNode>) {
+        for node in ids.iter().filter_map(|id| self.nodes.remove(id)) {
             if let Some(event) = node.user_event {
                 self.user_event_nodes.remove(&event);
             }
             if let Some(track) = node.queue.and_then(|queue| self.queues.get_mut(&queue)) {
                 track.pending -= 1;
             }
+            removed.push(node);
         }
         self.prune();
-        removed
     }
 
     /// Forgets everything pending (work never waited for, at exit).

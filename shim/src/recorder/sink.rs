@@ -8,6 +8,11 @@ pub trait Sink: Send {
     fn record(&mut self, record: Record);
     /// Many records at once, in order (a window's graph).
     fn records(&mut self, records: Vec<Record>);
+    /// An empty vector to fill for `records`: one the sink handed back where it can, whose
+    /// capacity spares each window allocating (and faulting in) its records afresh.
+    fn records_buffer(&mut self) -> Vec<Record> {
+        Vec::new()
+    }
     /// Contents of a blob; records sent later refer to it by the id returned, which the sink
     /// may only resolve to the content hash (`BlobId::of`) on its own thread.
     fn blob(&mut self, bytes: Vec<u8>) -> BlobId;

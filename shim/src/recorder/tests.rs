@@ -104,7 +104,7 @@ impl Harness {
     /// Submits a command to `queue` using `mems` (read and written).
     fn command(&mut self, queue: Key, order: Order, waits: &[Key], signals: Option<Key>, mems: &[Key]) {
         let accesses: Vec<Access> = mems.iter().map(|&mem| Access { mem, write: true, overwrites: false }).collect();
-        let prepared = self.rec.prepare(&accesses, &self.device);
+        let prepared = self.rec.prepare(accesses, &self.device);
         let submission =
             Submission { call: "enqueue", queue: Some(queue), order, waits, signals, received: None, host_ordered: false };
         let mems = mems.to_vec();
@@ -442,7 +442,7 @@ fn memory_states_initial_at_first_use_and_final_when_written() {
     // Reads 0xb, writes the sub-buffer (whose contents live in 0xa).
     let accesses = [Access { mem: 0xb, write: false, overwrites: false }, Access { mem: 0xa1, write: true, overwrites: false }];
     assert!(h.rec.capturing());
-    let prepared = h.rec.prepare(&accesses, &h.device);
+    let prepared = h.rec.prepare(accesses.to_vec(), &h.device);
     let submission = Submission { call: "clEnqueueCopyBuffer", queue: Some(1), order: Order::Command, waits: &[], signals: None, received: None, host_ordered: false };
     h.rec.submit(prepared, submission, |rec| {
         let (src, dst) = (rec.mem_id(0xb).unwrap(), rec.mem_id(0xa1).unwrap());
@@ -499,7 +499,7 @@ fn data_the_program_receives_is_kept_when_the_window_ends() {
     h.buffer(0xa, 4, 7);
     let host = vec![0u8; 4];
     let region = HostRegion { address: host.as_ptr() as usize, len: host.len() };
-    let prepared = h.rec.prepare(&[Access { mem: 0xa, write: false, overwrites: false }], &h.device);
+    let prepared = h.rec.prepare(vec![Access { mem: 0xa, write: false, overwrites: false }], &h.device);
     let submission = Submission { call: "clEnqueueReadBuffer", queue: Some(1), order: Order::Command, waits: &[], signals: None, received: Some(region), host_ordered: false };
     h.rec.submit(prepared, submission, |rec| {
         let mem = rec.mem_id(0xa).unwrap();
@@ -523,7 +523,7 @@ fn data_a_later_copy_of_the_window_overwrote_is_not_kept() {
     let host = vec![0u8; 8];
     let read = |h: &mut Harness, offset: usize, len: usize| {
         let region = HostRegion { address: host.as_ptr() as usize + offset, len };
-        let prepared = h.rec.prepare(&[Access { mem: 0xa, write: false, overwrites: false }], &h.device);
+        let prepared = h.rec.prepare(vec![Access { mem: 0xa, write: false, overwrites: false }], &h.device);
         let submission = Submission { call: "clEnqueueReadBuffer", queue: Some(1), order: Order::Command, waits: &[], signals: None, received: Some(region), host_ordered: false };
         h.rec.submit(prepared, submission, |rec| {
             let mem = rec.mem_id(0xa).unwrap();
@@ -558,7 +558,7 @@ fn fills_partial_marks_and_a_window_never_waited_for() {
     let mut h = Harness::new(Capture::All);
     h.queue(1, true);
     h.buffer(0xa, 8, 0);
-    let prepared = h.rec.prepare(&[Access { mem: 0xa, write: true, overwrites: false }], &h.device);
+    let prepared = h.rec.prepare(vec![Access { mem: 0xa, write: true, overwrites: false }], &h.device);
     let submission = Submission { call: "clEnqueueFillBuffer", queue: Some(1), order: Order::Command, waits: &[], signals: None, received: None, host_ordered: false };
     h.rec.submit(prepared, submission, |rec| {
         let mem = rec.mem_id(0xa).unwrap();

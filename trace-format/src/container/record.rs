@@ -86,7 +86,7 @@ mod tests {
     #[test]
     fn the_kind_of_every_record_is_its_first_byte() {
         let state = MemState { mem: MemId(0), blob: BlobId(1) };
-        let node = Node { queue: None, segment: SegmentId(0), command: Command::Barrier, call: String::new() };
+        let node = Node { queue: None, segment: SegmentId(0), command: Command::Barrier, call: "".into() };
         let kernel = Kernel { program: ProgramId(0), name: String::new(), params: Vec::new() };
         let queue = Queue { in_order: true, device: None, flags: 0, priority: 0, label: String::new() };
         let memory = Memory { kind: MemKind::Buffer, size: 1, address: 0, flags: 0, device: None };

@@ -145,7 +145,7 @@ fn command() -> impl Strategy<Value = Command> {
 
 fn node_with(command: impl Strategy<Value = Command>) -> impl Strategy<Value = Node> {
     (option::of(any::<u32>().prop_map(QueueId)), any::<u32>(), command, text())
-        .prop_map(|(queue, s, command, call)| Node { queue, segment: SegmentId(s), command, call })
+        .prop_map(|(queue, s, command, call)| Node { queue, segment: SegmentId(s), command, call: call.into() })
 }
 
 fn mem_state() -> impl Strategy<Value = MemState> {

@@ -8,32 +8,34 @@ use crate::opencl::{key, succeeded, Recorded};
 use crate::recorder::{Access, Key, Recorder};
 use libc::size_t;
 use opencl_sys::*;
+use std::borrow::Cow;
 use trace_format::{Arg, Command, KernelLaunch, Launch, Param, ParamKind};
 
 /// A kernel argument as the trace binds it.
-enum Decoded {
+enum Decoded<'a> {
     Memory(Key, u64),
     Null,
     Local(u64),
-    Value(Vec<u8>),
+    /// Bytes passed by value, borrowed from the argument where it holds them.
+    Value(Cow<'a, [u8]>),
     /// A sampler.
     Texture(Key),
 }
 
-fn decode(state: &State, recorder: &Recorder, value: &ArgValue) -> Decoded {
+fn decode<'a>(state: &State, recorder: &Recorder, value: &'a ArgValue) -> Decoded<'a> {
     match value {
         ArgValue::Local(size) => Decoded::Local(*size),
         ArgValue::Svm(0) | ArgValue::NullMemory => Decoded::Null,
         ArgValue::Svm(pointer) => match recorder.locate(*pointer) {
             Some((mem, offset)) => Decoded::Memory(mem, offset),
-            None => Decoded::Value(pointer.to_ne_bytes().to_vec()),
+            None => Decoded::Value(Cow::Owned(pointer.to_ne_bytes().to_vec())),
         },
         ArgValue::Bytes(bytes) => {
             let handle = <[u8; 8]>::try_from(bytes.as_slice()).map(u64::from_ne_bytes);
             match handle {
                 Ok(handle) if state.memories.objects.get(&handle).is_some_and(|object| !object.svm) => Decoded::Memory(handle, 0),
                 Ok(handle) if recorder.texture(handle).is_some() => Decoded::Texture(handle),
-                _ => Decoded::Value(bytes.clone()),
+                _ => Decoded::Value(Cow::Borrowed(bytes)),
             }
         }
     }
@@ -82,7 +84,7 @@ pub(in crate::opencl) fn launch_command(
             }
             Decoded::Null => (ParamKind::Memory, size_of::<cl_mem>(), Arg::NullMemory),
             Decoded::Local(size) => (ParamKind::Local, size as usize, Arg::Local(size)),
-            Decoded::Value(bytes) => (ParamKind::Value, bytes.len(), Arg::Value(bytes)),
+            Decoded::Value(bytes) => (ParamKind::Value, bytes.len(), Arg::Value(bytes.into_owned())),
             Decoded::Texture(sampler) => {
                 let texture = recorder.texture_id(sampler).ok_or("it names a sampler the shim did not see created")?;
                 (ParamKind::Handle, size_of::<cl_sampler>(), Arg::Texture(texture))

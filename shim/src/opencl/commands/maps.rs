@@ -51,8 +51,8 @@ unsafe fn unmap_region(forward: &mut Forward<'_, cl_int>, enqueued: Enqueued, ma
         recorder.capture_received(mapped as usize, 1);
         let written = (mapping.write && recorder.capturing())
             .then(|| recorder.blob(unsafe { host_bytes(mapped, mapping.size as usize) }));
-        let accesses = [Access { mem: mapping.mem, write: mapping.write, overwrites: false }];
-        Some((mapping, written, recorder.prepare(&accesses, &DeviceAccess::new(&state.memories))))
+        let accesses = vec![Access { mem: mapping.mem, write: mapping.write, overwrites: false }];
+        Some((mapping, written, recorder.prepare(accesses, &DeviceAccess::new(&state.memories))))
     })?;
     let Some((mapping, written, prepared)) = taken else {
         forward.call();

@@ -60,7 +60,7 @@ pub(super) fn prepare(accesses: impl FnOnce(&State, &Recorder) -> Vec<Access>) -
     with_recorder(|state, recorder| {
         // Outside the capture range nothing is snapshotted: the accesses are not needed.
         let accesses = if recorder.capturing() { accesses(state, recorder) } else { Vec::new() };
-        recorder.prepare(&accesses, &DeviceAccess::new(&state.memories))
+        recorder.prepare(accesses, &DeviceAccess::new(&state.memories))
     })
 }
 
