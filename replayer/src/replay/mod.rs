@@ -221,6 +221,8 @@ impl<'r> Replayer<'r> {
                         break 'iterations;
                     }
                     (Err(error), _) => return Err(error),
+                    // Counted once, in the run that compares.
+                    (Ok(()), Some(_)) if !last => {}
                     (Ok(()), Some(fault)) => {
                         if let Some(checker) = checker.as_mut() {
                             checker.comparison.compared += 1;
