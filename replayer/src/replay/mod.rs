@@ -211,24 +211,22 @@ impl<'r> Replayer<'r> {
                     Mode::Graph => self.run_graph(&graph, placement.family, patches, &mut counters),
                     Mode::Eager => self.run_eager(&graph, placement.family),
                 };
-                match (ran.and_then(|()| Ok(self.backend.finish()?)), recorded_fault) {
-                    (Ok(()), None) => {}
-                    (Err(error), Some(fault)) if error.to_string().contains(&fault.error) => {
+                match judge(ran.and_then(|()| Ok(self.backend.finish()?)), recorded_fault, last) {
+                    Judged::AsRecorded => {}
+                    Judged::EndedAsRecorded(fault) => {
                         if let Some(checker) = checker.as_mut() {
                             checker.comparison.compared += 1;
                         }
                         ended_as_recorded = Some(fault);
                         break 'iterations;
                     }
-                    (Err(error), _) => return Err(error),
-                    // Counted once, in the run that compares.
-                    (Ok(()), Some(_)) if !last => {}
-                    (Ok(()), Some(fault)) => {
+                    Judged::Differs(outcome) => {
                         if let Some(checker) = checker.as_mut() {
                             checker.comparison.compared += 1;
-                            checker.comparison.outcomes_differ.push(format!("segment {}: the recording ended with {}, the replay did not", fault.segment, fault.error));
+                            checker.comparison.outcomes_differ.push(outcome);
                         }
                     }
+                    Judged::Failed(error) => return Err(error),
                 }
                 elapsed += started.elapsed();
                 contents.segment_ran(&graph.recorded, &memory_used(&graph.nodes));
@@ -415,6 +413,31 @@ impl<'r> Replayer<'r> {
 
 /// The node of `graph` standing where `node` (of the graph or of its family's `base`) stands: a
 /// family's command buffers hold its base's nodes.
+/// How a segment's run compares with the outcome the recording kept for it.
+#[derive(Debug)]
+enum Judged {
+    /// It ran, as in the recording (or its recorded failure is judged in another run).
+    AsRecorded,
+    /// It failed with the device fault the recording ended with there.
+    EndedAsRecorded(Fault),
+    /// The recording failed there and the replay did not: in words, for the comparison.
+    Differs(String),
+    /// The replay failed on its own.
+    Failed(ReplayError),
+}
+
+/// Judges `ran` against `recorded`; a recorded failure the replay did not reproduce counts once,
+/// in the `last` run (the one that compares).
+fn judge(ran: Result<(), ReplayError>, recorded: Option<Fault>, last: bool) -> Judged {
+    match (ran, recorded) {
+        (Ok(()), None) => Judged::AsRecorded,
+        (Err(error), Some(fault)) if error.to_string().contains(&fault.error) => Judged::EndedAsRecorded(fault),
+        (Err(error), _) => Judged::Failed(error),
+        (Ok(()), Some(_)) if !last => Judged::AsRecorded,
+        (Ok(()), Some(fault)) => Judged::Differs(format!("segment {}: the recording ended with {}, the replay did not", fault.segment, fault.error)),
+    }
+}
+
 fn own_node(base: &SegmentGraph, graph: &SegmentGraph, node: NodeId) -> NodeId {
     match base.local(node) {
         Some(local) if graph.local(node).is_none() => graph.ids[local],
@@ -431,4 +454,28 @@ fn packed_rows(extent: &trace_format::Extent, host: &[u8]) -> Option<Vec<u8>> {
         packed.extend_from_slice(host.get(start..start.checked_add(usize::try_from(len).ok()?)?)?);
     }
     Some(packed)
+}
+
+#[cfg(test)]
+mod fault_tests {
+    use super::*;
+
+    fn fault() -> Option<Fault> {
+        Some(Fault { segment: 3, error: "CUDA_ERROR_ASSERT".into() })
+    }
+
+    fn failed(detail: &str) -> Result<(), ReplayError> {
+        Err(BackendError::Api { call: "cuCtxSynchronize".into(), detail: detail.into() }.into())
+    }
+
+    #[test]
+    fn a_recorded_device_fault_is_reproduced_not_an_error() {
+        assert!(matches!(judge(failed("CUDA_ERROR_ASSERT: device-side assert triggered"), fault(), false), Judged::EndedAsRecorded(Fault { segment: 3, .. })));
+        assert!(matches!(judge(failed("CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access"), fault(), true), Judged::Failed(_)), "another fault");
+        assert!(matches!(judge(failed("CUDA_ERROR_ASSERT"), None, true), Judged::Failed(_)), "a fault the recording did not have");
+        assert!(matches!(judge(Ok(()), fault(), false), Judged::AsRecorded), "judged in the run that compares");
+        let Judged::Differs(outcome) = judge(Ok(()), fault(), true) else { panic!("a fault the replay did not reproduce passed") };
+        assert_eq!(outcome, "segment 3: the recording ended with CUDA_ERROR_ASSERT, the replay did not");
+        assert!(matches!(judge(Ok(()), None, true), Judged::AsRecorded));
+    }
 }

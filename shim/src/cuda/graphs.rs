@@ -237,21 +237,19 @@ impl ExecGraph {
     /// after it (graphMemoryNodes keeps such an allocation for a later graph to free).
     pub fn allocations(&self) -> (Vec<(u64, u64)>, Vec<u64>) {
         let mut allocated = Vec::new();
-        let mut last_freed: HashMap<u64, bool> = HashMap::default();
-        let mut addresses = Vec::new();
+        // Each allocation and free in dependency order: an address is left freed when its last is a free.
+        let mut events: Vec<(u64, bool)> = Vec::new();
         self.enabled_nodes(&mut |_, node| match node {
             NodeRead::Alloc { address, size } => {
                 allocated.push((*address, *size));
-                last_freed.insert(*address, false);
+                events.push((*address, false));
             }
-            NodeRead::Free { address } => {
-                if last_freed.insert(*address, true).is_none() {
-                    addresses.push(*address);
-                }
-            }
+            NodeRead::Free { address } => events.push((*address, true)),
             _ => {}
         });
-        let freed = addresses.into_iter().chain(allocated.iter().map(|&(address, _)| address)).filter(|address| last_freed.remove(address) == Some(true)).collect();
+        let last_is_free: HashMap<u64, bool> = events.iter().copied().collect();
+        let mut listed = HashSet::default();
+        let freed = events.iter().filter(|&&(address, free)| free && last_is_free.get(&address) == Some(&true) && listed.insert(address)).map(|&(address, _)| address).collect();
         (allocated, freed)
     }
 
