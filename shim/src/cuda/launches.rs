@@ -73,13 +73,13 @@ pub fn kernel_accesses(decoded: &Decoded) -> Vec<Access> {
 }
 
 /// Parameters the kernel declares as pointers that name device memory the shim did not see
-/// allocated: adopted (`memory::adopt`) so that they decode as memory. Only declared pointers
-/// are asked about, so other 8-byte values cost no driver call.
+/// allocated: adopted (`memory::adopt`) so that they decode as memory. Only untracked words the
+/// kernel declares as pointers are asked about: tracked pointers cost a lookup, values no driver call.
 fn adopt_pointer_parameters(recorder: &mut Recorder, function: Key, arguments: &[&[u8]]) {
     for (index, bytes) in arguments.iter().enumerate() {
         let Ok(word) = <[u8; 8]>::try_from(*bytes).map(u64::from_ne_bytes) else { continue };
-        let declared_pointer = recorder.param_type(function, index).is_some_and(|declared| declared.ends_with('*'));
-        if word != 0 && declared_pointer && recorder.locate(word).is_none() {
+        let untracked = word != 0 && recorder.locate(word).is_none();
+        if untracked && recorder.param_type(function, index).is_some_and(|declared| declared.ends_with('*')) {
             super::memory::adopt(recorder, word);
         }
     }
