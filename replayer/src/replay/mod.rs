@@ -245,7 +245,8 @@ impl<'r> Replayer<'r> {
         Ok(RunReport {
             mode: options.mode,
             device: self.backend.device_name(),
-            iterations: options.iterations,
+            // Fewer than asked where the replay ended with the recorded fault.
+            iterations: iteration_us.len(),
             segments: self.reader.segment_count(),
             families: self.families.families().len(),
             partitions,
