@@ -48,6 +48,7 @@ on_each_device!(transfers, replays("transfers"));
 on_each_device!(sub_buffers, replays("sub_buffers"));
 on_each_device!(local_memory, replays("local_memory"));
 on_each_device!(user_event, replays("user_event"));
+on_each_device!(user_event_failed, replays("user_event_failed"));
 
 on_each_device!(in_order_chain, |device: &Device| {
     let program = Program::opencl_c("in_order_chain");

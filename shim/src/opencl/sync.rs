@@ -35,9 +35,9 @@ pub unsafe fn create_user_event(forward: &mut Forward<'_, cl_event>, _context: c
     with_recorder(|_, recorder| recorder.user_event_created(key(event), "clCreateUserEvent"))
 }
 
-pub unsafe fn set_user_event_status(forward: &mut Forward<'_, cl_int>, event: cl_event, _status: cl_int) -> Recorded {
+pub unsafe fn set_user_event_status(forward: &mut Forward<'_, cl_int>, event: cl_event, status: cl_int) -> Recorded {
     if succeeded(forward) {
-        with_recorder(|_, recorder| recorder.user_event_set(key(event)))?;
+        with_recorder(|_, recorder| recorder.user_event_set(key(event), status < 0))?;
     }
     Ok(())
 }

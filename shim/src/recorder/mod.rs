@@ -298,9 +298,17 @@ impl Recorder {
         self.pending.forget_event(event);
     }
 
-    /// The host set a user event: commands waiting for it can run, and close when waited for.
-    pub fn user_event_set(&mut self, event: Key) {
+    /// The host set a user event: commands waiting for it can run, and close when waited for;
+    /// with an error status (`failed`) they never run, and are not recorded.
+    pub fn user_event_set(&mut self, event: Key, failed: bool) {
         self.unset_user_events.remove(&event);
+        if failed {
+            let mut terminated = Vec::new();
+            self.pending.terminate_user_event(event, &mut terminated);
+            for use_ in terminated.iter().flat_map(|node| &node.uses) {
+                self.use_terminated(*use_);
+            }
+        }
     }
 
     /// Host code runs when `event` completes (`clSetEventCallback`, a host function): a host
@@ -515,8 +523,21 @@ impl Recorder {
         let Some(entry) = self.memory.generation_mut(use_.root, use_.generation) else { return orphan };
         entry.capture.pending_uses -= 1;
         entry.capture.pending_writes -= u32::from(use_.write);
+        entry.capture.written |= use_.write;
         let blob = entry.capture.unwritten_initial.take();
         orphan.or_else(|| Some(MemState { mem: entry.id?, blob: blob? }))
+    }
+
+    /// A pending use of memory by a command that never ran: once nothing pending uses the memory,
+    /// its next use reads it again (this one may have skipped the read, as an overwrite).
+    fn use_terminated(&mut self, use_: Use) {
+        let Some(entry) = self.memory.generation_mut(use_.root, use_.generation) else { return };
+        entry.capture.pending_uses -= 1;
+        entry.capture.pending_writes -= u32::from(use_.write);
+        if entry.capture.pending_uses == 0 {
+            entry.capture.used = false;
+            entry.capture.unwritten_initial = None;
+        }
     }
 
     /// `REPRISE_VERIFY`: what a window wrote, read when it closes (memory other pending work
@@ -609,16 +630,12 @@ impl Recorder {
                 if access.write && !known.write {
                     known.write = true;
                     entry.capture.pending_writes += 1;
-                    entry.capture.written = true;
                 }
                 continue;
             }
             entry.capture.used = true;
             entry.capture.pending_uses += 1;
-            if access.write {
-                entry.capture.pending_writes += 1;
-                entry.capture.written = true;
-            }
+            entry.capture.pending_writes += u32::from(access.write);
             uses.push(Use { root, generation: entry.generation, write: access.write });
         }
         uses

@@ -333,6 +333,23 @@ impl Pending {
         self.prune();
     }
 
+    /// The host set user event `event` to an error: its host task and every node after it
+    /// through an edge the runtime keeps (an event, the queue's order; not `EdgeKind::Memory`,
+    /// the shim's own) never run. They are taken out, onto `removed`.
+    pub fn terminate_user_event(&mut self, event: Key, removed: &mut Vec<PendingNode>) {
+        let Some(&root) = self.user_event_nodes.get(&event) else { return };
+        let mut later: Vec<PendingId> = self.nodes.keys().copied().filter(|&id| id > root).collect();
+        later.sort_unstable();
+        let mut terminated = vec![root];
+        for id in later {
+            let after_terminated = |&(pred, kind): &(PendingId, EdgeKind)| kind != EdgeKind::Memory && terminated.binary_search(&pred).is_ok();
+            if self.nodes[&id].preds.iter().any(after_terminated) {
+                terminated.push(id);
+            }
+        }
+        self.remove_into(&terminated, removed);
+    }
+
     /// Forgets everything pending (work never waited for, at exit).
     pub fn clear(&mut self) -> usize {
         let count = self.nodes.len();

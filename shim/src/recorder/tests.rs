@@ -483,13 +483,39 @@ fn a_user_event_is_a_host_task_and_keeps_what_waits_for_it_pending() {
     h.sync(); // only the first kernel can have finished
     assert_eq!(h.segments(), [vec![0]]);
     h.rec.host_callback(0xe2, "clSetEventCallback"); // 4
-    h.rec.user_event_set(0x5e);
+    h.rec.user_event_set(0x5e, false);
     h.sync();
     let kinds: Vec<_> = h.nodes().iter().map(|node| node.command.kind_name()).collect();
     assert_eq!(kinds, ["kernel", "host_task", "kernel", "kernel", "host_task"]);
     assert_eq!(h.segments(), [vec![0], vec![1, 2, 3, 4]]);
     // The in-order edge from kernel 0 joins two segments: the earlier one replays first.
     assert_eq!(h.edges(), [(1, 2, Event), (1, 3, Event), (2, 4, Event)]);
+}
+
+#[test]
+fn what_waits_for_a_user_event_set_to_an_error_never_ran() {
+    let mut h = Harness::verifying(Capture::All, Verify::End);
+    h.queue(1, true);
+    h.queue(2, true);
+    h.buffer(0xa, 4, 1);
+    h.buffer(0xb, 4, 2);
+    h.rec.user_event_created(0x5e, "clCreateUserEvent");
+    // A fill overwriting 0xa waits for the user event (no snapshot: it overwrites all of it).
+    let overwrite = vec![Access { mem: 0xa, write: true, overwrites: true }];
+    let prepared = h.rec.prepare(overwrite, &h.device);
+    let submission = Submission { call: "clEnqueueFillBuffer", queue: Some(1), order: Order::Command, waits: &[0x5e], signals: Some(0xe1), received: None, host_ordered: false };
+    h.rec.submit(prepared, submission, |_| Command::Barrier); // host task 0, fill 1
+    h.command(1, Order::Command, &[], None, &[0xb]); // 2: after the fill in its queue
+    h.command(2, Order::Command, &[], None, &[0xb]); // 3: another queue, runs
+    h.rec.host_callback(0xe1, "clSetEventCallback"); // 4: after the fill
+    h.rec.user_event_set(0x5e, true);
+    h.sync();
+    assert_eq!(h.segments(), [vec![0]], "only the other queue's command ran");
+    assert_eq!(h.initial_states(), [(0, 1, vec![2; 4])]);
+    // 0xa is read at its next use: the fill that skipped its snapshot never ran.
+    h.command(1, Order::Command, &[], None, &[0xa]);
+    h.sync();
+    assert_eq!(h.initial_states(), [(0, 1, vec![2; 4]), (1, 0, vec![1; 4])]);
 }
 
 #[test]
