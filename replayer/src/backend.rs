@@ -182,6 +182,11 @@ pub trait Backend {
     /// Wait until everything submitted has completed.
     fn finish(&mut self) -> BackendResult<()>;
 
+    /// After `finish`: make the device write out what its kernels printed that it still holds.
+    fn flush_printed(&mut self) -> BackendResult<()> {
+        Ok(())
+    }
+
     /// The data copies to the host delivered since the last `finish` before this one, by node
     /// (for a built command buffer, the node it was built from): the rows of the copy's host
     /// side (`Extent::rows`), packed in order.

@@ -387,6 +387,9 @@ impl<'a> Validator<'a> {
             }
         }
         let id = segment.id;
+        if let Some(text) = segment.segment.printed {
+            self.blob_present(&|| format!("segment {id}"), "printed output", text);
+        }
         for (what, states, gone, why) in [
             ("initial", &segment.segment.initial, &allocated, "allocated in this segment: it has no contents before"),
             ("expected", &segment.segment.expected, &freed, "freed in this segment: it has no contents after"),

@@ -63,6 +63,7 @@ fn cuda_trace() -> (Trace, BlobStore) {
             initial: vec![MemState { mem: MemId(0), blob: zeros }],
             expected: vec![MemState { mem: MemId(1), blob: zeros }],
             failed_with: None,
+            printed: None,
         }],
         ..Trace::default()
     };

@@ -75,6 +75,7 @@ fn words(values: &[u32]) -> Vec<u8> {
 const SOURCE: &str = "
 kernel void scale(global uint* x, uint factor) { size_t i = get_global_id(0); x[i] *= factor; }
 kernel void add(global const uint* a, global const uint* b, global uint* c) { size_t i = get_global_id(0); c[i] = a[i] + b[i]; }
+kernel void say(global const uint* x) { printf(\"item %u\\n\", x[get_global_id(0)]); }
 ";
 
 const N: usize = 64;
@@ -222,7 +223,7 @@ fn mixed_trace() -> (Trace, BlobStore, [Vec<u8>; 5]) {
     let states = |contents: &[Vec<u8>; 5], blobs: &mut BlobStore| -> Vec<MemState> {
         contents.iter().enumerate().map(|(m, bytes)| MemState { mem: MemId(m as u32), blob: blobs.insert(bytes.clone()) }).collect()
     };
-    let segment = Segment { ordinal: 0, ended_by: "clFinish".into(), initial: states(&initial, &mut blobs), expected: states(&expected, &mut blobs), failed_with: None };
+    let segment = Segment { ordinal: 0, ended_by: "clFinish".into(), initial: states(&initial, &mut blobs), expected: states(&expected, &mut blobs), failed_with: None, printed: None };
     trace.segments.push(segment);
     (trace, blobs, expected)
 }
@@ -315,14 +316,15 @@ fn single_segment(memories: Vec<Memory>, nodes: Vec<Command>, edges: &[(u32, u32
     let mut states = |contents: &[Vec<u8>]| -> Vec<MemState> {
         contents.iter().enumerate().map(|(m, bytes)| MemState { mem: MemId(m as u32), blob: blobs.insert(bytes.clone()) }).collect()
     };
-    let segment = Segment { ordinal: 0, ended_by: "clFinish".into(), initial: states(&initial), expected: states(expected), failed_with: None };
+    let segment = Segment { ordinal: 0, ended_by: "clFinish".into(), initial: states(&initial), expected: states(expected), failed_with: None, printed: None };
     let trace = Trace {
         header: Some(Header { api: Api::OpenCl, producer: "opencl test".into(), command_line: vec!["single".into()], process_id: 1, started_unix_s: 0 }),
         memories,
         programs: vec![Program { images: vec![ProgramImage { kind: ImageKind::OpenClSource, blob: source }], build_options: String::new() }],
         kernels: vec![
             Kernel { program: ProgramId(0), name: "scale".into(), params: vec![memory_param.clone(), Param { offset: 0, size: 4, kind: ParamKind::Value }] },
-            Kernel { program: ProgramId(0), name: "add".into(), params: vec![memory_param.clone(), memory_param.clone(), memory_param] },
+            Kernel { program: ProgramId(0), name: "add".into(), params: vec![memory_param.clone(), memory_param.clone(), memory_param.clone()] },
+            Kernel { program: ProgramId(0), name: "say".into(), params: vec![memory_param] },
         ],
         queues: vec![Queue { in_order: true, device: None, flags: 0, priority: 0, label: "queue".into() }],
         nodes: nodes.into_iter().map(|command| Node { queue: Some(QueueId(0)), segment: SegmentId(0), command, call: "test".into() }).collect(),
@@ -339,6 +341,38 @@ fn scale_of(mem: MemId, offset: u64, factor: u32, elements: usize) -> Command {
         args: vec![Arg::Memory { mem, offset }, Arg::Value(factor.to_le_bytes().to_vec())],
         launch: Launch::NdRange { dims: 1, offset: [0; 3], global: [elements as u64, 1, 1], local: None },
     })
+}
+
+/// What kernels print is compared with what the recording kept, as sorted lines (work-items print
+/// in no fixed order): the same lines pass, others fail. The replayer runs as its own process,
+/// whose standard output it redirects while the segment runs.
+#[test]
+fn what_kernels_print_is_compared_with_the_recording() {
+    on_each_device("what_kernels_print_is_compared_with_the_recording", |device| {
+        let buffer = Memory { kind: MemKind::Buffer, size: BYTES, address: 0, flags: 0, device: None };
+        let say = Command::Kernel(KernelLaunch {
+            kernel: KernelId(2),
+            args: vec![Arg::Memory { mem: A, offset: 0 }],
+            launch: Launch::NdRange { dims: 1, offset: [0; 3], global: [3, 1, 1], local: Some([1, 1, 1]) },
+        });
+        let values = words(&(7..7 + N as u32).collect::<Vec<u32>>());
+        let (mut trace, mut blobs) = single_segment(vec![buffer], vec![say], &[], vec![values.clone()], &[values]);
+        let dir = common::scratch(&format!("printed-{}", device.replace(' ', "-")));
+        for (printed, passes) in [("item 9\nitem 7\nitem 8\n", true), ("item 7\nitem 8\nitem 8\n", false)] {
+            trace.segments[0].printed = Some(blobs.insert(printed.as_bytes().to_vec()));
+            let path = common::write(&dir, "printed.trace", &(trace.clone(), blobs.clone()));
+            for mode in ["graph", "eager"] {
+                let args = ["replay", common::path_str(&path), "--mode", mode, "--compare", "--json", "--iterations", "2", "--device", device];
+                let outcome = common::replayer(&args);
+                let report: serde_json::Value = serde_json::from_str(&outcome.stdout).unwrap_or_else(|e| panic!("{e}: {}{}", outcome.stdout, outcome.stderr));
+                let comparison = &report["comparison"];
+                assert_eq!(comparison["passed"], passes, "{mode} on {device}, recorded {printed:?}: {comparison}");
+                if !passes {
+                    assert_eq!(comparison["mismatches"][0]["printed"], true, "{comparison}");
+                }
+            }
+        }
+    });
 }
 
 fn check_both_modes(device: &str, trace: &Trace, blobs: &BlobStore, expected: &[Vec<u8>]) {
@@ -461,6 +495,7 @@ fn launch_size_updates() {
                 initial: vec![MemState { mem: A, blob: blobs.insert(ones.clone()) }],
                 expected: vec![MemState { mem: A, blob: blobs.insert(doubled(segment)) }],
                 failed_with: None,
+                printed: None,
             });
         }
         let (report, memories) = run(device, &trace, &blobs, Mode::Graph, 2);
@@ -536,6 +571,7 @@ fn svm_pointer_updates() {
                 initial: vec![MemState { mem: A, blob: blobs.insert(ones.clone()) }],
                 expected: vec![MemState { mem: A, blob: blobs.insert(scaled(segment)) }],
                 failed_with: None,
+                printed: None,
             });
         }
         let (report, memories) = run(device, &trace, &blobs, Mode::Graph, 2);

@@ -5,6 +5,7 @@
 
 mod config;
 pub mod cuda;
+mod device_output;
 mod entry;
 mod failure;
 mod fast_hash;

@@ -596,6 +596,9 @@ pub struct Segment {
     /// The error the synchronization that ended it returned (a device-side assert, say): the
     /// program's outcome, which a replay reproduces.
     pub failed_with: Option<String>,
+    /// What kernels printed to the program's standard output in it (CUDA's device `printf`):
+    /// output the program received, compared at replay.
+    pub printed: Option<BlobId>,
 }
 
 /// One segment with its graph, as a reader streams it (`TraceReader::segments`): its nodes,

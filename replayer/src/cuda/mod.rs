@@ -14,6 +14,7 @@ mod graph;
 mod images;
 mod memory;
 mod objects;
+mod printf_flush;
 mod relocation;
 
 use crate::backend::{Backend, BackendError, BackendOptions, BackendResult, BufferHandle, NodeTiming, PartitionNodes, UpdateKind};
@@ -56,6 +57,8 @@ pub struct CudaBackend {
     received: Vec<(NodeId, Rc<HostBuffer>, Extent)>,
     /// Set by `finish`: the next submission starts a new run.
     finished: bool,
+    /// Loaded at the first `flush_printed`.
+    printf_flush: Option<printf_flush::PrintfFlush>,
 }
 
 impl CudaBackend {
@@ -76,6 +79,7 @@ impl CudaBackend {
             origin: None,
             received: Vec::new(),
             finished: false,
+            printf_flush: None,
         })
     }
 
@@ -273,6 +277,16 @@ impl Backend for CudaBackend {
             self.events.recycle();
         }
         Ok(())
+    }
+
+    fn flush_printed(&mut self) -> BackendResult<()> {
+        let flush = match self.printf_flush.take() {
+            Some(flush) => flush,
+            None => printf_flush::PrintfFlush::load()?,
+        };
+        let flushed = flush.run(self.main);
+        self.printf_flush = Some(flush);
+        flushed
     }
 
     fn take_received(&mut self) -> BackendResult<Vec<(NodeId, Vec<u8>)>> {

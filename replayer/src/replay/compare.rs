@@ -193,11 +193,13 @@ fn whole_words(ranges: &[Range<usize>], word: usize, len: usize) -> Vec<Range<us
     grown
 }
 
-/// What was compared: a memory object's contents, or the data a copy delivered to the host.
+/// What was compared: a memory object's contents, the data a copy delivered to the host, or
+/// what kernels printed (its lines in sorted order).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Subject {
     Memory(MemId),
     Received(NodeId),
+    Printed,
 }
 
 #[derive(Debug, Serialize)]
@@ -209,6 +211,9 @@ pub struct Mismatch {
     /// The copy whose host data was compared, for data the program received.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node: Option<u32>,
+    /// What the segment's kernels printed (sorted lines) was compared.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub printed: bool,
     /// Stable bytes that differ from the recording.
     #[serde(flatten)]
     pub difference: ByteDifference,
@@ -216,9 +221,10 @@ pub struct Mismatch {
 
 impl Mismatch {
     pub fn subject(&self) -> String {
-        match (self.mem, self.node) {
-            (Some(mem), _) => format!("memory {mem}"),
-            (_, Some(node)) => format!("data received by node {node}"),
+        match (self.mem, self.node, self.printed) {
+            (Some(mem), _, _) => format!("memory {mem}"),
+            (_, Some(node), _) => format!("data received by node {node}"),
+            (_, _, true) => "what the device printed (sorted lines)".to_string(),
             _ => "contents".to_string(),
         }
     }
@@ -348,8 +354,10 @@ impl Checker {
                     let (mem, node) = match subject {
                         Subject::Memory(mem) => (Some(mem.0), None),
                         Subject::Received(node) => (None, Some(node.0)),
+                        Subject::Printed => (None, None),
                     };
-                    self.comparison.mismatches.push(Mismatch { segment, mem, node, difference });
+                    let printed = subject == Subject::Printed;
+                    self.comparison.mismatches.push(Mismatch { segment, mem, node, printed, difference });
                 }
             }
         }

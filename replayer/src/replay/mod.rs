@@ -23,6 +23,7 @@
 mod compare;
 mod contents;
 mod elements;
+mod printed;
 mod stats;
 
 pub use compare::{Comparison, Element, Mismatch, Rule, Tolerance};
@@ -38,6 +39,7 @@ use crate::plan::{plan_segment, PartitionKind, PlanError, SegmentPlan};
 use crate::profile::{NodeName, ProfiledNode};
 use crate::segments::SegmentGraph;
 use compare::{Checker, Run, Subject};
+use printed::StdoutCapture;
 use contents::{memory_used, RecordedContents};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
@@ -105,6 +107,8 @@ pub enum ReplayError {
     Plan(#[from] PlanError),
     #[error("cannot read data of the trace: {0}")]
     Blob(#[from] FormatError),
+    #[error("cannot capture what the device prints: {0}")]
+    Printed(#[from] std::io::Error),
 }
 
 /// A native command buffer and the patches it holds now.
@@ -206,12 +210,28 @@ impl<'r> Replayer<'r> {
                     Mode::Graph => self.patches_by_partition(&graph, placement.family),
                     Mode::Eager => Vec::new(),
                 };
+                // What the device prints is compared where the recording kept what it printed.
+                let capture = match (&checker, graph.recorded.printed) {
+                    (Some(_), Some(_)) => Some(StdoutCapture::begin()?),
+                    _ => None,
+                };
                 let started = Instant::now();
                 let ran = match options.mode {
                     Mode::Graph => self.run_graph(&graph, placement.family, patches, &mut counters),
                     Mode::Eager => self.run_eager(&graph, placement.family),
                 };
-                match judge(ran.and_then(|()| Ok(self.backend.finish()?)), recorded_fault, last) {
+                let judged = judge(ran.and_then(|()| Ok(self.backend.finish()?)), recorded_fault, last);
+                let elapsed_here = started.elapsed();
+                let printed = match capture {
+                    Some(capture) => {
+                        if matches!(judged, Judged::AsRecorded) {
+                            self.backend.flush_printed()?;
+                        }
+                        Some(capture.finish()?)
+                    }
+                    None => None,
+                };
+                match judged {
                     Judged::AsRecorded => {}
                     Judged::EndedAsRecorded(fault) => {
                         if let Some(checker) = checker.as_mut() {
@@ -228,13 +248,17 @@ impl<'r> Replayer<'r> {
                     }
                     Judged::Failed(error) => return Err(error),
                 }
-                elapsed += started.elapsed();
+                elapsed += elapsed_here;
                 contents.segment_ran(&graph.recorded, &memory_used(&graph.nodes));
                 if last && options.profile {
                     self.keep_timings(&graph, placement.family, &mut timings)?;
                 }
                 if let Some(checker) = checker.as_mut() {
                     self.compare_segment(&graph, placement.family, compared_run, &options.rules, checker)?;
+                    if let (Some(recorded), Some(printed)) = (graph.recorded.printed, printed) {
+                        let expected = printed::sorted_lines(&self.reader.blobs().get(recorded)?);
+                        checker.check(compared_run, graph.segment.0, Subject::Printed, &expected, printed::sorted_lines(&printed), Rule::Exact);
+                    }
                 }
             }
             if iteration > 0 {

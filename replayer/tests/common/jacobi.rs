@@ -92,6 +92,7 @@ pub fn jacobi(api: Api, segments: u32) -> (Trace, BlobStore) {
             initial,
             expected: vec![MemState { mem: MemId(to as u32), blob: result }],
             failed_with: None,
+            printed: None,
         });
     }
     (trace, blobs)

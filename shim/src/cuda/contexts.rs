@@ -19,7 +19,8 @@ fn ending(context: Key, call: &str) -> Recorded {
     with_recorder(|state, recorder| {
         let freed: Vec<Key> = state.memory_contexts.iter().filter(|&(_, &owner)| owner == context).map(|(&mem, _)| mem).collect();
         let access = DeviceAccess::new(state);
-        recorder.host_sync(call, SyncScope::Everything, &access);
+        let segment = recorder.host_sync(call, SyncScope::Everything, &access);
+        super::sync::keep_printed(recorder, segment);
         recorder.read_final_contents_of(&freed, &access);
         for mem in freed {
             forget(state, recorder, mem);

@@ -55,12 +55,12 @@ pub(super) fn linear(forward: &mut Forward<'_, CUresult>, enqueued: Enqueued, sr
     };
     enqueue(forward, enqueued, accesses, |recorder| copy_command(recorder, src, dst, bytes))?;
     // A copy to pageable memory returns once it is done (asynchronous or not): its data is taken
-    // now, before the program reuses or frees the memory.
+    // now, before the program reuses or frees the memory. One into tracked (pinned) memory is
+    // taken when its window closes.
     if let (End::Host(address), true) = (dst, session::commands_captured()) {
-        with_recorder(|_, recorder| {
-            if recorder.locate(address).is_none() {
-                recorder.capture_received(address as usize, bytes);
-            }
+        with_recorder(|_, recorder| match recorder.locate(address) {
+            None => recorder.capture_received(address as usize, bytes),
+            Some(_) => recorder.received_into(address),
         })?;
     }
     Ok(())

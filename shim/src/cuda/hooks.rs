@@ -75,8 +75,10 @@ macro_rules! hooks {
             #[no_mangle]
             pub unsafe extern "C" fn $name($($arg: $ty),*) -> CUresult {
                 let real = || unsafe { real::$name($($arg),*) };
-                crate::entry::intercept(stringify!($name), &real, |forward| {
-                    record!($($record)::+, forward, stringify!($name), $($arg),*)
+                crate::device_output::driver_call(|| {
+                    crate::entry::intercept(stringify!($name), &real, |forward| {
+                        record!($($record)::+, forward, stringify!($name), $($arg),*)
+                    })
                 })
             }
         )*

@@ -451,6 +451,22 @@ fn device_memory_allocated_out_of_sight_is_adopted() {
     assert_eq!(kernel_args, [&memory(0, 0), &memory(1, 16)]);
 }
 
+/// `test_driver/device_printf_program.c`: what kernels print reaches the program's stdout as
+/// without the shim, and each window's lines are kept with its segment.
+#[test]
+fn what_kernels_print_is_kept_with_the_window_that_printed_it() {
+    let (output, file) = TestProgram::build("device_printf_program").recorded();
+    let device_lines = "device says 6\ndevice says 6\ndevice says 6\n";
+    assert_eq!(output, format!("host before the first synchronization\n{device_lines}device says 7\ndevice says 7\nhost at the end\n"));
+    let printed: Vec<Option<String>> = file
+        .trace
+        .segments
+        .iter()
+        .map(|segment| segment.printed.map(|text| String::from_utf8(file.blobs.get(text).unwrap().to_vec()).unwrap()))
+        .collect();
+    assert_eq!(printed, [Some(device_lines.to_string()), Some("device says 7\ndevice says 7\n".to_string())]);
+}
+
 /// `test_driver/device_assert_program.c`: the synchronization after a kernel that asserted on
 /// the device fails; its window closes there with that outcome, for the replay to reproduce.
 #[test]

@@ -9,7 +9,8 @@ use super::streams::{driver_stream, stream_key, DriverStream};
 use super::{key, succeeded, CUresult, CUstream, Recorded, CUDA_SUCCESS};
 use crate::recorder::Key;
 use crate::entry::Forward;
-use crate::recorder::SyncScope;
+use crate::recorder::{Recorder, SyncScope};
+use trace_format::SegmentId;
 use std::ffi::{c_int, c_void};
 
 /// Whether the program captures a stream now: the shim then makes no device call that could
@@ -20,7 +21,18 @@ pub fn quiet(state: &State) -> bool {
 
 /// The host waited for the device work `scope` covers: it closes as a window.
 pub fn closed(call: &str, scope: SyncScope<'_>) -> Recorded {
-    with_recorder(|state, recorder| recorder.host_sync(call, scope, &DeviceAccess::new(state)))
+    with_recorder(|state, recorder| {
+        let segment = recorder.host_sync(call, scope, &DeviceAccess::new(state));
+        keep_printed(recorder, segment);
+    })
+}
+
+/// What the device printed so far belongs to the window a synchronization closed (`segment`);
+/// with none, it was work outside the capture.
+pub fn keep_printed(recorder: &mut Recorder, segment: Option<SegmentId>) {
+    if let (Some(text), Some(segment)) = (crate::device_output::take(), segment) {
+        recorder.device_printed(segment, text);
+    }
 }
 
 /// The name of an error a kernel leaves its context with (every later call fails with it), for
@@ -46,7 +58,10 @@ fn synchronizing(forward: &mut Forward<'_, CUresult>, call: &str, scope: SyncSco
     match forward.call() {
         CUDA_SUCCESS => closed(call, scope),
         status => match device_fault(status) {
-            Some(error) => with_recorder(|state, recorder| recorder.host_sync_failed(call, scope, &DeviceAccess::new(state), error)),
+            Some(error) => with_recorder(|state, recorder| {
+                let segment = recorder.host_sync_failed(call, scope, &DeviceAccess::new(state), error);
+                keep_printed(recorder, segment);
+            }),
             None => Ok(()),
         },
     }

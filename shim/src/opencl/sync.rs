@@ -11,7 +11,9 @@ use std::ffi::c_void;
 
 /// The host waited for the device work `scope` covers: it closes as a window.
 pub fn closed(call: &str, scope: SyncScope<'_>) -> Recorded {
-    with_recorder(|state, recorder| recorder.host_sync(call, scope, &DeviceAccess::new(&state.memories)))
+    with_recorder(|state, recorder| {
+        recorder.host_sync(call, scope, &DeviceAccess::new(&state.memories));
+    })
 }
 
 pub unsafe fn finish(forward: &mut Forward<'_, cl_int>, queue: cl_command_queue) -> Recorded {

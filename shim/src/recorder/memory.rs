@@ -49,6 +49,8 @@ pub(super) struct CaptureUse {
     pub pending_writes: u32,
     /// Written by recorded work in this capture: its final contents are expected at the end.
     pub written: bool,
+    /// Data the program receives was last delivered into it by a copy (`Recorder::received_into`).
+    pub received_into: bool,
     /// The last pending command that wrote it, with its queue, and the last pending command of
     /// each queue that used it since (see `EdgeKind::Memory`).
     pub last_writer: Option<(u64, Option<Key>)>,

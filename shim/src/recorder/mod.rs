@@ -321,6 +321,17 @@ impl Recorder {
         }
     }
 
+    /// A captured copy delivers data the program receives into tracked memory at `address`
+    /// (pinned host memory): the replay delivers it elsewhere, to compare it, so that memory's
+    /// contents are not compared until a recorded command writes it again.
+    pub fn received_into(&mut self, address: u64) {
+        let Some((key, _)) = self.memory.locate(address) else { return };
+        let Some(root) = self.memory.get(key).map(|entry| entry.root) else { return };
+        if let Some(entry) = self.memory.get_mut(root) {
+            entry.capture.received_into = true;
+        }
+    }
+
     /// Called by the API module once the data pending reads or maps deliver into host memory
     /// from `address` on (`len` bytes) has arrived and before it may change (an unmap, a free,
     /// a copy to pageable memory, which returns once done): it is taken now.
@@ -340,8 +351,8 @@ impl Recorder {
 
     /// The host waited for device work (`clFinish`, a blocking read, `cuStreamSynchronize`):
     /// what `scope` covers closes as a window. The API module makes the synchronization
-    /// exact, or waits for the scope's queues itself first.
-    pub fn host_sync(&mut self, call: &str, scope: SyncScope<'_>, access: &dyn MemoryAccess) {
+    /// exact, or waits for the scope's queues itself first. Returns the segment it wrote, if any.
+    pub fn host_sync(&mut self, call: &str, scope: SyncScope<'_>, access: &dyn MemoryAccess) -> Option<SegmentId> {
         self.syncs += 1;
         let objects = &self.objects;
         let in_order = |queue: Key| objects.queues.get(&queue).is_none_or(|(desc, _)| desc.in_order);
@@ -349,28 +360,33 @@ impl Recorder {
         let closed = self.pending.closure(scope, in_order, &|event| unset.contains_key(&event));
         let uncaptured = std::mem::take(&mut self.uncaptured_work);
         if closed.is_empty() && !uncaptured {
-            return;
+            return None;
         }
         let ordinal = self.next_ordinal;
         self.next_ordinal += 1;
-        if !closed.is_empty() {
-            self.write_window(&closed, ordinal, call, access);
-        }
+        let written = (!closed.is_empty()).then(|| self.write_window(&closed, ordinal, call, access));
         if self.capture_over() {
             self.read_final_contents(access);
         }
+        written
     }
 
     /// A synchronization that failed with `error`, which the work it waited for left the
     /// device in (a device-side assert, say): that work's window closes there, and the replay is
     /// to end the same way.
-    pub fn host_sync_failed(&mut self, call: &str, scope: SyncScope<'_>, access: &dyn MemoryAccess, error: &str) {
-        let before = self.last_segment;
-        self.host_sync(call, scope, access);
-        if let Some(segment) = self.last_segment.filter(|&segment| Some(segment) != before) {
-            self.sink.record(Record::SegmentFailed { segment, error: error.to_string() });
-            self.sink.flush();
-        }
+    pub fn host_sync_failed(&mut self, call: &str, scope: SyncScope<'_>, access: &dyn MemoryAccess, error: &str) -> Option<SegmentId> {
+        let segment = self.host_sync(call, scope, access)?;
+        self.sink.record(Record::SegmentFailed { segment, error: error.to_string() });
+        self.sink.flush();
+        Some(segment)
+    }
+
+    /// What kernels printed to the program's standard output up to the synchronization that
+    /// wrote `segment`, the last segment written.
+    pub fn device_printed(&mut self, segment: SegmentId, text: Vec<u8>) {
+        let text = self.blob(text);
+        self.sink.record(Record::DevicePrinted { segment, text });
+        self.sink.flush();
     }
 
     /// Whether `queue` has work the host has not waited for (the API module waits for it
@@ -447,7 +463,7 @@ impl Recorder {
         roots.dedup();
         for root in roots {
             let Some(entry) = self.memory.get_mut(root) else { continue };
-            if !entry.capture.written || entry.capture.pending_writes > 0 {
+            if !entry.capture.written || entry.capture.pending_writes > 0 || entry.capture.received_into {
                 continue;
             }
             entry.capture.written = false;
@@ -465,7 +481,7 @@ impl Recorder {
     }
 
     /// Writes the pending nodes `closed` (in submission order) as the segment of window `ordinal`.
-    fn write_window(&mut self, closed: &[PendingId], ordinal: u64, call: &str, access: &dyn MemoryAccess) {
+    fn write_window(&mut self, closed: &[PendingId], ordinal: u64, call: &str, access: &dyn MemoryAccess) -> SegmentId {
         let mut nodes = std::mem::take(&mut self.closing);
         self.pending.remove_into(closed, &mut nodes);
         let segment = SegmentId(self.counts.segments);
@@ -515,6 +531,7 @@ impl Recorder {
         self.sink.records(records);
         self.last_segment = Some(segment);
         self.sink.flush();
+        segment
     }
 
     /// A pending use of memory closed: the initial state it still owes, if any.
@@ -547,7 +564,7 @@ impl Recorder {
         written.dedup();
         let mut expected = Vec::new();
         for root in written {
-            let Some(entry) = self.memory.get(root).filter(|entry| entry.capture.pending_writes == 0) else { continue };
+            let Some(entry) = self.memory.get(root).filter(|entry| entry.capture.pending_writes == 0 && !entry.capture.received_into) else { continue };
             let (size, mem) = (entry.desc.size, entry.id);
             let Some(mem) = mem else { continue };
             match access.read(root, size) {
@@ -636,6 +653,7 @@ impl Recorder {
             entry.capture.used = true;
             entry.capture.pending_uses += 1;
             entry.capture.pending_writes += u32::from(access.write);
+            entry.capture.received_into &= !access.write;
             uses.push(Use { root, generation: entry.generation, write: access.write });
         }
         uses

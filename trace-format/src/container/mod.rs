@@ -36,5 +36,6 @@ pub use write::{write_trace, write_trace_to, TraceWriter};
 /// `Command::EventWait`), again after the existing variants. Version 5 added `EdgeKind::Memory`,
 /// version 6 `Record::ParamTypes` (element types for comparisons within a tolerance), version 7
 /// images (`MemKind::Image`) and texture objects (`Record::Texture`, `Arg::Texture`), version 8
-/// `Record::SegmentFailed` (a synchronization that failed, as a device-side assert makes it).
-pub const FORMAT_VERSION: u32 = 8;
+/// `Record::SegmentFailed` (a synchronization that failed, as a device-side assert makes it),
+/// version 9 `Record::DevicePrinted` (what the device printed, as CUDA's `printf` does).
+pub const FORMAT_VERSION: u32 = 9;

@@ -28,6 +28,9 @@ pub enum Record {
     Texture(Texture),
     /// The synchronization that ended `segment` failed with `error`.
     SegmentFailed { segment: SegmentId, error: String },
+    /// What kernels printed to the program's standard output while `segment` ran, up to the
+    /// synchronization that ended it (blob `text`).
+    DevicePrinted { segment: SegmentId, text: BlobId },
 }
 
 impl Record {
@@ -39,6 +42,7 @@ impl Record {
             Record::InitialState { state, .. } | Record::Expected { state, .. } => f(&mut state.blob),
             Record::SegmentEnd { expected, .. } => expected.iter_mut().for_each(|state| f(&mut state.blob)),
             Record::Node(node) => node.command.for_each_blob_mut(f),
+            Record::DevicePrinted { text, .. } => f(text),
             Record::Header(_)
             | Record::Device(_)
             | Record::Memory(_)
@@ -74,7 +78,7 @@ pub(super) fn record_kind(payload: &[u8]) -> Option<RecordKind> {
         6 => RecordKind::SegmentBegin,
         7 => RecordKind::Node,
         8 => RecordKind::Edge,
-        9 | 10 | 12 | 15 => RecordKind::OfSegment,
+        9 | 10 | 12 | 15 | 16 => RecordKind::OfSegment,
         _ => return None,
     })
 }
@@ -109,12 +113,13 @@ mod tests {
             (Record::ParamTypes(ParamTypes { kernel: KernelId(0), types: vec!["float*".into()] }), RecordKind::Object),
             (Record::Texture(Texture { kind: TextureKind::Sampler, resource: None, description: vec![1] }), RecordKind::Object),
             (Record::SegmentFailed { segment: SegmentId(0), error: "CUDA_ERROR_ASSERT".into() }, RecordKind::OfSegment),
+            (Record::DevicePrinted { segment: SegmentId(0), text: BlobId(2) }, RecordKind::OfSegment),
         ];
         for (record, kind) in cases {
             let payload = postcard::to_allocvec(&record).expect("encodes");
             assert_eq!(record_kind(&payload), Some(kind), "{record:?}");
         }
-        assert_eq!(record_kind(&[16]), None);
+        assert_eq!(record_kind(&[17]), None);
         assert_eq!(record_kind(&[]), None);
     }
 }

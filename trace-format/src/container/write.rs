@@ -194,6 +194,9 @@ pub fn write_trace_to<W: Write>(mut writer: TraceWriter<W>, trace: &Trace, blobs
         if let Some(error) = &segment.failed_with {
             writer.record(&Record::SegmentFailed { segment: id, error: error.clone() })?;
         }
+        if let Some(text) = segment.printed {
+            writer.record(&Record::DevicePrinted { segment: id, text })?;
+        }
     }
     if nodes.next().is_some() {
         let position = trace.nodes.len() - nodes.count() - 1;

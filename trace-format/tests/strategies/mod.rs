@@ -153,8 +153,8 @@ fn mem_state() -> impl Strategy<Value = MemState> {
 }
 
 fn segment() -> impl Strategy<Value = Segment> {
-    (any::<u64>(), text(), vec(mem_state(), 0..3), vec(mem_state(), 0..3), proptest::option::of(text()))
-        .prop_map(|(ordinal, ended_by, initial, expected, failed_with)| Segment { ordinal, ended_by, initial, expected, failed_with })
+    (any::<u64>(), text(), vec(mem_state(), 0..3), vec(mem_state(), 0..3), proptest::option::of(text()), proptest::option::of(blob_id()))
+        .prop_map(|(ordinal, ended_by, initial, expected, failed_with, printed)| Segment { ordinal, ended_by, initial, expected, failed_with, printed })
 }
 
 fn header() -> impl Strategy<Value = Header> {

@@ -3,6 +3,8 @@
 // hands out the per-thread-stream variant of cuLaunchKernel for flag 2, as the real driver does.
 // Host memory's device pointers differ from its host pointers (HOST_DEVICE_BIT set), as without
 // unified addressing; kernels clear the bit. A context created is current until destroyed.
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stdint.h>
@@ -109,13 +111,35 @@ CUresult cuModuleGetGlobal_v2(CUdeviceptr *d, size_t *n, void *m, const char *na
 CUresult cuMemsetD32Async(CUdeviceptr d, unsigned v, size_t n, void *s) { return cuMemsetD32_v2(d, v, n); }
 // A launch with a negative count asserts on the device: the context reports it from then on.
 static int asserted;
-CUresult cuCtxSynchronize(void) { return asserted ? 710 : implicit(); }
+// Kernels named "say" also print each value they leave (as device printf does): the lines wait
+// in a buffer until a context synchronization writes them to stdout as libcuda does, a piece
+// at a time with vfprintf and fwrite, then fflush.
+static int said[64], saying;
+static void device_print(const char *format, ...) {
+    va_list args;
+    va_start(args, format);
+    vfprintf(stdout, format, args);
+    va_end(args);
+}
+static void flush_said(void) {
+    for (int i = 0; i < saying; i++) {
+        device_print("device says %d", said[i]);
+        fwrite("\n", 1, 1, stdout);
+    }
+    if (saying) fflush(stdout);
+    saying = 0;
+}
+CUresult cuCtxSynchronize(void) { flush_said(); return asserted ? 710 : implicit(); }
 CUresult cuModuleLoadData(void **m, const void *image) { *m = (void *)0xa00; return 0; }
 CUresult cuModuleLoad(void **m, const char *path) { *m = (void *)0xb00; return 0; }
 // Every function is add1(int *data, int n) but set_condition(int *data, condition handle), whose
 // second parameter has 8 bytes.
 #define SET_CONDITION 0x10000
-CUresult cuModuleGetFunction(void **f, void *m, const char *name) { *f = (char *)m + 0x500 + (strcmp(name, "set_condition") ? 0 : SET_CONDITION); return 0; }
+#define SAY 0x20000
+CUresult cuModuleGetFunction(void **f, void *m, const char *name) {
+    *f = (char *)m + 0x500 + (strcmp(name, "set_condition") ? 0 : SET_CONDITION) + (strcmp(name, "say") ? 0 : SAY);
+    return 0;
+}
 static size_t second_size(void *f) { return (uintptr_t)f & SET_CONDITION ? 8 : 4; }
 CUresult cuFuncGetParamInfo(void *f, size_t i, size_t *o, size_t *s) {
     if (i > 1) return 1;
@@ -126,6 +150,7 @@ static CUresult launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned 
     int *data = (int *)(*(CUdeviceptr *)params[0] & ~HOST_DEVICE_BIT); int n = *(int *)params[1];
     if (n < 0) asserted = 1;
     for (int i = 0; i < n; i++) data[i] += 1;
+    for (int i = 0; (uintptr_t)f & SAY && i < n && saying < 64; i++) said[saying++] = data[i];
     return 0;
 }
 static CUresult captured(void *f, void *stream, void **params);
