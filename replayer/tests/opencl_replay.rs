@@ -375,6 +375,29 @@ fn what_kernels_print_is_compared_with_the_recording() {
     });
 }
 
+/// Two fills write one buffer with nothing ordering them: the graph leaves which wins open, so
+/// where the replay's outcome differs from the recording's the bytes are unstable (the hazard is
+/// reported). The same fills ordered are no race, and the difference fails.
+#[test]
+fn what_unordered_writers_leave_is_unstable() {
+    on_each_device("what_unordered_writers_leave_is_unstable", |device| {
+        let buffer = Memory { kind: MemKind::Buffer, size: BYTES, address: 0, flags: 0, device: None };
+        let fill = |value: u32| Command::Fill(Fill { mem: A, offset: 0, bytes: BYTES, pattern: value.to_le_bytes().to_vec(), rows: None });
+        // The recording's outcome stands for an interleaving of the two that no replay repeats.
+        let recorded = words(&[1, 2].repeat(N / 2));
+        for (edges, passes) in [(&[][..], true), (&[(0, 1)][..], false)] {
+            let (trace, blobs) = single_segment(vec![buffer.clone()], vec![fill(1), fill(2)], edges, vec![vec![0; BYTES as usize]], &[recorded.clone()]);
+            for mode in [Mode::Graph, Mode::Eager] {
+                let (report, _) = run(device, &trace, &blobs, mode, 2);
+                let comparison = report.comparison.as_ref().expect("compared");
+                assert_eq!(comparison.passed(), passes, "{mode:?} on {device}, edges {edges:?}: {:?}", comparison.mismatches);
+                assert_eq!(comparison.hazard_count, usize::from(passes), "{:?}", comparison.hazards);
+                assert_eq!(comparison.unstable_bytes > 0, passes);
+            }
+        }
+    });
+}
+
 fn check_both_modes(device: &str, trace: &Trace, blobs: &BlobStore, expected: &[Vec<u8>]) {
     for mode in [Mode::Graph, Mode::Eager] {
         let (report, memories) = run(device, trace, blobs, mode, 2);

@@ -8,7 +8,7 @@
 
 use crate::memory_diff::ByteDifference;
 use serde::Serialize;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 use trace_format::{MemId, NodeId};
 
@@ -306,10 +306,18 @@ struct Differed {
 #[derive(Default)]
 pub struct Checker {
     differed: HashMap<(u32, Subject), Differed>,
+    /// Memory that unordered nodes of a segment both write (a hazard): its contents after the
+    /// segment are the race's outcome, which the graph leaves open, so they are unstable.
+    racy: HashSet<(u32, MemId)>,
     pub comparison: Comparison,
 }
 
 impl Checker {
+    /// Unordered nodes of `segment` both write `mem` (see `racy`).
+    pub fn note_racy(&mut self, segment: u32, mem: MemId) {
+        self.racy.insert((segment, mem));
+    }
+
     /// Whether a middle run of `subject` in `segment` can tell anything (the first run differed).
     pub fn watches(&self, segment: u32, subject: Subject) -> bool {
         self.differed.contains_key(&(segment, subject))
@@ -335,7 +343,9 @@ impl Checker {
             }
             Run::Last => {
                 let differing = differences(expected, &actual, rule);
+                let racy = matches!(subject, Subject::Memory(mem) if self.racy.contains(&(segment, mem)));
                 let unstable = match self.differed.remove(&(segment, subject)) {
+                    _ if racy => whole_words(&differing, word, len),
                     Some(differed) => union(&differed.unstable, &whole_words(&differences(&differed.first, &actual, rule), word, len)),
                     // The first run equalled the recording: whatever differs now differs between runs.
                     None => whole_words(&differing, word, len),
@@ -422,6 +432,22 @@ mod tests {
         assert!(checker.comparison.passed());
         // The winner's byte makes its whole 8-byte word unstable.
         assert_eq!((checker.comparison.compared, checker.comparison.unstable_bytes), (1, 8));
+    }
+
+    #[test]
+    fn memory_unordered_nodes_both_write_is_unstable_where_it_differs() {
+        // All runs agree on an outcome of the race the recording did not have.
+        let mut checker = Checker::default();
+        checker.note_racy(0, MemId(0));
+        checker.check(Run::First, 0, MEMORY, b"first wrote last", b"other wrote last".to_vec(), Rule::Exact);
+        checker.check(Run::Last, 0, MEMORY, b"first wrote last", b"other wrote last".to_vec(), Rule::Exact);
+        assert!(checker.comparison.passed(), "{:?}", checker.comparison);
+        assert_eq!(checker.comparison.unstable_bytes, 8);
+        // The same in memory no race writes fails.
+        let other = Subject::Memory(MemId(1));
+        checker.check(Run::First, 0, other, b"first wrote last", b"other wrote last".to_vec(), Rule::Exact);
+        checker.check(Run::Last, 0, other, b"first wrote last", b"other wrote last".to_vec(), Rule::Exact);
+        assert!(!checker.comparison.passed());
     }
 
     #[test]

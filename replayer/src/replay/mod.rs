@@ -196,7 +196,12 @@ impl<'r> Replayer<'r> {
                 self.overrides.apply(self.reader.objects(), &mut segment);
                 let recorded_fault = segment.segment.failed_with.clone().map(|error| Fault { segment: segment.id.0, error });
                 if let (0, Some(checker)) = (iteration, checker.as_mut()) {
-                    hazards.segment(&segment).iter().for_each(|hazard| checker.comparison.hazard(hazard));
+                    for hazard in hazards.segment(&segment) {
+                        checker.comparison.hazard(&hazard);
+                        if hazard.first_writes && hazard.second_writes {
+                            checker.note_racy(segment.id.0, hazard.mem);
+                        }
+                    }
                 }
                 let graph = inliner.graph(segment);
                 let backend = &*self.backend;
