@@ -283,11 +283,12 @@ def same_results(binary, place, log, timeout):
 
 
 def last_json_document(path):
-    """The JSON report at the end of a replay's output: kernels that print (printf) print before it."""
+    """The JSON report at the end of a replay's output: kernels that print (printf) print before it,
+    and lines the driver still held come after it, as the replayer exits."""
     with open(path) as file:
         text = file.read()
     start = text.rfind("\n{\n")
-    return json.loads(text[start + 1:] if start >= 0 else text)
+    return json.JSONDecoder().raw_decode(text[start + 1:] if start >= 0 else text)[0]
 
 
 def partial_reasons(bin_dir, trace):
@@ -317,7 +318,7 @@ def replay_verdict(code, report, err):
     if not mismatches:
         return f"exit {code}", telling_line(err)
     first = mismatches[0]
-    subject = f"memory {first['mem']}" if "mem" in first else f"data received by node {first.get('node')}"
+    subject = f"memory {first['mem']}" if "mem" in first else "what the device printed" if first.get("printed") else f"data received by node {first.get('node')}"
     return f"fail ({len(mismatches)} of {comparison['compared']} differ)", f"{subject} of segment {first['segment']} first differs at byte {first['first_offset']}"
 
 

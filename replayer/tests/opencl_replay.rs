@@ -375,8 +375,9 @@ fn what_kernels_print_is_compared_with_the_recording() {
     });
 }
 
-/// Two fills write one buffer with nothing ordering them: the graph leaves which wins open, so
-/// where the replay's outcome differs from the recording's the bytes are unstable (the hazard is
+/// Two fills write one buffer with nothing ordering them, and a read after both takes it to the
+/// host: the graph leaves which fill wins open, so where the replay's outcome differs from the
+/// recording's, in the buffer and in the data read, the bytes are unstable (the hazard is
 /// reported). The same fills ordered are no race, and the difference fails.
 #[test]
 fn what_unordered_writers_leave_is_unstable() {
@@ -385,12 +386,16 @@ fn what_unordered_writers_leave_is_unstable() {
         let fill = |value: u32| Command::Fill(Fill { mem: A, offset: 0, bytes: BYTES, pattern: value.to_le_bytes().to_vec(), rows: None });
         // The recording's outcome stands for an interleaving of the two that no replay repeats.
         let recorded = words(&[1, 2].repeat(N / 2));
-        for (edges, passes) in [(&[][..], true), (&[(0, 1)][..], false)] {
-            let (trace, blobs) = single_segment(vec![buffer.clone()], vec![fill(1), fill(2)], edges, vec![vec![0; BYTES as usize]], &[recorded.clone()]);
+        for (edges, passes) in [(&[(0, 2), (1, 2)][..], true), (&[(0, 1), (1, 2)][..], false)] {
+            let nodes = vec![fill(1), fill(2), Command::Barrier];
+            let (mut trace, mut blobs) = single_segment(vec![buffer.clone()], nodes, edges, vec![vec![0; BYTES as usize]], &[recorded.clone()]);
+            let received = Some(blobs.insert(recorded.clone()));
+            trace.nodes[2].command = Command::Copy(Copy { src: Place::Memory { mem: A, offset: 0 }, dst: Place::Host { data: received }, extent: Extent::Linear { bytes: BYTES } });
             for mode in [Mode::Graph, Mode::Eager] {
                 let (report, _) = run(device, &trace, &blobs, mode, 2);
                 let comparison = report.comparison.as_ref().expect("compared");
                 assert_eq!(comparison.passed(), passes, "{mode:?} on {device}, edges {edges:?}: {:?}", comparison.mismatches);
+                assert_eq!(comparison.compared, 2, "the buffer and the data read");
                 assert_eq!(comparison.hazard_count, usize::from(passes), "{:?}", comparison.hazards);
                 assert_eq!(comparison.unstable_bytes > 0, passes);
             }

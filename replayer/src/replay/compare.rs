@@ -306,16 +306,20 @@ struct Differed {
 #[derive(Default)]
 pub struct Checker {
     differed: HashMap<(u32, Subject), Differed>,
-    /// Memory that unordered nodes of a segment both write (a hazard): its contents after the
-    /// segment are the race's outcome, which the graph leaves open, so they are unstable.
-    racy: HashSet<(u32, MemId)>,
+    /// Memory that unordered nodes of a segment both write (a hazard), and data copies of the
+    /// segment read from it: the race's outcome, which the graph leaves open, so unstable.
+    racy: HashSet<(u32, Subject)>,
     pub comparison: Comparison,
 }
 
 impl Checker {
-    /// Unordered nodes of `segment` both write `mem` (see `racy`).
-    pub fn note_racy(&mut self, segment: u32, mem: MemId) {
-        self.racy.insert((segment, mem));
+    /// `subject` of `segment` holds a race's outcome (see `racy`).
+    pub fn note_racy(&mut self, segment: u32, subject: Subject) {
+        self.racy.insert((segment, subject));
+    }
+
+    pub fn is_racy(&self, segment: u32, subject: Subject) -> bool {
+        self.racy.contains(&(segment, subject))
     }
 
     /// Whether a middle run of `subject` in `segment` can tell anything (the first run differed).
@@ -343,7 +347,7 @@ impl Checker {
             }
             Run::Last => {
                 let differing = differences(expected, &actual, rule);
-                let racy = matches!(subject, Subject::Memory(mem) if self.racy.contains(&(segment, mem)));
+                let racy = self.is_racy(segment, subject);
                 let unstable = match self.differed.remove(&(segment, subject)) {
                     _ if racy => whole_words(&differing, word, len),
                     Some(differed) => union(&differed.unstable, &whole_words(&differences(&differed.first, &actual, rule), word, len)),
@@ -438,7 +442,7 @@ mod tests {
     fn memory_unordered_nodes_both_write_is_unstable_where_it_differs() {
         // All runs agree on an outcome of the race the recording did not have.
         let mut checker = Checker::default();
-        checker.note_racy(0, MemId(0));
+        checker.note_racy(0, MEMORY);
         checker.check(Run::First, 0, MEMORY, b"first wrote last", b"other wrote last".to_vec(), Rule::Exact);
         checker.check(Run::Last, 0, MEMORY, b"first wrote last", b"other wrote last".to_vec(), Rule::Exact);
         assert!(checker.comparison.passed(), "{:?}", checker.comparison);

@@ -199,7 +199,7 @@ impl<'r> Replayer<'r> {
                     for hazard in hazards.segment(&segment) {
                         checker.comparison.hazard(&hazard);
                         if hazard.first_writes && hazard.second_writes {
-                            checker.note_racy(segment.id.0, hazard.mem);
+                            checker.note_racy(segment.id.0, Subject::Memory(hazard.mem));
                         }
                     }
                 }
@@ -435,6 +435,9 @@ impl<'r> Replayer<'r> {
                 Place::Memory { mem, .. } => rule(*mem),
                 Place::Host { .. } => Rule::Exact,
             };
+            if matches!(src, Place::Memory { mem, .. } if checker.is_racy(segment, Subject::Memory(*mem))) {
+                checker.note_racy(segment, Subject::Received(node));
+            }
             checker.check(run, segment, Subject::Received(node), &expected, data, source_rule);
         }
         Ok(())
