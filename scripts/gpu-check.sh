@@ -59,9 +59,11 @@ nvcc -arch=sm_90 -ptx -o "$images/kernels.ptx" tests/cuda/kernels.cu &&
   nvcc -arch=sm_90 -fatbin -o "$images/kernels.fatbin" tests/cuda/kernels.cu || { echo "gpu-check: cannot build kernels.cu"; failures=$((failures + 1)); }
 
 directive() { sed -n "s|^// gpu-check-$1: ||p" "$2" | head -n 1; }
-median() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("%.1f" % d["time_per_iteration_us"]["median"])' "$1" 2>/dev/null || echo "-"; }
+# A replay's JSON report: lines kernels printed can come before it, and after it as the replayer exits.
+report='import json,sys; t=open(sys.argv[1]).read(); i=t.rfind("\n{\n"); d=json.JSONDecoder().raw_decode(t[i+1:] if i>=0 else t)[0]'
+median() { python3 -c "$report"'; print("%.1f" % d["time_per_iteration_us"]["median"])' "$1" 2>/dev/null || echo "-"; }
 # A comparison of nothing (a trace with no expected contents) is not a pass.
-passed() { python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))["comparison"]; sys.exit(0 if c["passed"] and c["compared"] > 0 else 1)' "$1" 2>/dev/null; }
+passed() { python3 -c "$report"'; c=d["comparison"]; sys.exit(0 if c["passed"] and c["compared"] > 0 else 1)' "$1" 2>/dev/null; }
 program_time() { sed -n 's/^time: us_per_iteration \([0-9.]*\).*/\1/p' "$1" | head -n 1; }
 
 echo "| program | native == shim | graph --compare | eager --compare | program µs/iter | graph µs/iter | eager µs/iter |" >"$table"
