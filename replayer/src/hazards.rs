@@ -192,7 +192,7 @@ mod tests {
 
     fn segment(nodes: Vec<Node>, edges: &[(u32, u32)]) -> TraceSegment {
         let edges = edges.iter().map(|&(from, to)| Edge { from: NodeId(from), to: NodeId(to), kind: EdgeKind::Event }).collect();
-        let segment = Segment { ordinal: 0, ended_by: String::new(), initial: Vec::new(), expected: Vec::new(), failed_with: None, printed: None };
+        let segment = Segment { ordinal: 0, ended_by: String::new(), initial: Vec::new(), expected: Vec::new(), failed_with: None, printed: None, racy_reads: Vec::new() };
         TraceSegment { id: SegmentId(0), segment, first_node: NodeId(0), nodes, first_edge: 0, edges }
     }
 

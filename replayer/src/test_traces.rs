@@ -62,7 +62,7 @@ impl TraceBuilder {
 
     pub fn segment(&mut self) -> SegmentId {
         let ordinal = self.trace.segments.len() as u64;
-        self.trace.segments.push(Segment { ordinal, ended_by: "clFinish".to_string(), initial: vec![], expected: vec![], failed_with: None, printed: None });
+        self.trace.segments.push(Segment { ordinal, ended_by: "clFinish".to_string(), initial: vec![], expected: vec![], failed_with: None, printed: None, racy_reads: Vec::new() });
         SegmentId(ordinal as u32)
     }
 

@@ -390,6 +390,10 @@ impl<'a> Validator<'a> {
         if let Some(text) = segment.segment.printed {
             self.blob_present(&|| format!("segment {id}"), "printed output", text);
         }
+        let nodes = segment.first_node.0..segment.first_node.0 + segment.nodes.len() as u32;
+        for node in segment.segment.racy_reads.iter().filter(|node| !nodes.contains(&node.0)) {
+            self.report(&|| format!("segment {id}"), format!("its racy read {node} is not one of its nodes"));
+        }
         for (what, states, gone, why) in [
             ("initial", &segment.segment.initial, &allocated, "allocated in this segment: it has no contents before"),
             ("expected", &segment.segment.expected, &freed, "freed in this segment: it has no contents after"),

@@ -64,6 +64,7 @@ fn cuda_trace() -> (Trace, BlobStore) {
             expected: vec![MemState { mem: MemId(1), blob: zeros }],
             failed_with: None,
             printed: None,
+            racy_reads: Vec::new(),
         }],
         ..Trace::default()
     };

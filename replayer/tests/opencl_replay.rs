@@ -223,7 +223,7 @@ fn mixed_trace() -> (Trace, BlobStore, [Vec<u8>; 5]) {
     let states = |contents: &[Vec<u8>; 5], blobs: &mut BlobStore| -> Vec<MemState> {
         contents.iter().enumerate().map(|(m, bytes)| MemState { mem: MemId(m as u32), blob: blobs.insert(bytes.clone()) }).collect()
     };
-    let segment = Segment { ordinal: 0, ended_by: "clFinish".into(), initial: states(&initial, &mut blobs), expected: states(&expected, &mut blobs), failed_with: None, printed: None };
+    let segment = Segment { ordinal: 0, ended_by: "clFinish".into(), initial: states(&initial, &mut blobs), expected: states(&expected, &mut blobs), failed_with: None, printed: None, racy_reads: Vec::new() };
     trace.segments.push(segment);
     (trace, blobs, expected)
 }
@@ -316,7 +316,7 @@ fn single_segment(memories: Vec<Memory>, nodes: Vec<Command>, edges: &[(u32, u32
     let mut states = |contents: &[Vec<u8>]| -> Vec<MemState> {
         contents.iter().enumerate().map(|(m, bytes)| MemState { mem: MemId(m as u32), blob: blobs.insert(bytes.clone()) }).collect()
     };
-    let segment = Segment { ordinal: 0, ended_by: "clFinish".into(), initial: states(&initial), expected: states(expected), failed_with: None, printed: None };
+    let segment = Segment { ordinal: 0, ended_by: "clFinish".into(), initial: states(&initial), expected: states(expected), failed_with: None, printed: None, racy_reads: Vec::new() };
     let trace = Trace {
         header: Some(Header { api: Api::OpenCl, producer: "opencl test".into(), command_line: vec!["single".into()], process_id: 1, started_unix_s: 0 }),
         memories,
@@ -358,7 +358,9 @@ fn what_kernels_print_is_compared_with_the_recording() {
         let values = words(&(7..7 + N as u32).collect::<Vec<u32>>());
         let (mut trace, mut blobs) = single_segment(vec![buffer], vec![say], &[], vec![values.clone()], &[values]);
         let dir = common::scratch(&format!("printed-{}", device.replace(' ', "-")));
-        for (printed, passes) in [("item 9\nitem 7\nitem 8\n", true), ("item 7\nitem 8\nitem 8\n", false)] {
+        // PoCL's work-items print from its own threads, and a line can come out late under load:
+        // the failing case differs by more than one late line could explain.
+        for (printed, passes) in [("item 9\nitem 7\nitem 8\n", true), ("item 7\n", false)] {
             trace.segments[0].printed = Some(blobs.insert(printed.as_bytes().to_vec()));
             let path = common::write(&dir, "printed.trace", &(trace.clone(), blobs.clone()));
             for mode in ["graph", "eager"] {
@@ -524,6 +526,7 @@ fn launch_size_updates() {
                 expected: vec![MemState { mem: A, blob: blobs.insert(doubled(segment)) }],
                 failed_with: None,
                 printed: None,
+                racy_reads: Vec::new(),
             });
         }
         let (report, memories) = run(device, &trace, &blobs, Mode::Graph, 2);
@@ -600,6 +603,7 @@ fn svm_pointer_updates() {
                 expected: vec![MemState { mem: A, blob: blobs.insert(scaled(segment)) }],
                 failed_with: None,
                 printed: None,
+                racy_reads: Vec::new(),
             });
         }
         let (report, memories) = run(device, &trace, &blobs, Mode::Graph, 2);

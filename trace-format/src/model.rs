@@ -599,6 +599,8 @@ pub struct Segment {
     /// What kernels printed to the program's standard output in it (CUDA's device `printf`):
     /// output the program received, compared at replay.
     pub printed: Option<BlobId>,
+    /// Copies of it whose data is one outcome of a race (see `Record::RacyRead`).
+    pub racy_reads: Vec<NodeId>,
 }
 
 /// One segment with its graph, as a reader streams it (`TraceReader::segments`): its nodes,

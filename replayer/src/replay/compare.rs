@@ -306,8 +306,10 @@ struct Differed {
 #[derive(Default)]
 pub struct Checker {
     differed: HashMap<(u32, Subject), Differed>,
-    /// Memory that unordered nodes of a segment both write (a hazard), and data copies of the
-    /// segment read from it: the race's outcome, which the graph leaves open, so unstable.
+    /// Memory that unordered nodes of a segment both write (a hazard), data copies of the segment
+    /// read from it, and data the recording says was read while unordered commands of later
+    /// segments wrote it (`Segment::racy_reads`): a race's outcome, which the graph leaves open,
+    /// so unstable.
     racy: HashSet<(u32, Subject)>,
     pub comparison: Comparison,
 }

@@ -62,7 +62,7 @@ mod tests {
     }
 
     fn segment(initial: Vec<MemState>, expected: Vec<MemState>) -> Segment {
-        Segment { ordinal: 0, ended_by: "clFinish".to_string(), initial, expected, failed_with: None, printed: None }
+        Segment { ordinal: 0, ended_by: "clFinish".to_string(), initial, expected, failed_with: None, printed: None, racy_reads: Vec::new() }
     }
 
     #[test]

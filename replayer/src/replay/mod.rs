@@ -435,7 +435,8 @@ impl<'r> Replayer<'r> {
                 Place::Memory { mem, .. } => rule(*mem),
                 Place::Host { .. } => Rule::Exact,
             };
-            if matches!(src, Place::Memory { mem, .. } if checker.is_racy(segment, Subject::Memory(*mem))) {
+            let races = matches!(src, Place::Memory { mem, .. } if checker.is_racy(segment, Subject::Memory(*mem)));
+            if races || graph.recorded.racy_reads.contains(&node) {
                 checker.note_racy(segment, Subject::Received(node));
             }
             checker.check(run, segment, Subject::Received(node), &expected, data, source_rule);

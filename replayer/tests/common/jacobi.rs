@@ -93,6 +93,7 @@ pub fn jacobi(api: Api, segments: u32) -> (Trace, BlobStore) {
             expected: vec![MemState { mem: MemId(to as u32), blob: result }],
             failed_with: None,
             printed: None,
+            racy_reads: Vec::new(),
         });
     }
     (trace, blobs)

@@ -510,6 +510,10 @@ impl Recorder {
                 }
             }
         }
+        let racy_reads: Vec<Record> = (0..nodes.len())
+            .filter(|&index| nodes[index].received.is_some() && self.reads_pending_writes(closed[index], &nodes[index].uses))
+            .map(|index| Record::RacyRead { segment, node: NodeId(first + index as u32) })
+            .collect();
         records.reserve(nodes.len() + edges.len() + 1);
         self.counts.nodes += nodes.len() as u32;
         for mut pending in nodes.drain(..) {
@@ -528,10 +532,20 @@ impl Recorder {
         self.closing_edges = edges;
         let expected = if self.verify.reads_window(segment.0) { self.window_contents(written, call, access) } else { Vec::new() };
         records.push(Record::SegmentEnd { segment, ended_by: call.to_string(), expected });
+        records.extend(racy_reads);
         self.sink.records(records);
         self.last_segment = Some(segment);
         self.sink.flush();
         segment
+    }
+
+    /// Whether node `id`, closing, read memory that still-pending commands submitted before it
+    /// write: nothing ordered them, so they may have written it before or while it read.
+    fn reads_pending_writes(&self, id: PendingId, uses: &[Use]) -> bool {
+        uses.iter().filter(|use_| !use_.write).any(|use_| {
+            let written_elsewhere = self.memory.get(use_.root).is_some_and(|entry| entry.generation == use_.generation && entry.capture.pending_writes > 0);
+            written_elsewhere && self.pending.writes_before(use_.root, id)
+        })
     }
 
     /// A pending use of memory closed: the initial state it still owes, if any.

@@ -350,6 +350,12 @@ impl Pending {
         self.remove_into(&terminated, removed);
     }
 
+    /// Whether a pending node submitted before `before` writes memory `root` (a scan of the
+    /// pending nodes, made only where such a writer is known to exist).
+    pub fn writes_before(&self, root: Key, before: PendingId) -> bool {
+        self.nodes.iter().any(|(&id, node)| id < before && node.uses.iter().any(|use_| use_.root == root && use_.write))
+    }
+
     /// Forgets everything pending (work never waited for, at exit).
     pub fn clear(&mut self) -> usize {
         let count = self.nodes.len();

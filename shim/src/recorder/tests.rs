@@ -542,6 +542,34 @@ fn data_the_program_receives_is_kept_when_the_window_ends() {
 }
 
 #[test]
+fn a_read_while_earlier_unordered_work_still_writes_its_memory_is_racy() {
+    let mut h = Harness::new(Capture::All);
+    h.queue(1, true);
+    h.queue(2, true);
+    h.buffer(0xa, 4, 7);
+    h.command(2, Order::Command, &[], None, &[0xa]); // 0: writes 0xa, never waited for here
+    let host = [0u8; 4];
+    let region = HostRegion { address: host.as_ptr() as usize, len: host.len() };
+    let read = |h: &mut Harness| {
+        let prepared = h.rec.prepare(vec![Access { mem: 0xa, write: false, overwrites: false }], &h.device);
+        let submission = Submission { call: "clEnqueueReadBuffer", queue: Some(1), order: Order::Command, waits: &[], signals: None, received: Some(region), host_ordered: false };
+        h.rec.submit(prepared, submission, |rec| {
+            let mem = rec.mem_id(0xa).unwrap();
+            Command::Copy(Copy { src: Place::Memory { mem, offset: 0 }, dst: Place::Host { data: None }, extent: Extent::Linear { bytes: 4 } })
+        });
+    };
+    let racy = |h: &Harness| -> Vec<u32> { h.records().into_iter().filter_map(|r| if let Record::RacyRead { node, .. } = r { Some(node.0) } else { None }).collect() };
+    read(&mut h);
+    h.sync_on(SyncScope::LastCommandOf(1)); // the read alone closes; queue 2's write stays pending
+    assert_eq!(h.segments(), [vec![0]]);
+    assert_eq!(racy(&h), [0], "the read raced with the earlier write of another queue");
+    h.sync(); // the write closes
+    read(&mut h); // read again, nothing pending writes 0xa now
+    h.sync_on(SyncScope::LastCommandOf(1));
+    assert_eq!(racy(&h), [0]);
+}
+
+#[test]
 fn data_a_later_copy_of_the_window_overwrote_is_not_kept() {
     let mut h = Harness::new(Capture::All);
     h.queue(1, true);

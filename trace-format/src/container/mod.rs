@@ -37,5 +37,7 @@ pub use write::{write_trace, write_trace_to, TraceWriter};
 /// version 6 `Record::ParamTypes` (element types for comparisons within a tolerance), version 7
 /// images (`MemKind::Image`) and texture objects (`Record::Texture`, `Arg::Texture`), version 8
 /// `Record::SegmentFailed` (a synchronization that failed, as a device-side assert makes it),
-/// version 9 `Record::DevicePrinted` (what the device printed, as CUDA's `printf` does).
-pub const FORMAT_VERSION: u32 = 9;
+/// version 9 `Record::DevicePrinted` (what the device printed, as CUDA's `printf` does), version 10
+/// `Record::RacyRead` (data read while commands the program left unordered with the read still
+/// wrote its memory).
+pub const FORMAT_VERSION: u32 = 10;

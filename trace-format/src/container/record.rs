@@ -31,6 +31,10 @@ pub enum Record {
     /// What kernels printed to the program's standard output while `segment` ran, up to the
     /// synchronization that ended it (blob `text`).
     DevicePrinted { segment: SegmentId, text: BlobId },
+    /// Copy `node` of `segment` read memory that commands the program submitted earlier and left
+    /// unordered with it still wrote (they belong to later segments): the data it delivered is
+    /// one outcome of that race.
+    RacyRead { segment: SegmentId, node: NodeId },
 }
 
 impl Record {
@@ -50,6 +54,7 @@ impl Record {
             | Record::Queue(_)
             | Record::SegmentBegin { .. }
             | Record::SegmentFailed { .. }
+            | Record::RacyRead { .. }
             | Record::Edge(_)
             | Record::Partial(_)
             | Record::ParamTypes(_)
@@ -78,7 +83,7 @@ pub(super) fn record_kind(payload: &[u8]) -> Option<RecordKind> {
         6 => RecordKind::SegmentBegin,
         7 => RecordKind::Node,
         8 => RecordKind::Edge,
-        9 | 10 | 12 | 15 | 16 => RecordKind::OfSegment,
+        9 | 10 | 12 | 15 | 16 | 17 => RecordKind::OfSegment,
         _ => return None,
     })
 }
@@ -114,12 +119,13 @@ mod tests {
             (Record::Texture(Texture { kind: TextureKind::Sampler, resource: None, description: vec![1] }), RecordKind::Object),
             (Record::SegmentFailed { segment: SegmentId(0), error: "CUDA_ERROR_ASSERT".into() }, RecordKind::OfSegment),
             (Record::DevicePrinted { segment: SegmentId(0), text: BlobId(2) }, RecordKind::OfSegment),
+            (Record::RacyRead { segment: SegmentId(0), node: NodeId(3) }, RecordKind::OfSegment),
         ];
         for (record, kind) in cases {
             let payload = postcard::to_allocvec(&record).expect("encodes");
             assert_eq!(record_kind(&payload), Some(kind), "{record:?}");
         }
-        assert_eq!(record_kind(&[17]), None);
+        assert_eq!(record_kind(&[18]), None);
         assert_eq!(record_kind(&[]), None);
     }
 }

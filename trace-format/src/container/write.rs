@@ -197,6 +197,9 @@ pub fn write_trace_to<W: Write>(mut writer: TraceWriter<W>, trace: &Trace, blobs
         if let Some(text) = segment.printed {
             writer.record(&Record::DevicePrinted { segment: id, text })?;
         }
+        for &node in &segment.racy_reads {
+            writer.record(&Record::RacyRead { segment: id, node })?;
+        }
     }
     if nodes.next().is_some() {
         let position = trace.nodes.len() - nodes.count() - 1;

@@ -153,8 +153,16 @@ fn mem_state() -> impl Strategy<Value = MemState> {
 }
 
 fn segment() -> impl Strategy<Value = Segment> {
-    (any::<u64>(), text(), vec(mem_state(), 0..3), vec(mem_state(), 0..3), proptest::option::of(text()), proptest::option::of(blob_id()))
-        .prop_map(|(ordinal, ended_by, initial, expected, failed_with, printed)| Segment { ordinal, ended_by, initial, expected, failed_with, printed })
+    (any::<u64>(), text(), vec(mem_state(), 0..3), vec(mem_state(), 0..3), proptest::option::of(text()), proptest::option::of(blob_id()), vec(any::<u32>(), 0..2))
+        .prop_map(|(ordinal, ended_by, initial, expected, failed_with, printed, racy)| Segment {
+            ordinal,
+            ended_by,
+            initial,
+            expected,
+            failed_with,
+            printed,
+            racy_reads: racy.into_iter().map(NodeId).collect(),
+        })
 }
 
 fn header() -> impl Strategy<Value = Header> {
