@@ -661,6 +661,7 @@ impl Recorder {
                 if access.write && !known.write {
                     known.write = true;
                     entry.capture.pending_writes += 1;
+                    entry.capture.received_into = false;
                 }
                 continue;
             }
