@@ -1,14 +1,14 @@
 //! What kernels print. CUDA's device `printf` reaches the program as the driver's own stdio
 //! calls on the program's `stdout` (`vfprintf` piece by piece, `fwrite`, then `fflush`), made
 //! inside the driver call that flushes the device's printf buffer (a synchronization, a
-//! launch, a blocking copy). The shim exports those stdio functions: while this thread runs a
-//! driver function's hook (`driver_call`), what goes to `stdout` is also kept, and the
-//! synchronization that closes a window takes it (`take`) for that window's segment. Outside a
-//! driver call they only forward: one thread-local read.
+//! launch, a blocking copy). The shim exports `vfprintf` and `fwrite`: while this thread records
+//! a driver call (`driver_call`: the real call and the shim's own), what goes to `stdout` is also
+//! kept, and the synchronization that closes a window takes it (`take`) for that window's
+//! segment. Otherwise they only forward: one thread-local read.
 
 use crate::interpose::Hook;
 use std::cell::Cell;
-use std::ffi::{c_char, c_int, c_void, CStr};
+use std::ffi::{c_char, c_int, c_void};
 use std::sync::{Mutex, PoisonError};
 
 thread_local! {
@@ -27,14 +27,11 @@ struct Printed {
     overflowed: bool,
 }
 
-/// Runs `hook`, a driver function's hook, keeping what the driver prints while recording (in
-/// the real call, or in the shim's own calls).
-pub fn driver_call<R>(hook: impl FnOnce() -> R) -> R {
-    if !crate::entry::recording() {
-        return hook();
-    }
+/// Runs `record`, the recording of a driver call (which makes the real call), keeping what the
+/// driver prints meanwhile, in the real call or in the shim's own.
+pub fn driver_call<R>(record: impl FnOnce() -> R) -> R {
     let was = IN_DRIVER.replace(true);
-    let result = hook();
+    let result = record();
     IN_DRIVER.set(was);
     result
 }
@@ -83,8 +80,6 @@ pub struct VaListTag {
 #[cfg(target_arch = "x86_64")]
 static VFPRINTF: Hook = Hook::new(c"vfprintf", vfprintf as *const c_void);
 static FWRITE: Hook = Hook::new(c"fwrite", fwrite as *const c_void);
-static FPUTS: Hook = Hook::new(c"fputs", fputs as *const c_void);
-static FPUTC: Hook = Hook::new(c"fputc", fputc as *const c_void);
 
 #[cfg(target_arch = "x86_64")]
 extern "C" {
@@ -129,29 +124,4 @@ pub unsafe extern "C" fn fwrite(data: *const c_void, size: usize, count: usize, 
     let Some(real) = FWRITE.real() else { return 0 };
     // SAFETY: the next definition of `fwrite`, with the caller's arguments.
     unsafe { std::mem::transmute::<usize, unsafe extern "C" fn(*const c_void, usize, usize, *mut libc::FILE) -> usize>(real)(data, size, count, stream) }
-}
-
-/// # Safety
-/// As C's `fputs`.
-#[no_mangle]
-pub unsafe extern "C" fn fputs(text: *const c_char, stream: *mut libc::FILE) -> c_int {
-    if device_writes(stream) && !text.is_null() {
-        // SAFETY: `fputs` takes a NUL-terminated string.
-        keep(unsafe { CStr::from_ptr(text) }.to_bytes());
-    }
-    let Some(real) = FPUTS.real() else { return libc::EOF };
-    // SAFETY: the next definition of `fputs`, with the caller's arguments.
-    unsafe { std::mem::transmute::<usize, unsafe extern "C" fn(*const c_char, *mut libc::FILE) -> c_int>(real)(text, stream) }
-}
-
-/// # Safety
-/// As C's `fputc`.
-#[no_mangle]
-pub unsafe extern "C" fn fputc(character: c_int, stream: *mut libc::FILE) -> c_int {
-    if device_writes(stream) {
-        keep(&[character as u8]);
-    }
-    let Some(real) = FPUTC.real() else { return libc::EOF };
-    // SAFETY: the next definition of `fputc`, with the caller's arguments.
-    unsafe { std::mem::transmute::<usize, unsafe extern "C" fn(c_int, *mut libc::FILE) -> c_int>(real)(character, stream) }
 }

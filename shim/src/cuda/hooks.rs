@@ -75,10 +75,8 @@ macro_rules! hooks {
             #[no_mangle]
             pub unsafe extern "C" fn $name($($arg: $ty),*) -> CUresult {
                 let real = || unsafe { real::$name($($arg),*) };
-                crate::device_output::driver_call(|| {
-                    crate::entry::intercept(stringify!($name), &real, |forward| {
-                        record!($($record)::+, forward, stringify!($name), $($arg),*)
-                    })
+                crate::entry::intercept(stringify!($name), &real, |forward| {
+                    crate::device_output::driver_call(|| record!($($record)::+, forward, stringify!($name), $($arg),*))
                 })
             }
         )*
