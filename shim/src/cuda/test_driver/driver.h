@@ -21,3 +21,21 @@ static inline void add1(void *function, void *stream, CUdeviceptr data, int n) {
     void *params[] = {&data, &n};
     launch_kernel(function, 1, 1, 1, 32, 1, 1, 0, stream, params, 0);
 }
+// The kernel `name` of a module the test double loads (every function adds one, see add1).
+static inline void *kernel_named(const char *name) {
+    F(cuModuleLoadData, void **, const void *);
+    F(cuModuleGetFunction, void **, void *, const char *);
+    void *module, *function;
+    cuModuleLoadData(&module, ".version 9.0\n.target sm_90\n.visible .entry add1() { ret; }\n");
+    cuModuleGetFunction(&function, module, name);
+    return function;
+}
+// Device memory of `n` ints, each set to `value` (a memset on the legacy stream).
+static inline CUdeviceptr ints_set_to(unsigned value, size_t n) {
+    F(cuMemAlloc_v2, CUdeviceptr *, size_t);
+    F(cuMemsetD32Async, CUdeviceptr, unsigned, size_t, void *);
+    CUdeviceptr data;
+    cuMemAlloc_v2(&data, n * sizeof(int));
+    cuMemsetD32Async(data, value, n, 0);
+    return data;
+}
