@@ -32,6 +32,8 @@ import subprocess
 import sys
 import time
 
+import replay_report
+
 CATEGORIES = ["0_Introduction", "2_Concepts_and_Techniques", "3_CUDA_Features", "4_CUDA_Libraries", "5_Domain_Specific", "6_Performance"]
 
 DISPLAY = "needs a display (OpenGL/GLUT)"
@@ -282,15 +284,6 @@ def same_results(binary, place, log, timeout):
     return all(ours == theirs for ours, theirs, other in zip(shim, native, again) if theirs == other)
 
 
-def last_json_document(path):
-    """The JSON report at the end of a replay's output: kernels that print (printf) print before it,
-    and lines the driver still held come after it, as the replayer exits."""
-    with open(path) as file:
-        text = file.read()
-    start = text.rfind("\n{\n")
-    return json.JSONDecoder().raw_decode(text[start + 1:] if start >= 0 else text)[0]
-
-
 def partial_reasons(bin_dir, trace):
     """Why the shim marked `trace` partial (what it could not record), from `replayer info --json`."""
     info = subprocess.run([os.path.join(bin_dir, "replayer"), "info", trace, "--json"], capture_output=True, text=True)
@@ -306,7 +299,7 @@ def replay_verdict(code, report, err):
     if code is None:
         return "timeout", ""
     try:
-        comparison = last_json_document(report)["comparison"]
+        comparison = replay_report.read(report)["comparison"]
     except (OSError, ValueError, KeyError, TypeError):
         return f"exit {code}", telling_line(err)
     if comparison["compared"] == 0:

@@ -60,10 +60,10 @@ nvcc -arch=sm_90 -ptx -o "$images/kernels.ptx" tests/cuda/kernels.cu &&
 
 directive() { sed -n "s|^// gpu-check-$1: ||p" "$2" | head -n 1; }
 # A replay's JSON report: lines kernels printed can come before it, and after it as the replayer exits.
-report='import json,sys; t=open(sys.argv[1]).read(); i=t.rfind("\n{\n"); d=json.JSONDecoder().raw_decode(t[i+1:] if i>=0 else t)[0]'
-median() { python3 -c "$report"'; print("%.1f" % d["time_per_iteration_us"]["median"])' "$1" 2>/dev/null || echo "-"; }
+read_report="import sys; sys.path.insert(0, '$(dirname "$0")'); import replay_report; d=replay_report.read(sys.argv[1])"
+median() { python3 -c "$read_report"'; print("%.1f" % d["time_per_iteration_us"]["median"])' "$1" 2>/dev/null || echo "-"; }
 # A comparison of nothing (a trace with no expected contents) is not a pass.
-passed() { python3 -c "$report"'; c=d["comparison"]; sys.exit(0 if c["passed"] and c["compared"] > 0 else 1)' "$1" 2>/dev/null; }
+passed() { python3 -c "$read_report"'; c=d["comparison"]; sys.exit(0 if c["passed"] and c["compared"] > 0 else 1)' "$1" 2>/dev/null; }
 program_time() { sed -n 's/^time: us_per_iteration \([0-9.]*\).*/\1/p' "$1" | head -n 1; }
 
 echo "| program | native == shim | graph --compare | eager --compare | program µs/iter | graph µs/iter | eager µs/iter |" >"$table"
@@ -74,7 +74,7 @@ check() {
   local name=$1; shift
   local log="$out/logs/$name"
   "$@" >"$log.native" 2>"$log.native.err"; local native_rc=$?
-  REPRISE_OUTPUT="$work/$name.trace" LD_PRELOAD="$shim" "$@" >"$log.shim" 2>"$log.shim.err"; local shim_rc=$?
+  env ${RECORD_ENV:-} REPRISE_OUTPUT="$work/$name.trace" LD_PRELOAD="$shim" "$@" >"$log.shim" 2>"$log.shim.err"; local shim_rc=$?
   local same=no
   if [ $native_rc -eq 0 ] && [ $shim_rc -eq 0 ] && diff <(grep -v '^time:' "$log.native") <(grep -v '^time:' "$log.shim") >/dev/null; then same=yes; fi
   local graph=fail eager=fail
@@ -87,7 +87,7 @@ check() {
   # (// gpu-check-recordings: N), and every recording replays both ways.
   local again
   for ((again = 2; again <= ${RECORDINGS:-1}; again++)); do
-    REPRISE_OUTPUT="$work/$name.again.trace" LD_PRELOAD="$shim" "$@" >/dev/null 2>>"$log.again.err" || { graph="fail (recording $again)"; break; }
+    env ${RECORD_ENV:-} REPRISE_OUTPUT="$work/$name.again.trace" LD_PRELOAD="$shim" "$@" >/dev/null 2>>"$log.again.err" || { graph="fail (recording $again)"; break; }
     for mode in graph eager; do
       "$replayer" replay "$work/$name.again.trace" --mode $mode --iterations 2 --compare --json ${REPLAY_DEVICE:+--device "$REPLAY_DEVICE"} ${REPLAY_OPTIONS:-} >"$log.again.json" 2>>"$log.again.err" &&
         passed "$log.again.json" || { eval "$mode='fail (recording $again)'"; break 2; }
@@ -131,7 +131,8 @@ for source in "${sources[@]}"; do
     echo "| $name | build failed | | | | | |" >>"$table"; failures=$((failures + 1)); continue
   fi
   read -r -a args <<<"$(eval echo "$(directive args "$source")")"
-  RECORDINGS=$(directive recordings "$source") REPLAY_OPTIONS=$(directive replay "$source") check "$name" "$work/$name" "${args[@]}"
+  RECORDINGS=$(directive recordings "$source") REPLAY_OPTIONS=$(directive replay "$source") RECORD_ENV=$(directive env "$source") \
+    check "$name" "$work/$name" "${args[@]}"
 done
 # PyTorch's kernels take structures that hold device addresses, which replay relocates.
 chosen pytorch_ops && check pytorch_ops python3 tests/cuda/pytorch_ops.py

@@ -19,6 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import replay_report
+
 ROOT = Path(__file__).resolve().parent.parent
 PROCESS_TIMEOUT_S = 300
 # Short names for the platforms' names (PoCL calls itself "Portable Computing Language").
@@ -125,8 +127,8 @@ class Tools:
             argv += ["--device", self.device]
         code, stdout, stderr, _ = self.run(argv)
         try:
-            report = json.loads(stdout)
-        except json.JSONDecodeError:
+            report = replay_report.last_json_document(stdout)
+        except ValueError:
             return {"exit": code, "error": stderr.strip()}, f"{mode} replay failed (exit {code}): {stderr.strip()}"
         comparison = report.get("comparison") or {}
         # Comparing nothing is no pass: the program's results were not kept.

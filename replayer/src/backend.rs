@@ -36,6 +36,14 @@ impl BackendError {
     }
 }
 
+/// That `bytes` bytes from `offset` on lie in memory `mem` of `size` bytes.
+pub fn check_range(mem: MemId, size: u64, offset: u64, bytes: usize) -> BackendResult<()> {
+    match offset.checked_add(bytes as u64) {
+        Some(end) if end <= size => Ok(()),
+        _ => Err(BackendError::Unsupported(format!("bytes {offset}..{} of memory {mem}, which holds {size} bytes", offset.saturating_add(bytes as u64)))),
+    }
+}
+
 /// A native command buffer built by a backend, named by the backend.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct BufferHandle(pub usize);
@@ -158,8 +166,9 @@ pub trait Backend {
         Ok(())
     }
 
-    /// Replace the contents of a memory object (initial state, `--input`).
-    fn write_memory(&mut self, mem: MemId, data: &[u8]) -> BackendResult<()>;
+    /// Replace the contents of a memory object from `offset` on (its initial state and
+    /// `--input` from 0, what the host wrote into it).
+    fn write_memory(&mut self, mem: MemId, offset: u64, data: &[u8]) -> BackendResult<()>;
 
     /// Read a memory object back after `finish`.
     fn read_memory(&mut self, mem: MemId) -> BackendResult<Vec<u8>>;

@@ -109,7 +109,7 @@ pub fn diff_traces(a: &TraceReader, b: &TraceReader) -> Result<TraceDiff, Format
         }
         let empty = || TraceSegment {
             id: SegmentId(index as u32),
-            segment: Segment { ordinal: 0, ended_by: String::new(), initial: Vec::new(), expected: Vec::new(), failed_with: None, printed: None, racy_reads: Vec::new() },
+            segment: Segment { ordinal: 0, ended_by: String::new(), initial: Vec::new(), expected: Vec::new(), failed_with: None, printed: None, racy_reads: Vec::new(), host_writes: Vec::new() },
             first_node: trace_format::NodeId(0),
             nodes: Vec::new(),
             first_edge: 0,

@@ -17,23 +17,24 @@ use trace_format::{Arg, Command, KernelId, MemId, Node, NodeId, Place, TextureKi
 const READERS_KEPT: usize = 64;
 const SEARCH_BUDGET: usize = 4096;
 
-/// Two unordered nodes that use memory `mem`; `first` (the earlier) writes it when `first_writes`.
+/// Memory that two things nothing orders use, one of them writing it.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct Hazard {
-    pub first: NodeId,
-    pub second: NodeId,
-    pub mem: MemId,
-    pub first_writes: bool,
-    pub second_writes: bool,
+pub enum Hazard {
+    /// Two nodes of a segment; `first` (the earlier) writes it when `first_writes`.
+    Nodes { first: NodeId, second: NodeId, mem: MemId, first_writes: bool, second_writes: bool },
+    /// The host wrote it directly while `node`, which writes it too, ran (`HostWrite::while_running`).
+    Host { node: NodeId, mem: MemId },
 }
 
 impl fmt::Display for Hazard {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let (first, second, mem) = (self.first, self.second, self.mem.0);
-        match (self.first_writes, self.second_writes) {
-            (true, true) => write!(f, "nodes {first} and {second} are not ordered and both write memory {mem}"),
-            (true, false) => write!(f, "node {first} writes memory {mem}, which node {second} reads, and nothing orders them"),
-            _ => write!(f, "node {second} writes memory {mem}, which node {first} reads, and nothing orders them"),
+        match *self {
+            Hazard::Nodes { first, second, mem, first_writes, second_writes } => match (first_writes, second_writes) {
+                (true, true) => write!(f, "nodes {first} and {second} are not ordered and both write memory {}", mem.0),
+                (true, false) => write!(f, "node {first} writes memory {}, which node {second} reads, and nothing orders them", mem.0),
+                _ => write!(f, "node {second} writes memory {}, which node {first} reads, and nothing orders them", mem.0),
+            },
+            Hazard::Host { node, mem } => write!(f, "the host wrote memory {} while node {node}, which writes it too, ran", mem.0),
         }
     }
 }
@@ -85,7 +86,7 @@ impl HazardFinder {
                     }
                     reported.insert((earlier, index));
                     let id = |local: usize| NodeId(first + local as u32);
-                    found.push(Hazard { first: id(earlier), second: id(index), mem, first_writes: earlier_writes, second_writes: writes });
+                    found.push(Hazard::Nodes { first: id(earlier), second: id(index), mem, first_writes: earlier_writes, second_writes: writes });
                 }
                 if writes {
                     known.writer = Some(index);
@@ -93,6 +94,13 @@ impl HazardFinder {
                 } else if known.readers.len() < READERS_KEPT {
                     known.readers.push(index);
                 }
+            }
+        }
+        let mut raced = HashSet::new();
+        for write in segment.segment.host_writes.iter().filter(|write| write.while_running) {
+            let writer = users.get(&write.mem).and_then(|known| known.writer);
+            if let Some(writer) = writer.filter(|_| raced.insert(write.mem)) {
+                found.push(Hazard::Host { node: NodeId(first + writer as u32), mem: write.mem });
             }
         }
         found
@@ -192,7 +200,7 @@ mod tests {
 
     fn segment(nodes: Vec<Node>, edges: &[(u32, u32)]) -> TraceSegment {
         let edges = edges.iter().map(|&(from, to)| Edge { from: NodeId(from), to: NodeId(to), kind: EdgeKind::Event }).collect();
-        let segment = Segment { ordinal: 0, ended_by: String::new(), initial: Vec::new(), expected: Vec::new(), failed_with: None, printed: None, racy_reads: Vec::new() };
+        let segment = Segment { ordinal: 0, ended_by: String::new(), initial: Vec::new(), expected: Vec::new(), failed_with: None, printed: None, racy_reads: Vec::new(), host_writes: Vec::new() };
         TraceSegment { id: SegmentId(0), segment, first_node: NodeId(0), nodes, first_edge: 0, edges }
     }
 

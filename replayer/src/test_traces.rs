@@ -3,7 +3,7 @@
 use crate::inline::Inliner;
 use crate::segments::SegmentGraph;
 use trace_format::{
-    Api, Arg, BlobId, BlobStore, Command, Device, Edge, EdgeKind, Header, HostTaskKind, ImageKind, KernelId,
+    Api, Arg, BlobId, BlobStore, Command, Device, Edge, EdgeKind, Header, HostTaskKind, HostWrite, ImageKind, KernelId,
     KernelLaunch, Launch, MemId, MemKind, MemState, Memory, Node, NodeId, Param, ParamKind, Program, ProgramImage,
     Queue, QueueId, Segment, SegmentId, Trace, TraceReader,
 };
@@ -62,7 +62,7 @@ impl TraceBuilder {
 
     pub fn segment(&mut self) -> SegmentId {
         let ordinal = self.trace.segments.len() as u64;
-        self.trace.segments.push(Segment { ordinal, ended_by: "clFinish".to_string(), initial: vec![], expected: vec![], failed_with: None, printed: None, racy_reads: Vec::new() });
+        self.trace.segments.push(Segment { ordinal, ended_by: "clFinish".to_string(), initial: vec![], expected: vec![], failed_with: None, printed: None, racy_reads: Vec::new(), host_writes: Vec::new() });
         SegmentId(ordinal as u32)
     }
 
@@ -88,6 +88,13 @@ impl TraceBuilder {
     pub fn initial(&mut self, segment: SegmentId, mem: MemId, bytes: Vec<u8>) -> BlobId {
         let blob = self.blobs.insert(bytes);
         self.trace.segments[segment.index()].initial.push(MemState { mem, blob });
+        blob
+    }
+
+    /// Bytes the host wrote into `mem` at `offset` before `segment` ran, or while it ran.
+    pub fn host_write(&mut self, segment: SegmentId, mem: MemId, offset: u64, bytes: Vec<u8>, while_running: bool) -> BlobId {
+        let blob = self.blobs.insert(bytes);
+        self.trace.segments[segment.index()].host_writes.push(HostWrite { mem, offset, blob, while_running });
         blob
     }
 

@@ -394,6 +394,13 @@ impl<'a> Validator<'a> {
         for node in segment.segment.racy_reads.iter().filter(|node| !nodes.contains(&node.0)) {
             self.report(&|| format!("segment {id}"), format!("its racy read {node} is not one of its nodes"));
         }
+        for write in &segment.segment.host_writes {
+            let subject = || format!("segment {id} host write into memory {} at {}", write.mem, write.offset);
+            if self.blob_present(&subject, "contents", write.blob) {
+                let bytes = self.blobs.raw_len(write.blob).unwrap_or(0);
+                self.memory_range(&subject, write.mem, write.offset, bytes);
+            }
+        }
         for (what, states, gone, why) in [
             ("initial", &segment.segment.initial, &allocated, "allocated in this segment: it has no contents before"),
             ("expected", &segment.segment.expected, &freed, "freed in this segment: it has no contents after"),
@@ -507,6 +514,15 @@ mod tests {
     #[test]
     fn a_valid_trace_has_no_problems() {
         assert_eq!(problems(&valid()), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_host_write_lies_inside_its_memory() {
+        let mut b = valid();
+        b.host_write(SegmentId(0), MemId(0), 60, vec![1; 4], false);
+        assert_eq!(problems(&b), Vec::<String>::new());
+        b.host_write(SegmentId(0), MemId(0), 62, vec![1; 4], true);
+        assert_eq!(problems(&b), vec!["segment 0 host write into memory 0 at 62: bytes 62..66 lie outside memory 0 of 64 bytes"]);
     }
 
     #[test]

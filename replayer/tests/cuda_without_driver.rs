@@ -65,6 +65,7 @@ fn cuda_trace() -> (Trace, BlobStore) {
             failed_with: None,
             printed: None,
             racy_reads: Vec::new(),
+            host_writes: Vec::new(),
         }],
         ..Trace::default()
     };

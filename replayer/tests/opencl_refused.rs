@@ -85,7 +85,7 @@ fn trace_of(launches: Vec<Launched>, extra: Vec<Memory>, build_options: &str, ex
         trace.nodes.push(Node { queue: Some(QueueId(0)), segment, command, call: "clEnqueueNDRangeKernel".into() });
         let initial = if index == 0 { vec![MemState { mem: MemId(0), blob: zeros }] } else { Vec::new() };
         let expected = expected.iter().map(|bytes| MemState { mem: MemId(0), blob: blobs.insert(bytes.clone()) }).collect();
-        trace.segments.push(Segment { ordinal: index as u64, ended_by: "clFinish".into(), initial, expected, failed_with: None, printed: None, racy_reads: Vec::new() });
+        trace.segments.push(Segment { ordinal: index as u64, ended_by: "clFinish".into(), initial, expected, failed_with: None, printed: None, racy_reads: Vec::new(), host_writes: Vec::new() });
     }
     (trace, blobs)
 }

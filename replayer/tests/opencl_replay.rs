@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command as Process;
 use trace_format::{
-    Api, Arg, BlobStore, Command, Copy, Device, Edge, EdgeKind, Extent, Fill, Header, ImageKind, Kernel, KernelId,
+    Api, Arg, BlobStore, Command, Copy, Device, Edge, EdgeKind, Extent, Fill, Header, HostWrite, ImageKind, Kernel, KernelId,
     KernelLaunch, Launch, MemId, MemKind, MemState, Memory, Node, NodeId, Param, ParamKind, Place, Program, ProgramId,
     ProgramImage, Queue, QueueId, Segment, SegmentId, Trace, TraceReader,
 };
@@ -223,7 +223,7 @@ fn mixed_trace() -> (Trace, BlobStore, [Vec<u8>; 5]) {
     let states = |contents: &[Vec<u8>; 5], blobs: &mut BlobStore| -> Vec<MemState> {
         contents.iter().enumerate().map(|(m, bytes)| MemState { mem: MemId(m as u32), blob: blobs.insert(bytes.clone()) }).collect()
     };
-    let segment = Segment { ordinal: 0, ended_by: "clFinish".into(), initial: states(&initial, &mut blobs), expected: states(&expected, &mut blobs), failed_with: None, printed: None, racy_reads: Vec::new() };
+    let segment = Segment { ordinal: 0, ended_by: "clFinish".into(), initial: states(&initial, &mut blobs), expected: states(&expected, &mut blobs), failed_with: None, printed: None, racy_reads: Vec::new(), host_writes: Vec::new() };
     trace.segments.push(segment);
     (trace, blobs, expected)
 }
@@ -316,7 +316,7 @@ fn single_segment(memories: Vec<Memory>, nodes: Vec<Command>, edges: &[(u32, u32
     let mut states = |contents: &[Vec<u8>]| -> Vec<MemState> {
         contents.iter().enumerate().map(|(m, bytes)| MemState { mem: MemId(m as u32), blob: blobs.insert(bytes.clone()) }).collect()
     };
-    let segment = Segment { ordinal: 0, ended_by: "clFinish".into(), initial: states(&initial), expected: states(expected), failed_with: None, printed: None, racy_reads: Vec::new() };
+    let segment = Segment { ordinal: 0, ended_by: "clFinish".into(), initial: states(&initial), expected: states(expected), failed_with: None, printed: None, racy_reads: Vec::new(), host_writes: Vec::new() };
     let trace = Trace {
         header: Some(Header { api: Api::OpenCl, producer: "opencl test".into(), command_line: vec!["single".into()], process_id: 1, started_unix_s: 0 }),
         memories,
@@ -402,6 +402,37 @@ fn what_unordered_writers_leave_is_unstable() {
                 assert_eq!(comparison.unstable_bytes > 0, passes);
             }
         }
+    });
+}
+
+/// Bytes the host stored into memory before a segment (or while it ran) are in place when its
+/// commands run; where the host wrote while a command that writes the same memory ran, the
+/// recording's bytes there are a race's outcome, and only those.
+#[test]
+fn what_the_host_wrote_is_in_place_before_the_segment_runs() {
+    on_each_device("what_the_host_wrote_is_in_place_before_the_segment_runs", |device| {
+        let buffer = Memory { kind: MemKind::Buffer, size: BYTES, address: 0, flags: 0, device: None };
+        let mut scaled = vec![0u32; N];
+        scaled[8] = 27;
+        let (mut trace, mut blobs) = single_segment(vec![buffer.clone()], vec![scale_of(A, 0, 3, N)], &[], vec![vec![0; BYTES as usize]], &[words(&scaled)]);
+        let host_write = |blobs: &mut BlobStore, value: u32, while_running| HostWrite { mem: A, offset: 32, blob: blobs.insert(value.to_le_bytes().to_vec()), while_running };
+        trace.segments[0].host_writes.push(host_write(&mut blobs, 9, false));
+        check_both_modes(device, &trace, &blobs, &[words(&scaled)]);
+        // The host stored 9 while the kernel ran: the recording saw 9 there, not 27.
+        trace.segments[0].host_writes[0] = host_write(&mut blobs, 9, true);
+        let mut raced = scaled.clone();
+        raced[8] = 9;
+        trace.segments[0].expected[0].blob = blobs.insert(words(&raced));
+        for mode in [Mode::Graph, Mode::Eager] {
+            let (report, _) = run(device, &trace, &blobs, mode, 2);
+            let comparison = report.comparison.as_ref().expect("compared");
+            assert!(comparison.passed(), "{mode:?} on {device}: {:?}", comparison.mismatches);
+            assert_eq!((comparison.hazard_count, comparison.unstable_bytes), (1, 8), "{mode:?} on {device}: {:?}", comparison.hazards);
+        }
+        raced[12] = 1;
+        trace.segments[0].expected[0].blob = blobs.insert(words(&raced));
+        let (report, _) = run(device, &trace, &blobs, Mode::Graph, 2);
+        assert!(!report.comparison.as_ref().expect("compared").passed(), "a difference outside what the host wrote fails on {device}");
     });
 }
 
@@ -527,6 +558,7 @@ fn launch_size_updates() {
                 failed_with: None,
                 printed: None,
                 racy_reads: Vec::new(),
+            host_writes: Vec::new(),
             });
         }
         let (report, memories) = run(device, &trace, &blobs, Mode::Graph, 2);
@@ -604,6 +636,7 @@ fn svm_pointer_updates() {
                 failed_with: None,
                 printed: None,
                 racy_reads: Vec::new(),
+            host_writes: Vec::new(),
             });
         }
         let (report, memories) = run(device, &trace, &blobs, Mode::Graph, 2);

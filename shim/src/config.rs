@@ -74,6 +74,29 @@ impl Verify {
     }
 }
 
+/// How the shim learns what the host wrote into memory a GPU also uses (pinned, registered,
+/// managed memory), which the host changes without an API call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HostWriteTracking {
+    /// Such memory is read whole again at its first use after each host synchronization
+    /// (`reread`, the default).
+    Reread,
+    /// The pages the host writes are watched through page protection and only those are kept,
+    /// with writes made while kernels run (`watch`). Off by default until it has run on every
+    /// GPU program of the check (see BENCHMARKS.md).
+    Watch,
+}
+
+impl HostWriteTracking {
+    pub fn parse(text: &str) -> Result<HostWriteTracking, String> {
+        match text.trim() {
+            "" | "reread" => Ok(HostWriteTracking::Reread),
+            "watch" => Ok(HostWriteTracking::Watch),
+            other => Err(format!("`{other}` is not `reread` or `watch`")),
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Level {
     Off,
@@ -119,6 +142,7 @@ pub struct Config {
     pub output: String,
     pub capture: Capture,
     pub verify: Verify,
+    pub host_writes: HostWriteTracking,
     pub log: LogSettings,
     /// Problems found in the environment, logged once logging is set up.
     pub problems: Vec<String>,
@@ -127,10 +151,10 @@ pub struct Config {
 impl Config {
     pub fn from_env() -> Config {
         let var = |name: &str| std::env::var(name).ok();
-        Config::from_values(var("REPRISE_OUTPUT"), var("REPRISE_CAPTURE"), var("REPRISE_VERIFY"), var("REPRISE_LOG"))
+        Config::from_values(var("REPRISE_OUTPUT"), var("REPRISE_CAPTURE"), var("REPRISE_VERIFY"), var("REPRISE_HOST_WRITES"), var("REPRISE_LOG"))
     }
 
-    fn from_values(output: Option<String>, capture: Option<String>, verify: Option<String>, log: Option<String>) -> Config {
+    fn from_values(output: Option<String>, capture: Option<String>, verify: Option<String>, host_writes: Option<String>, log: Option<String>) -> Config {
         let mut problems = Vec::new();
         let capture = capture.map_or(Ok(Capture::All), |text| Capture::parse(&text)).unwrap_or_else(|problem| {
             problems.push(format!("REPRISE_CAPTURE: {problem}; capturing all segments"));
@@ -140,13 +164,17 @@ impl Config {
             problems.push(format!("REPRISE_VERIFY: {problem}; verifying the end of the capture"));
             Verify::End
         });
+        let host_writes = host_writes.map_or(Ok(HostWriteTracking::Reread), |text| HostWriteTracking::parse(&text)).unwrap_or_else(|problem| {
+            problems.push(format!("REPRISE_HOST_WRITES: {problem}; reading host memory again after each synchronization"));
+            HostWriteTracking::Reread
+        });
         let default_log = LogSettings { level: Level::Warn, file: None };
         let log = log.map_or(Ok(default_log.clone()), |text| LogSettings::parse(&text)).unwrap_or_else(|problem| {
             problems.push(format!("REPRISE_LOG: {problem}; logging warnings to standard error"));
             default_log
         });
         let output = output.filter(|path| !path.is_empty()).unwrap_or_else(|| "reprise-%p.trace".to_string());
-        Config { output, capture, verify, log, problems }
+        Config { output, capture, verify, host_writes, log, problems }
     }
 
     /// The trace path for process `pid`.
@@ -191,13 +219,15 @@ mod tests {
 
     #[test]
     fn bad_values_fall_back_and_are_reported() {
-        let config = Config::from_values(Some("out-%p.trace".into()), Some("x-y".into()), Some("0".into()), Some("nope".into()));
+        let config = Config::from_values(Some("out-%p.trace".into()), Some("x-y".into()), Some("0".into()), Some("guess".into()), Some("nope".into()));
         assert_eq!(config.capture, Capture::All);
         assert_eq!(config.verify, Verify::End);
+        assert_eq!(config.host_writes, HostWriteTracking::Reread);
         assert_eq!(config.log.level, Level::Warn);
-        assert_eq!(config.problems.len(), 3);
+        assert_eq!(config.problems.len(), 4);
         assert_eq!(config.output_path(42), PathBuf::from("out-42.trace"));
-        assert_eq!(Config::from_values(None, None, None, None).output_path(7), PathBuf::from("reprise-7.trace"));
+        assert_eq!(Config::from_values(None, None, None, None, None).output_path(7), PathBuf::from("reprise-7.trace"));
+        assert_eq!(HostWriteTracking::parse("watch"), Ok(HostWriteTracking::Watch));
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! and one module per API, which exports the API's functions as hooks.
 
 mod config;
+mod host_writes;
 pub mod cuda;
 mod device_output;
 mod entry;

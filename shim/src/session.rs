@@ -126,7 +126,8 @@ fn start(api: Api, pid: u32) -> Result<Session, SessionError> {
         process_id: pid,
         started_unix_s: SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |since| since.as_secs()),
     };
-    let recorder = Recorder::new(header, config::get().capture, config::get().verify, Box::new(writer.clone()));
+    let mut recorder = Recorder::new(header, config::get().capture, config::get().verify, Box::new(writer.clone()));
+    recorder.watch_host_writes(config::get().host_writes == config::HostWriteTracking::Watch);
     static HANDLERS: Once = Once::new();
     // SAFETY: registers plain functions with no arguments; forked children inherit them.
     HANDLERS.call_once(|| unsafe {

@@ -113,7 +113,7 @@ impl Recording {
         }
         self.trace.edges.extend(edges.iter().map(|&(from, to, kind)| Edge { from: NodeId(first + from), to: NodeId(first + to), kind }));
         let expected = self.states();
-        self.trace.segments.push(Segment { ordinal: segment.0 as u64, ended_by: "zeCommandQueueSynchronize".into(), initial, expected, failed_with: None, printed: None, racy_reads: Vec::new() });
+        self.trace.segments.push(Segment { ordinal: segment.0 as u64, ended_by: "zeCommandQueueSynchronize".into(), initial, expected, failed_with: None, printed: None, racy_reads: Vec::new(), host_writes: Vec::new() });
     }
 
     /// What `command` does to memory.

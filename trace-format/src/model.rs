@@ -581,6 +581,18 @@ pub struct MemState {
     pub blob: BlobId,
 }
 
+/// Bytes the host wrote directly into memory the device uses (pinned or managed memory), seen
+/// by the recorder after the memory's previous state and before or while the segment ran.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HostWrite {
+    pub mem: MemId,
+    pub offset: u64,
+    pub blob: BlobId,
+    /// Written while commands of the segment that write the same memory ran: what the memory
+    /// holds after the segment is a race between the host and the device there.
+    pub while_running: bool,
+}
+
 /// A recorded window between host synchronizations.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Segment {
@@ -601,6 +613,9 @@ pub struct Segment {
     pub printed: Option<BlobId>,
     /// Copies of it whose data is one outcome of a race (see `Record::RacyRead`).
     pub racy_reads: Vec<NodeId>,
+    /// What the host wrote into memory it uses, in the order written: a replay writes it after
+    /// the initial states, before the segment's commands (see `Record::HostWrote`).
+    pub host_writes: Vec<HostWrite>,
 }
 
 /// One segment with its graph, as a reader streams it (`TraceReader::segments`): its nodes,

@@ -90,7 +90,7 @@ fn expected_trace(all: &[Record], records: usize) -> Trace {
         match record.clone() {
             Record::Header(h) => trace.header = Some(h),
             Record::Memory(m) => trace.memories.push(m),
-            Record::SegmentBegin { ordinal } => trace.segments.push(Segment { ordinal, ended_by: String::new(), initial: vec![], expected: vec![], failed_with: None, printed: None, racy_reads: Vec::new() }),
+            Record::SegmentBegin { ordinal } => trace.segments.push(Segment { ordinal, ended_by: String::new(), initial: vec![], expected: vec![], failed_with: None, printed: None, racy_reads: Vec::new(), host_writes: Vec::new() }),
             Record::Node(n) => trace.nodes.push(n),
             Record::Edge(e) => trace.edges.push(e),
             other => panic!("the test recording has no {other:?}"),

@@ -106,7 +106,7 @@ fn blobs_are_read_when_asked_for_not_when_the_trace_opens() {
 
 #[test]
 fn a_trace_whose_nodes_are_not_in_segment_order_cannot_be_written() {
-    let segment = Segment { ordinal: 0, ended_by: String::new(), initial: vec![], expected: vec![], failed_with: None, printed: None, racy_reads: Vec::new() };
+    let segment = Segment { ordinal: 0, ended_by: String::new(), initial: vec![], expected: vec![], failed_with: None, printed: None, racy_reads: Vec::new(), host_writes: Vec::new() };
     let node = |segment| Node { queue: None, segment: SegmentId(segment), command: Command::Barrier, call: "".into() };
     let trace = Trace { segments: vec![segment.clone(), segment], nodes: vec![node(1), node(0)], ..Trace::default() };
     let error = write_trace_to(TraceWriter::new(Vec::new()).unwrap(), &trace, &BlobStore::default()).unwrap_err();

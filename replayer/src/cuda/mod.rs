@@ -17,7 +17,7 @@ mod objects;
 mod printf_flush;
 mod relocation;
 
-use crate::backend::{Backend, BackendError, BackendOptions, BackendResult, BufferHandle, NodeTiming, PartitionNodes, UpdateKind};
+use crate::backend::{check_range, Backend, BackendError, BackendOptions, BackendResult, BufferHandle, NodeTiming, PartitionNodes, UpdateKind};
 use cudarc::driver::sys::{self, CUevent, CUstream};
 use driver::{check, Device};
 use eager::{Eager, EventPool};
@@ -177,19 +177,20 @@ impl Backend for CudaBackend {
         self.objects.as_mut().ok_or_else(|| BackendError::Unsupported("the trace is not loaded yet".into()))?.stage(ids, nodes, blobs)
     }
 
-    fn write_memory(&mut self, mem: MemId, data: &[u8]) -> BackendResult<()> {
+    fn write_memory(&mut self, mem: MemId, offset: u64, data: &[u8]) -> BackendResult<()> {
         let (address, size) = self.memory(mem)?;
-        if data.len() as u64 != size {
-            return Err(BackendError::Unsupported(format!("memory {mem} holds {size} bytes, not {}", data.len())));
-        }
+        check_range(mem, size, offset, data.len())?;
         self.finish()?;
         if let Some(&array) = self.objects()?.memories.arrays.get(&mem.index()) {
+            if offset != 0 || data.len() as u64 != size {
+                return Err(BackendError::Unsupported(format!("memory {mem} is an array: only its whole contents are written")));
+            }
             return self.copy_packed(array, data.as_ptr().cast_mut().cast(), false);
         }
         let mut data = data.to_vec();
         self.objects()?.relocation.to_replay(&mut data);
-        // SAFETY: `size` bytes at `address` (unified addressing covers host and managed memory).
-        check(unsafe { sys::cuMemcpy(address, data.as_ptr() as u64, data.len()) }, "cuMemcpy")?;
+        // SAFETY: inside the memory (checked above); unified addressing covers host and managed memory.
+        check(unsafe { sys::cuMemcpy(address + offset, data.as_ptr() as u64, data.len()) }, "cuMemcpy")?;
         // From pageable memory cuMemcpy may return before the data lands, and it runs on the legacy
         // stream, which does not order the non-blocking streams the replay launches on: without this
         // wait a graph could start before its initial state is in place (seen on an H100).

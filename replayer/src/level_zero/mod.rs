@@ -19,7 +19,7 @@ mod graph;
 mod objects;
 mod updates;
 
-use crate::backend::{Backend, BackendError, BackendOptions, BackendResult, BufferHandle, PartitionNodes, UpdateKind};
+use crate::backend::{check_range, Backend, BackendError, BackendOptions, BackendResult, BufferHandle, PartitionNodes, UpdateKind};
 use commands::Appender;
 use driver::{check, Device};
 use events::Events;
@@ -121,12 +121,12 @@ impl LevelZeroBackend {
     }
 
     /// Copies between `host` and all of memory `mem` once everything submitted has finished.
-    fn transfer(&mut self, mem: MemId, host: *mut c_void, bytes: usize, to_device: bool) -> BackendResult<()> {
+    /// Copies `bytes` bytes between `host` and memory `mem` from `offset` on.
+    fn transfer(&mut self, mem: MemId, offset: u64, host: *mut c_void, bytes: usize, to_device: bool) -> BackendResult<()> {
         self.finish()?;
         let (address, size) = self.appender()?.objects.memory(mem)?;
-        if bytes as u64 != size {
-            return Err(BackendError::Unsupported(format!("memory {mem} holds {size} bytes, not {bytes}")));
-        }
+        check_range(mem, size, offset, bytes)?;
+        let address = address + offset;
         let (dst, src) = if to_device { (address as *mut c_void, host.cast_const()) } else { (host, address as *const c_void) };
         // SAFETY: a synchronous list: the copy is done when the call returns; both sides hold `bytes`.
         check(unsafe { self.scope.api.zeCommandListAppendMemoryCopy(self.transfers, dst, src, bytes, ptr::null_mut(), 0, ptr::null_mut()) }, "zeCommandListAppendMemoryCopy")
@@ -180,14 +180,14 @@ impl Backend for LevelZeroBackend {
         Ok(())
     }
 
-    fn write_memory(&mut self, mem: MemId, data: &[u8]) -> BackendResult<()> {
-        self.transfer(mem, data.as_ptr().cast_mut().cast(), data.len(), true)
+    fn write_memory(&mut self, mem: MemId, offset: u64, data: &[u8]) -> BackendResult<()> {
+        self.transfer(mem, offset, data.as_ptr().cast_mut().cast(), data.len(), true)
     }
 
     fn read_memory(&mut self, mem: MemId) -> BackendResult<Vec<u8>> {
         let size = self.appender()?.objects.memory(mem)?.1 as usize;
         let mut data = vec![0u8; size];
-        self.transfer(mem, data.as_mut_ptr().cast(), size, false)?;
+        self.transfer(mem, 0, data.as_mut_ptr().cast(), size, false)?;
         Ok(data)
     }
 

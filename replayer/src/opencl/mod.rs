@@ -19,7 +19,7 @@ mod images;
 mod objects;
 mod resolve;
 
-use crate::backend::{Backend, BackendError, BackendOptions, BackendResult, BufferHandle, NodeTiming, PartitionNodes, UpdateKind};
+use crate::backend::{check_range, Backend, BackendError, BackendOptions, BackendResult, BufferHandle, NodeTiming, PartitionNodes, UpdateKind};
 use crate::devices::{self, Listed};
 use api::{check, Api};
 use extension::CommandBufferApi;
@@ -149,26 +149,32 @@ impl OpenClBackend {
     /// A blocking transfer between host memory and `mem` on the backend's own queue, after
     /// everything submitted before. A blocking write returns once the host data is copied, not
     /// once it reached the memory: its event joins the tail, so later work waits for it.
-    fn transfer(&mut self, mem: MemId, host: *mut c_void, bytes: usize, write: bool) -> BackendResult<()> {
+    /// Copies `bytes` bytes between `host` and memory `mem` from `offset` on (images: whole).
+    fn transfer(&mut self, mem: MemId, offset: u64, host: *mut c_void, bytes: usize, write: bool) -> BackendResult<()> {
         let api = self.api;
         let objects = self.objects()?;
         let object = objects.memory(mem)?;
-        if bytes as u64 != object.size() {
-            return Err(BackendError::Unsupported(format!("{bytes} bytes for memory {mem}, which has {} bytes", object.size())));
-        }
+        check_range(mem, object.size(), offset, bytes)?;
+        let whole = offset == 0 && bytes as u64 == object.size();
+        let offset = offset as usize;
         let queue = objects.main_queue;
         let (count, waits) = event_list(&self.tail);
         let mut event: cl_event = ptr::null_mut();
         let (code, call) = match object {
             MemObject::Buffer { mem, .. } if write => {
-                (unsafe { (api.clEnqueueWriteBuffer)(queue, mem, CL_TRUE, 0, bytes, host, count, waits, &mut event) }, "clEnqueueWriteBuffer")
+                (unsafe { (api.clEnqueueWriteBuffer)(queue, mem, CL_TRUE, offset, bytes, host, count, waits, &mut event) }, "clEnqueueWriteBuffer")
             }
             MemObject::Buffer { mem, .. } => {
-                (unsafe { (api.clEnqueueReadBuffer)(queue, mem, CL_TRUE, 0, bytes, host, count, waits, &mut event) }, "clEnqueueReadBuffer")
+                (unsafe { (api.clEnqueueReadBuffer)(queue, mem, CL_TRUE, offset, bytes, host, count, waits, &mut event) }, "clEnqueueReadBuffer")
             }
             MemObject::Svm { pointer, .. } => {
+                // SAFETY: inside the allocation (checked above).
+                let pointer = unsafe { pointer.byte_add(offset) };
                 let (dst, src) = if write { (pointer, host as *const c_void) } else { (host, pointer as *const c_void) };
                 (unsafe { (api.clEnqueueSVMMemcpy)(queue, CL_TRUE, dst, src, bytes, count, waits, &mut event) }, "clEnqueueSVMMemcpy")
+            }
+            MemObject::Image { .. } if !whole => {
+                return Err(BackendError::Unsupported(format!("memory {mem} is an image: only its whole contents are copied")));
             }
             MemObject::Image { mem, image, .. } => {
                 (images::whole_transfer(api, queue, mem, &image, host, write, (count, waits), &mut event), "clEnqueue{Write,Read}Image")
@@ -238,14 +244,14 @@ impl Backend for OpenClBackend {
         Ok(())
     }
 
-    fn write_memory(&mut self, mem: MemId, data: &[u8]) -> BackendResult<()> {
-        self.transfer(mem, data.as_ptr() as *mut c_void, data.len(), true)
+    fn write_memory(&mut self, mem: MemId, offset: u64, data: &[u8]) -> BackendResult<()> {
+        self.transfer(mem, offset, data.as_ptr() as *mut c_void, data.len(), true)
     }
 
     fn read_memory(&mut self, mem: MemId) -> BackendResult<Vec<u8>> {
         let size = self.objects()?.memory(mem)?.size() as usize;
         let mut data = vec![0u8; size];
-        self.transfer(mem, data.as_mut_ptr() as *mut c_void, size, false)?;
+        self.transfer(mem, 0, data.as_mut_ptr() as *mut c_void, size, false)?;
         Ok(data)
     }
 

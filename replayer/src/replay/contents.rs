@@ -39,10 +39,14 @@ impl RecordedContents {
     }
 
     /// Records that `segment` ran: it started from its initial states and left its expected
-    /// ones; what else its nodes `used` (and may have written) is no longer known.
+    /// ones; what else its nodes `used` (and may have written), or the host wrote, is no longer
+    /// known.
     pub fn segment_ran(&mut self, segment: &Segment, used: &[MemId]) {
         for state in &segment.initial {
             self.known.insert(state.mem, state.blob);
+        }
+        for write in &segment.host_writes {
+            self.known.remove(&write.mem);
         }
         for mem in used {
             self.known.remove(mem);
@@ -62,7 +66,7 @@ mod tests {
     }
 
     fn segment(initial: Vec<MemState>, expected: Vec<MemState>) -> Segment {
-        Segment { ordinal: 0, ended_by: "clFinish".to_string(), initial, expected, failed_with: None, printed: None, racy_reads: Vec::new() }
+        Segment { ordinal: 0, ended_by: "clFinish".to_string(), initial, expected, failed_with: None, printed: None, racy_reads: Vec::new(), host_writes: Vec::new() }
     }
 
     #[test]

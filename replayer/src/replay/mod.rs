@@ -32,7 +32,7 @@ pub use stats::{summarize, TimeStats};
 
 use crate::backend::{Backend, BackendError, BufferHandle, UpdateKind};
 use crate::families::FamilyFinder;
-use crate::hazards::HazardFinder;
+use crate::hazards::{Hazard, HazardFinder};
 use crate::inline::Inliner;
 use crate::overrides::Overrides;
 use crate::plan::{plan_segment, PartitionKind, PlanError, SegmentPlan};
@@ -185,7 +185,7 @@ impl<'r> Replayer<'r> {
                 _ => Run::Middle,
             };
             for (mem, data) in &options.inputs {
-                self.backend.write_memory(*mem, data)?;
+                self.backend.write_memory(*mem, 0, data)?;
             }
             let mut contents = RecordedContents::new(&replaced);
             let mut inliner = Inliner::new(self.reader.node_count());
@@ -198,8 +198,17 @@ impl<'r> Replayer<'r> {
                 if let (0, Some(checker)) = (iteration, checker.as_mut()) {
                     for hazard in hazards.segment(&segment) {
                         checker.comparison.hazard(&hazard);
-                        if hazard.first_writes && hazard.second_writes {
-                            checker.note_racy(segment.id.0, Subject::Memory(hazard.mem));
+                        match hazard {
+                            Hazard::Nodes { mem, first_writes: true, second_writes: true, .. } => checker.note_racy(segment.id.0, Subject::Memory(mem)),
+                            // Only the pages the host wrote are the race's.
+                            Hazard::Host { mem, .. } => {
+                                for write in segment.segment.host_writes.iter().filter(|write| write.while_running && write.mem == mem) {
+                                    let bytes = self.reader.blobs().raw_len(write.blob).unwrap_or(0);
+                                    let start = write.offset as usize;
+                                    checker.note_racy_bytes(segment.id.0, Subject::Memory(mem), start..start + bytes as usize);
+                                }
+                            }
+                            Hazard::Nodes { .. } => {}
                         }
                     }
                 }
@@ -209,7 +218,11 @@ impl<'r> Replayer<'r> {
                 partitions += self.plan(placement.family)?.plan.partitions.len();
                 self.backend.stage(&graph.ids, &graph.nodes, self.reader.blobs())?;
                 for state in contents.to_write(&graph.recorded) {
-                    self.backend.write_memory(state.mem, &self.reader.blobs().get(state.blob)?)?;
+                    self.backend.write_memory(state.mem, 0, &self.reader.blobs().get(state.blob)?)?;
+                }
+                // What the host stored into memory while or before the segment ran, as it did.
+                for write in &graph.recorded.host_writes {
+                    self.backend.write_memory(write.mem, write.offset, &self.reader.blobs().get(write.blob)?)?;
                 }
                 let patches = match options.mode {
                     Mode::Graph => self.patches_by_partition(&graph, placement.family),

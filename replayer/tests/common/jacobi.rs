@@ -94,6 +94,7 @@ pub fn jacobi(api: Api, segments: u32) -> (Trace, BlobStore) {
             failed_with: None,
             printed: None,
             racy_reads: Vec::new(),
+            host_writes: Vec::new(),
         });
     }
     (trace, blobs)

@@ -9,7 +9,7 @@ use super::state::with_recorder;
 use crate::fast_hash::HashMap;
 use super::{device, succeeded, CUdeviceptr, CUresult, CUstream, Recorded};
 use crate::entry::Forward;
-use crate::recorder::{Key, MemDesc, MemShape};
+use crate::recorder::{HostWrites, Key, MemDesc, MemShape};
 use std::ffi::{c_uint, c_void};
 use trace_format::{ImageLayout, MemKind};
 
@@ -96,7 +96,7 @@ fn created(call: &str, handle: usize, layout: Option<ImageLayout>) -> Recorded {
             flags: 0,
             device: current.map(|(_, device)| device),
             addressable: true,
-            host_writable: false,
+            host_writes: HostWrites::None,
         };
         recorder.memory_created(address, desc);
         if let Some((context, _)) = current {

@@ -8,7 +8,7 @@ use super::memory::allocation;
 use super::rect::Memcpy3D;
 use super::streams::LEGACY;
 use super::tests::{launch_arguments, recorder, submit, write, CollectingSink, FakeDeviceMemory, FUNCTION, GRID, SIZE, X, Y};
-use crate::recorder::{Access, Key, MemDesc, MemShape, Recorder};
+use crate::recorder::{Access, HostWrites, Key, MemDesc, MemShape, Recorder};
 use trace_format::{
     Arg, Command, Conditional, ConditionalKind, Copy, Edge, EdgeKind, Extent, Fill, Graph, HostTaskKind, KernelLaunch, MemId, MemKind, NodeId, Place,
     Record,
@@ -153,7 +153,7 @@ fn memcpy_nodes_with_host_ends_read_host_data_at_each_launch_and_name_pinned_mem
     let mut pageable = vec![1u8; 16];
     let pinned = [0u8; 64];
     let pinned_address = pinned.as_ptr() as u64;
-    recorder.memory_created(pinned_address, MemDesc { shape: MemShape::Whole(MemKind::Host), host_writable: true, ..allocation(pinned_address, 64, None) });
+    recorder.memory_created(pinned_address, MemDesc { shape: MemShape::Whole(MemKind::Host), host_writes: HostWrites::Unseen, ..allocation(pinned_address, 64, None) });
     let to_device = Memcpy3D { src_memory_type: HOST_MEMORY, src_host: pageable.as_ptr() as usize, src_device: 0, ..linear_copy(0, X, 16) };
     let to_pinned = Memcpy3D { dst_memory_type: HOST_MEMORY, dst_host: pinned_address as usize, dst_device: 0, dst_pitch: 32, src_pitch: 8, height: 2, ..linear_copy(Y, 0, 8) };
     let to_pageable = Memcpy3D { dst_memory_type: HOST_MEMORY, dst_host: pageable.as_mut_ptr() as usize, dst_device: 0, ..linear_copy(Y, 0, 16) };

@@ -8,7 +8,7 @@ use super::params::{self, Value};
 use super::rect::{Memcpy3D, RectCopy, CU_MEMORYTYPE_ARRAY, CU_MEMORYTYPE_HOST};
 use super::tests::{recorder, CollectingSink, DEVICE, FUNCTION, X};
 use super::textures;
-use crate::recorder::{MemDesc, MemShape, Recorder, TextureDesc};
+use crate::recorder::{HostWrites, MemDesc, MemShape, Recorder, TextureDesc};
 use trace_format::{Arg, Command, Copy, Extent, ImageLayout, Launch, MemKind, Place, Record, Texture, TextureKind, TextureResource};
 
 const ARRAY_HANDLE: usize = 0x5555_0000;
@@ -24,7 +24,7 @@ fn tracked_array(recorder: &mut Recorder) -> Arrays {
         flags: 0,
         device: Some(DEVICE),
         addressable: true,
-        host_writable: false,
+        host_writes: HostWrites::None,
     };
     recorder.memory_created(ARRAY_ADDRESS, desc);
     let mut arrays = Arrays::default();

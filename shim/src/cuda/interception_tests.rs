@@ -467,6 +467,30 @@ fn what_kernels_print_is_kept_with_the_window_that_printed_it() {
     assert_eq!(printed, [Some(device_lines.to_string()), Some("device says 7\ndevice says 7\n".to_string())]);
 }
 
+/// `test_driver/host_writes_program.c` with `REPRISE_HOST_WRITES=watch`: pinned memory is read
+/// once; what the host wrote into it later comes as host writes of the window that next uses
+/// it, a write from a thread that blocks every signal included.
+#[test]
+fn what_the_host_writes_into_pinned_memory_is_seen_page_by_page() {
+    let mut test = TestProgram::build("host_writes_program");
+    test.env.push(("REPRISE_HOST_WRITES", PathBuf::from("watch")));
+    let (output, file) = test.recorded();
+    assert_eq!(output, "pinned 3 7 40\n");
+    let trace = &file.trace;
+    assert_eq!(trace.segments.len(), 3);
+    assert_eq!(trace.segments.iter().map(|segment| segment.initial.len()).sum::<usize>(), 1, "read once");
+    let written = |segment: usize, index: usize| -> Option<i32> {
+        let place = index as u64 * 4;
+        trace.segments[segment].host_writes.iter().rev().find_map(|write| {
+            let bytes = file.blobs.get(write.blob).unwrap();
+            let at = usize::try_from(place.checked_sub(write.offset)?).ok().filter(|&at| at + 4 <= bytes.len())?;
+            Some(i32::from_ne_bytes(bytes[at..at + 4].try_into().unwrap()))
+        })
+    };
+    assert_eq!((written(1, 1024 + 5), written(1, 2048)), (Some(7), Some(40)));
+    assert_eq!(written(2, 2048), None, "nothing wrote that page again");
+}
+
 /// `test_driver/device_assert_program.c`: the synchronization after a kernel that asserted on
 /// the device fails; its window closes there with that outcome, for the replay to reproduce.
 #[test]

@@ -8,13 +8,13 @@ use super::streams::stream_key;
 use super::hooks::driver;
 use super::{device, succeeded, CUdeviceptr, CUresult, CUstream, Recorded, CUDA_SUCCESS};
 use crate::entry::Forward;
-use crate::recorder::{Key, MemDesc, MemShape, Recorder};
+use crate::recorder::{HostWrites, Key, MemDesc, MemShape, Recorder};
 use std::ffi::{c_int, c_uint, c_void};
 use trace_format::{Command, MemKind};
 
 /// The description of a device allocation of `size` bytes at `address`.
 pub fn allocation(address: CUdeviceptr, size: u64, device: Option<Key>) -> MemDesc {
-    MemDesc { shape: MemShape::Whole(MemKind::Buffer), size, address, flags: 0, device, addressable: true, host_writable: false }
+    MemDesc { shape: MemShape::Whole(MemKind::Buffer), size, address, flags: 0, device, addressable: true, host_writes: HostWrites::None }
 }
 
 /// After a successful allocation: tracks it (with the stream that allocated it, if in order).
@@ -36,9 +36,11 @@ pub fn track(address: CUdeviceptr, size: u64, ordered_by: Option<Key>, shape: Me
             return;
         }
         let current = device::current(state, recorder);
-        // Pinned, registered and managed memory: the host writes it directly.
+        // Pinned, registered and managed memory: the host writes it directly, the GPU without
+        // the CPU's page tables.
         let host_writable = matches!(shape, MemShape::Whole(MemKind::Host | MemKind::Managed));
-        let desc = MemDesc { shape, flags, host_writable, ..allocation(address, size, current.map(|(_, device)| device)) };
+        let host_writes = if host_writable { HostWrites::Watchable } else { HostWrites::None };
+        let desc = MemDesc { shape, flags, host_writes, ..allocation(address, size, current.map(|(_, device)| device)) };
         recorder.memory_created(address, desc);
         if let Some((context, _)) = current {
             state.memory_contexts.insert(address, context);
@@ -75,7 +77,7 @@ pub fn adopt(recorder: &mut Recorder, pointer: CUdeviceptr) -> Option<(Key, u64)
         return None;
     }
     let kind = if managed != 0 { MemKind::Managed } else { MemKind::Buffer };
-    let desc = MemDesc { shape: MemShape::Whole(kind), host_writable: managed != 0, ..allocation(start, size as u64, Some(ordinal as Key)) };
+    let desc = MemDesc { shape: MemShape::Whole(kind), host_writes: if managed != 0 { HostWrites::Watchable } else { HostWrites::None }, ..allocation(start, size as u64, Some(ordinal as Key)) };
     crate::log::debug!("{pointer:#x}: adopting the allocation the driver knows there ({start:#x}, {size} bytes)");
     recorder.memory_created(start, desc);
     recorder.locate(pointer)

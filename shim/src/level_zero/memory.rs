@@ -6,7 +6,7 @@ use super::hooks::args;
 use super::state::{with_recorder, Allocation};
 use super::{key, succeeded, Recorded};
 use crate::entry::Forward;
-use crate::recorder::{MemDesc, MemShape};
+use crate::recorder::{HostWrites, MemDesc, MemShape};
 use std::ffi::c_void;
 use trace_format::MemKind;
 use ze_sys::*;
@@ -21,7 +21,8 @@ unsafe fn allocated(
 ) -> Recorded {
     // SAFETY: the allocation succeeded, so it wrote the pointer.
     let address = key(unsafe { *pointer });
-    let host_writable = kind != MemKind::Buffer;
+    // The test driver's device is the CPU: its writes would look like the host's.
+    let host_writes = if kind != MemKind::Buffer { HostWrites::Unseen } else { HostWrites::None };
     let desc = MemDesc {
         shape: MemShape::Whole(kind.clone()),
         size: size as u64,
@@ -29,7 +30,7 @@ unsafe fn allocated(
         flags: 0,
         device: (!device.is_null()).then(|| key(device)),
         addressable: true,
-        host_writable,
+        host_writes,
     };
     with_recorder(|state, recorder| {
         state.allocations.insert(

@@ -5,7 +5,7 @@ use super::state::{with_recorder, with_state, MemObject};
 use super::{created, info, key, succeeded, Recorded};
 use crate::entry::Forward;
 use super::access::DeviceAccess;
-use crate::recorder::{Key, MemDesc, MemShape, SyncScope};
+use crate::recorder::{HostWrites, Key, MemDesc, MemShape, SyncScope};
 use libc::size_t;
 use opencl_sys::*;
 use std::ffi::c_void;
@@ -79,8 +79,9 @@ pub(super) fn memory_created(mem: Key, object: MemObject, shape: MemShape, size:
         state.memories.objects.insert(mem, object);
         state.references.created(mem);
         // SVM and memory over the program's own host memory: the host writes it directly.
-        let host_writable = svm || flags & CL_MEM_USE_HOST_PTR != 0;
-        let desc = MemDesc { shape, size, address: mem, flags, device: None, addressable: svm, host_writable };
+        // Unseen: on a CPU device the device's own writes would look like the host's.
+        let host_writes = if svm || flags & CL_MEM_USE_HOST_PTR != 0 { HostWrites::Unseen } else { HostWrites::None };
+        let desc = MemDesc { shape, size, address: mem, flags, device: None, addressable: svm, host_writes };
         recorder.memory_created(mem, desc);
     })
 }

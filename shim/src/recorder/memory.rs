@@ -30,9 +30,22 @@ pub struct MemDesc {
     /// Whether pointers into `[address, address + size)` name this object (device pointers,
     /// SVM); false for handles such as `cl_mem`.
     pub addressable: bool,
-    /// Whether the host can change its contents without a command (mapped, pinned, shared,
-    /// managed memory): such memory is read again at its first use after a host synchronization.
-    pub host_writable: bool,
+    /// How the host changes its contents without a command.
+    pub host_writes: HostWrites,
+}
+
+/// How the host changes a memory object's contents without a command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HostWrites {
+    /// It does not (device memory, handles): only commands change it.
+    None,
+    /// Directly, unseen (mapped or shared memory, a CPU device's host pointers): the memory is
+    /// read again at its first use after a host synchronization.
+    Unseen,
+    /// Directly at its address, and page protection sees where: the device writes it without
+    /// the CPU's page tables (pinned, registered and managed memory of a GPU). Only the pages
+    /// the host wrote are kept (`crate::host_writes`).
+    Watchable,
 }
 
 /// What the current capture knows of a root memory object's contents.
@@ -42,7 +55,12 @@ pub(super) struct CaptureUse {
     pub used: bool,
     /// A snapshot not yet written as the initial state of a segment.
     pub unwritten_initial: Option<trace_format::BlobId>,
-    /// The host synchronization count when it was last read (see `MemDesc::host_writable`).
+    /// Its pages the host writes are watched (`HostWrites::Watchable`).
+    pub watched: bool,
+    /// What the host wrote into it (offset, bytes, while pending commands wrote it), not yet
+    /// written with a segment.
+    pub host_writes: Vec<(u64, trace_format::BlobId, bool)>,
+    /// The host synchronization count when it was last read (see `HostWrites::Unseen`).
     pub read_at_sync: u64,
     /// Pending nodes that use it, and those that write it.
     pub pending_uses: u32,
@@ -76,6 +94,15 @@ pub(super) struct MemoryTable {
     entries: HashMap<Key, Entry>,
     by_address: BTreeMap<u64, Key>,
     generations: u64,
+}
+
+impl Entry {
+    /// Pinned memory whose host writes are watched: the host reads what the device wrote there
+    /// without a command, so what a window wrote is output the program received (managed
+    /// memory is left to the end: reading it would move its pages to the host).
+    pub fn host_reads_directly(&self) -> bool {
+        self.capture.watched && self.desc.shape == MemShape::Whole(MemKind::Host)
+    }
 }
 
 impl MemoryTable {

@@ -14,11 +14,16 @@
 //! those in the capture range are recorded.
 //!
 //! Memory: each object is read once, just before its first use in a capture (its initial
-//! state, written with the first segment that uses it); memory the host can write directly is
-//! read again at its first use after a host synchronization. Memory only recorded commands
-//! changed needs no second read: the replay produces it. Expected contents are what the host
-//! received (reads, maps) and the final contents of what the capture wrote, read at its end;
-//! `REPRISE_VERIFY` adds what chosen windows wrote.
+//! state, written with the first segment that uses it). Memory only recorded commands changed
+//! needs no second read: the replay produces it. Memory the host writes directly is watched
+//! where page protection can see the host's writes (`HostWrites::Watchable`: pinned and managed
+//! memory of a GPU): the pages the host wrote become host writes of the segment that next closes
+//! a use of that memory, or of the one running while the host wrote them (`Record::HostWrote`).
+//! Where it cannot (`HostWrites::Unseen`), the memory is read again at its first use after a
+//! host synchronization. Expected contents are what the host received (reads, maps, and what a
+//! window wrote into watched pinned memory, which the host reads directly) and the final
+//! contents of what the capture wrote, read at its end; `REPRISE_VERIFY` adds what chosen
+//! windows wrote.
 
 mod memory;
 mod objects;
@@ -29,19 +34,20 @@ mod sink;
 #[cfg(test)]
 mod tests;
 
-pub use memory::{MemDesc, MemShape};
+pub use memory::{HostWrites, MemDesc, MemShape};
 pub use objects::{QueueDesc, QueueSync, TextureDesc};
 pub use pending::SyncScope;
 pub use sink::{MemoryAccess, Sink};
 
 use crate::config::{Capture, Verify};
+use crate::host_writes;
 use crate::fast_hash::{HashMap, HashSet};
 use crate::log;
 use memory::MemoryTable;
 use objects::Objects;
 use pending::{Pending, PendingId, PendingNode, QueueRef, Use};
 use trace_format::{
-    BlobId, Command, Edge, EdgeKind, Header, HostTaskKind, MemState, Node, NodeId, Place, Record, SegmentId,
+    BlobId, Command, Edge, EdgeKind, Header, HostTaskKind, HostWrite, MemState, Node, NodeId, Place, Record, SegmentId,
 };
 
 /// An API object as the API module names it: a handle value or an address.
@@ -163,6 +169,11 @@ pub struct Recorder {
     /// A window's nodes and edges while it is written, kept for their capacity.
     closing: Vec<PendingNode>,
     closing_edges: Vec<Edge>,
+    /// Whether `HostWrites::Watchable` memory is watched (`REPRISE_HOST_WRITES=watch`), or read
+    /// again after host synchronizations like `HostWrites::Unseen`.
+    watching: bool,
+    /// Pages the host wrote, as last taken from `host_writes`, kept for their capacity.
+    written_pages: Vec<u64>,
 }
 
 impl Recorder {
@@ -188,7 +199,14 @@ impl Recorder {
             partial_reported: HashSet::default(),
             closing: Vec::new(),
             closing_edges: Vec::new(),
+            watching: false,
+            written_pages: Vec::new(),
         }
+    }
+
+    /// Watches the pages the host writes in memory where that can be done (see `watching`).
+    pub fn watch_host_writes(&mut self, on: bool) {
+        self.watching = on;
     }
 
     // ---- commands --------------------------------------------------------------------------
@@ -214,13 +232,19 @@ impl Recorder {
             access.drain();
         }
         if capture {
+            self.take_host_writes();
             for use_ in &accesses {
                 let Some(root) = self.memory.get(use_.mem).map(|entry| entry.root) else { continue };
-                let Some(entry) = self.memory.get(root) else { continue };
+                let Some(entry) = self.memory.get_mut(root) else { continue };
                 let state = &entry.capture;
-                let changed_by_host = entry.desc.host_writable && state.read_at_sync < self.syncs && state.pending_uses == 0;
+                let unseen = entry.desc.host_writes == HostWrites::Unseen || (entry.desc.host_writes == HostWrites::Watchable && !state.watched);
+                let changed_by_host = unseen && state.read_at_sync < self.syncs && state.pending_uses == 0;
                 if state.used && !changed_by_host {
                     continue;
+                }
+                // Watched from before the read on: a write after it is seen.
+                if self.watching && entry.desc.host_writes == HostWrites::Watchable && !entry.capture.watched {
+                    entry.capture.watched = host_writes::watch(entry.desc.address, entry.desc.size);
                 }
                 let overwritten = use_.overwrites && use_.mem == root;
                 let contents = if overwritten { None } else { access.read(root, entry.desc.size) };
@@ -354,6 +378,7 @@ impl Recorder {
     /// exact, or waits for the scope's queues itself first. Returns the segment it wrote, if any.
     pub fn host_sync(&mut self, call: &str, scope: SyncScope<'_>, access: &dyn MemoryAccess) -> Option<SegmentId> {
         self.syncs += 1;
+        self.take_host_writes();
         let objects = &self.objects;
         let in_order = |queue: Key| objects.queues.get(&queue).is_none_or(|(desc, _)| desc.in_order);
         let unset = &self.unset_user_events;
@@ -367,6 +392,7 @@ impl Recorder {
         let written = (!closed.is_empty()).then(|| self.write_window(&closed, ordinal, call, access));
         if self.capture_over() {
             self.read_final_contents(access);
+            self.stop_watching();
         }
         written
     }
@@ -423,6 +449,7 @@ impl Recorder {
         }
         if !start && self.markers_allow {
             self.read_final_contents(access);
+            self.stop_watching();
             for (_, entry) in self.memory.entries_mut() {
                 entry.capture.used = false;
             }
@@ -437,6 +464,7 @@ impl Recorder {
         if let Some(access) = access {
             self.read_final_contents(access);
         }
+        self.stop_watching();
         let left_out = self.pending.clear();
         if left_out > 0 {
             self.partial("end of program", &format!("{left_out} commands were never waited for; they are left out"));
@@ -459,11 +487,17 @@ impl Recorder {
     /// after the last segment.
     fn read_final(&mut self, mut roots: Vec<Key>, access: &dyn MemoryAccess) {
         let Some(segment) = self.last_segment else { return };
+        self.take_host_writes();
         roots.sort_unstable();
         roots.dedup();
         for root in roots {
             let Some(entry) = self.memory.get_mut(root) else { continue };
             if !entry.capture.written || entry.capture.pending_writes > 0 || entry.capture.received_into {
+                continue;
+            }
+            if !entry.capture.host_writes.is_empty() {
+                // The host wrote it after the last segment that used it: no replay gets there.
+                log::info!("memory {root:#x} was written by the host after its last use; its final contents are not compared");
                 continue;
             }
             entry.capture.written = false;
@@ -505,6 +539,7 @@ impl Recorder {
             edges.extend(pending.preds.iter().filter_map(|&(from, kind)| node_id(from).map(|from| Edge { from, to, kind })));
             for use_ in &pending.uses {
                 records.extend(self.use_closed(*use_).map(|state| Record::InitialState { segment, state }));
+                records.extend(self.host_writes_of(*use_).map(|write| Record::HostWrote { segment, write }));
                 if use_.write {
                     written.push(use_.root);
                 }
@@ -530,7 +565,10 @@ impl Recorder {
         edges.shrink_to(KEPT_CAPACITY);
         self.closing = nodes;
         self.closing_edges = edges;
-        let expected = if self.verify.reads_window(segment.0) { self.window_contents(written, call, access) } else { Vec::new() };
+        if !self.verify.reads_window(segment.0) {
+            written.retain(|&root| self.memory.get(root).is_some_and(|entry| entry.host_reads_directly()));
+        }
+        let expected = self.window_contents(written, call, access);
         records.push(Record::SegmentEnd { segment, ended_by: call.to_string(), expected });
         records.extend(racy_reads);
         self.sink.records(records);
@@ -557,6 +595,63 @@ impl Recorder {
         entry.capture.written |= use_.write;
         let blob = entry.capture.unwritten_initial.take();
         orphan.or_else(|| Some(MemState { mem: entry.id?, blob: blob? }))
+    }
+
+    /// What the host wrote into the memory of `use_`, now written with the segment it closes in.
+    fn host_writes_of(&mut self, use_: Use) -> impl Iterator<Item = HostWrite> {
+        let entry = self.memory.generation_mut(use_.root, use_.generation);
+        let writes = entry.and_then(|entry| Some((entry.id?, std::mem::take(&mut entry.capture.host_writes))));
+        writes.into_iter().flat_map(|(mem, writes)| {
+            writes.into_iter().map(move |(offset, blob, while_running)| HostWrite { mem, offset, blob, while_running })
+        })
+    }
+
+    /// Keeps the bytes of the pages the host wrote since the last look (`crate::host_writes`)
+    /// as host writes of the watched memory they lie in, protecting the pages again first.
+    fn take_host_writes(&mut self) {
+        if !host_writes::any_written() {
+            return;
+        }
+        let mut pages = std::mem::take(&mut self.written_pages);
+        pages.clear();
+        let complete = host_writes::take_written(&mut pages);
+        let watched: Vec<(Key, u64, u64)> = self
+            .memory
+            .entries_mut()
+            .filter(|(key, entry)| entry.root == *key && entry.capture.watched)
+            .map(|(key, entry)| (key, entry.desc.address, entry.desc.size))
+            .collect();
+        for (key, start, size) in watched {
+            let end = start + size;
+            let first = pages.partition_point(|&page| page + host_writes::PAGE <= start);
+            let written: Vec<(u64, u64)> = match complete {
+                true => pages[first..].iter().take_while(|&&page| page < end).map(|&page| (page.max(start), (page + host_writes::PAGE).min(end))).collect(),
+                false => vec![(start, end)],
+            };
+            for (from, to) in written {
+                host_writes::rearm(from, to - from);
+                // SAFETY: watched memory the program allocated and has not freed (freeing stops the watch).
+                let bytes = unsafe { std::slice::from_raw_parts(from as *const u8, (to - from) as usize) }.to_vec();
+                let blob = self.blob(bytes);
+                if let Some(entry) = self.memory.get_mut(key) {
+                    let while_running = entry.capture.pending_writes > 0;
+                    entry.capture.host_writes.push((from - start, blob, while_running));
+                }
+            }
+        }
+        self.written_pages = pages;
+    }
+
+    /// Stops watching host writes (the capture is over or paused): the memory is read again at
+    /// its first use in a later capture.
+    fn stop_watching(&mut self) {
+        self.take_host_writes();
+        for (_, entry) in self.memory.entries_mut() {
+            if std::mem::take(&mut entry.capture.watched) {
+                host_writes::unwatch(entry.desc.address, entry.desc.size);
+            }
+            entry.capture.host_writes.clear();
+        }
     }
 
     /// A pending use of memory by a command that never ran: once nothing pending uses the memory,

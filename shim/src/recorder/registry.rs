@@ -42,6 +42,9 @@ impl Recorder {
             if let (Some(blob), Some(mem)) = (entry.capture.unwritten_initial.take(), entry.id) {
                 self.orphaned_initials.insert((key, entry.generation), MemState { mem, blob });
             }
+            if std::mem::take(&mut entry.capture.watched) {
+                crate::host_writes::unwatch(entry.desc.address, entry.desc.size);
+            }
         }
         self.memory.release(key);
     }

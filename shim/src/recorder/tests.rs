@@ -96,7 +96,7 @@ impl Harness {
     }
 
     fn buffer_at(&mut self, key: Key, size: u64, fill: u8, address: u64, addressable: bool) {
-        let desc = MemDesc { shape: MemShape::Whole(MemKind::Buffer), size, address, flags: 0, device: None, addressable, host_writable: false };
+        let desc = MemDesc { shape: MemShape::Whole(MemKind::Buffer), size, address, flags: 0, device: None, addressable, host_writes: HostWrites::None };
         self.rec.memory_created(key, desc);
         self.device.contents.borrow_mut().insert(key, vec![fill; size as usize]);
     }
@@ -421,7 +421,7 @@ fn a_variable_is_written_as_a_global_of_its_program() {
     let mut h = Harness::new(Capture::All);
     h.rec.program_created(0xa0, vec![(ImageKind::Ptx, b".version 9.0".to_vec())]);
     let shape = MemShape::Variable { program: 0xa0, name: "counter".into() };
-    h.rec.memory_created(0x2000, MemDesc { shape, size: 16, address: 0x2000, flags: 0, device: None, addressable: true, host_writable: false });
+    h.rec.memory_created(0x2000, MemDesc { shape, size: 16, address: 0x2000, flags: 0, device: None, addressable: true, host_writes: HostWrites::None });
     assert_eq!(h.rec.mem_id(0x2000), Some(MemId(0)));
     assert_eq!(h.rec.mem_id(0x2000), Some(MemId(0)), "one record per object");
     let memories: Vec<MemKind> = h.records().into_iter().filter_map(|record| match record {
@@ -437,7 +437,7 @@ fn memory_states_initial_at_first_use_and_final_when_written() {
     h.queue(1, true);
     h.buffer(0xa, 8, 1);
     h.buffer(0xb, 4, 2);
-    let sub = MemDesc { shape: MemShape::Within { parent: 0xa, offset: 4 }, size: 4, address: 0xa1, flags: 0, device: None, addressable: false, host_writable: false };
+    let sub = MemDesc { shape: MemShape::Within { parent: 0xa, offset: 4 }, size: 4, address: 0xa1, flags: 0, device: None, addressable: false, host_writes: HostWrites::None };
     h.rec.memory_created(0xa1, sub);
     // Reads 0xb, writes the sub-buffer (whose contents live in 0xa).
     let accesses = [Access { mem: 0xb, write: false, overwrites: false }, Access { mem: 0xa1, write: true, overwrites: false }];
@@ -690,7 +690,7 @@ fn memory_is_read_once_per_capture_unless_the_host_can_write_it() {
     let mut h = Harness::verifying(Capture::All, Verify::End);
     h.queue(1, true);
     h.buffer(0xa, 4, 1);
-    let pinned = MemDesc { shape: MemShape::Whole(MemKind::Host), size: 4, address: 0xb, flags: 0, device: None, addressable: false, host_writable: true };
+    let pinned = MemDesc { shape: MemShape::Whole(MemKind::Host), size: 4, address: 0xb, flags: 0, device: None, addressable: false, host_writes: HostWrites::Unseen };
     h.rec.memory_created(0xb, pinned);
     h.device.contents.borrow_mut().insert(0xb, vec![5; 4]);
     for round in 0..3u8 {
@@ -704,6 +704,54 @@ fn memory_is_read_once_per_capture_unless_the_host_can_write_it() {
     assert_eq!(h.initial_states(), [(0, 0, vec![1; 4]), (0, 1, vec![5; 4]), (1, 1, vec![20; 4]), (2, 1, vec![21; 4])]);
     let ends: Vec<_> = h.records().into_iter().filter_map(|r| if let Record::SegmentEnd { expected, .. } = r { Some(expected.len()) } else { None }).collect();
     assert_eq!(ends, [0, 0, 0], "with REPRISE_VERIFY=end windows keep no contents");
+}
+
+#[test]
+fn watched_memory_is_read_once_and_the_pages_the_host_writes_go_with_the_window_that_uses_them() {
+    let _alone = crate::host_writes::tests::alone();
+    let pinned = crate::host_writes::tests::Pages::new(3);
+    let key = pinned.start;
+    let mut h = Harness::verifying(Capture::All, Verify::End);
+    h.rec.watch_host_writes(true);
+    h.queue(1, true);
+    let desc = MemDesc { shape: MemShape::Whole(MemKind::Host), size: 3 * 4096, address: key, flags: 0, device: None, addressable: true, host_writes: HostWrites::Watchable };
+    h.rec.memory_created(key, desc);
+    h.device.contents.borrow_mut().insert(key, vec![0; 3 * 4096]);
+    h.command(1, Order::Command, &[], None, &[key]);
+    h.sync();
+    // Between windows the host writes page 1; during the next window, page 2 (a flag that
+    // releases a waiting kernel, say).
+    // SAFETY: inside the mapping.
+    unsafe { pinned.byte(4096 + 5).write_volatile(7) };
+    h.command(1, Order::Command, &[], None, &[key]);
+    // SAFETY: as above.
+    unsafe { pinned.byte(2 * 4096).write_volatile(1) };
+    h.sync();
+    h.command(1, Order::Command, &[], None, &[key]);
+    h.sync();
+    // Its initial state once; then what each window wrote, at its close: the host reads pinned
+    // memory directly, so that is output the program received.
+    assert_eq!(*h.device.reads.borrow(), [key; 4]);
+    assert_eq!(h.initial_states().len(), 1);
+    let ends: Vec<_> = h.records().into_iter().filter_map(|r| if let Record::SegmentEnd { expected, .. } = r { Some(expected.len()) } else { None }).collect();
+    assert_eq!(ends, [1, 1, 1]);
+    let writes: Vec<(u32, u64, Vec<u8>)> = h
+        .records()
+        .into_iter()
+        .filter_map(|r| if let Record::HostWrote { segment, write } = r { Some((segment.0, write.offset, h.blob(write.blob))) } else { None })
+        .collect();
+    let page = |offset: usize, value: u8| {
+        let mut bytes = vec![0u8; 4096];
+        bytes[offset] = value;
+        bytes
+    };
+    assert_eq!(writes, [(1, 4096, page(5, 7)), (1, 2 * 4096, page(0, 1))]);
+    h.rec.memory_released(key);
+    // SAFETY: as above: no longer watched, so no fault.
+    unsafe { pinned.byte(0).write_volatile(3) };
+    let mut pages = Vec::new();
+    crate::host_writes::take_written(&mut pages);
+    assert!(!pages.contains(&key), "a freed object is not watched");
 }
 
 #[test]

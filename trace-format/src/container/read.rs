@@ -288,7 +288,7 @@ impl Segments<'_> {
             Record::SegmentBegin { ordinal } => {
                 let id = SegmentId(self.begun);
                 self.begun += 1;
-                let segment = Segment { ordinal, ended_by: String::new(), initial: Vec::new(), expected: Vec::new(), failed_with: None, printed: None, racy_reads: Vec::new() };
+                let segment = Segment { ordinal, ended_by: String::new(), initial: Vec::new(), expected: Vec::new(), failed_with: None, printed: None, racy_reads: Vec::new(), host_writes: Vec::new() };
                 // As many nodes and edges as the trace was opened with, when they are written together.
                 let (nodes, edges) = self.reader.records_of(id.index());
                 let nodes = Vec::with_capacity(nodes.min(1 << 16));
@@ -320,6 +320,7 @@ impl Segments<'_> {
             Record::SegmentFailed { segment, error } => self.segment_mut(segment)?.failed_with = Some(error),
             Record::DevicePrinted { segment, text } => self.segment_mut(segment)?.printed = Some(text),
             Record::RacyRead { segment, node } => self.segment_mut(segment)?.racy_reads.push(node),
+            Record::HostWrote { segment, write } => self.segment_mut(segment)?.host_writes.push(write),
             Record::Header(_) | Record::Device(_) | Record::Memory(_) | Record::Program(_) | Record::Kernel(_) | Record::Queue(_) | Record::Partial(_) | Record::ParamTypes(_) | Record::Texture(_) => {}
         }
         Ok(None)

@@ -35,6 +35,10 @@ pub enum Record {
     /// unordered with it still wrote (they belong to later segments): the data it delivered is
     /// one outcome of that race.
     RacyRead { segment: SegmentId, node: NodeId },
+    /// The host wrote `write` directly (a store into pinned or managed memory, no API call) after
+    /// the memory's previous state in the trace, before or while `segment` ran: what the
+    /// segment's commands may have seen there (a flag that releases a waiting kernel, say).
+    HostWrote { segment: SegmentId, write: HostWrite },
 }
 
 impl Record {
@@ -47,6 +51,7 @@ impl Record {
             Record::SegmentEnd { expected, .. } => expected.iter_mut().for_each(|state| f(&mut state.blob)),
             Record::Node(node) => node.command.for_each_blob_mut(f),
             Record::DevicePrinted { text, .. } => f(text),
+            Record::HostWrote { write, .. } => f(&mut write.blob),
             Record::Header(_)
             | Record::Device(_)
             | Record::Memory(_)
@@ -83,7 +88,7 @@ pub(super) fn record_kind(payload: &[u8]) -> Option<RecordKind> {
         6 => RecordKind::SegmentBegin,
         7 => RecordKind::Node,
         8 => RecordKind::Edge,
-        9 | 10 | 12 | 15 | 16 | 17 => RecordKind::OfSegment,
+        9 | 10 | 12 | 15 | 16 | 17 | 18 => RecordKind::OfSegment,
         _ => return None,
     })
 }
@@ -120,12 +125,13 @@ mod tests {
             (Record::SegmentFailed { segment: SegmentId(0), error: "CUDA_ERROR_ASSERT".into() }, RecordKind::OfSegment),
             (Record::DevicePrinted { segment: SegmentId(0), text: BlobId(2) }, RecordKind::OfSegment),
             (Record::RacyRead { segment: SegmentId(0), node: NodeId(3) }, RecordKind::OfSegment),
+            (Record::HostWrote { segment: SegmentId(0), write: HostWrite { mem: MemId(0), offset: 4096, blob: BlobId(1), while_running: true } }, RecordKind::OfSegment),
         ];
         for (record, kind) in cases {
             let payload = postcard::to_allocvec(&record).expect("encodes");
             assert_eq!(record_kind(&payload), Some(kind), "{record:?}");
         }
-        assert_eq!(record_kind(&[18]), None);
+        assert_eq!(record_kind(&[19]), None);
         assert_eq!(record_kind(&[]), None);
     }
 }

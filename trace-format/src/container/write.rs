@@ -184,6 +184,9 @@ pub fn write_trace_to<W: Write>(mut writer: TraceWriter<W>, trace: &Trace, blobs
         for state in &segment.initial {
             writer.record(&Record::InitialState { segment: id, state: state.clone() })?;
         }
+        for write in &segment.host_writes {
+            writer.record(&Record::HostWrote { segment: id, write: write.clone() })?;
+        }
         while let Some(node) = nodes.next_if(|node| node.segment == id) {
             writer.record(&Record::Node(node.clone()))?;
         }

@@ -152,9 +152,14 @@ fn mem_state() -> impl Strategy<Value = MemState> {
     (any::<u32>(), blob_id()).prop_map(|(m, blob)| MemState { mem: MemId(m), blob })
 }
 
+fn host_write() -> impl Strategy<Value = HostWrite> {
+    (any::<u32>(), any::<u64>(), blob_id(), any::<bool>()).prop_map(|(m, offset, blob, while_running)| HostWrite { mem: MemId(m), offset, blob, while_running })
+}
+
 fn segment() -> impl Strategy<Value = Segment> {
-    (any::<u64>(), text(), vec(mem_state(), 0..3), vec(mem_state(), 0..3), proptest::option::of(text()), proptest::option::of(blob_id()), vec(any::<u32>(), 0..2))
-        .prop_map(|(ordinal, ended_by, initial, expected, failed_with, printed, racy)| Segment {
+    let writes = vec(host_write(), 0..2);
+    (any::<u64>(), text(), vec(mem_state(), 0..3), vec(mem_state(), 0..3), proptest::option::of(text()), proptest::option::of(blob_id()), vec(any::<u32>(), 0..2), writes)
+        .prop_map(|(ordinal, ended_by, initial, expected, failed_with, printed, racy, host_writes)| Segment {
             ordinal,
             ended_by,
             initial,
@@ -162,6 +167,7 @@ fn segment() -> impl Strategy<Value = Segment> {
             failed_with,
             printed,
             racy_reads: racy.into_iter().map(NodeId).collect(),
+            host_writes,
         })
 }
 
