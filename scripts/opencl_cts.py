@@ -3,7 +3,7 @@
 replays in graph and eager mode without a crash.
 
     scripts/opencl_cts.py CTS_BUILD [--tests test_basic,test_events,...] [--devices pocl,intel]
-                          [--out DIR] [--timeout S] [--target-dir DIR]
+                          [--chunk N] [--cts-args ARGS] [--out DIR] [--timeout S] [--target-dir DIR]
 
 CTS_BUILD is a CMake build of KhronosGroup/OpenCL-CTS (fetched and built elsewhere, never copied
 here), for example:
@@ -13,7 +13,10 @@ here), for example:
     cmake --build cts-build --target test_basic test_events test_buffers test_profiling
 
 Each test binary runs on one device at a time (the ICD loader sees that device's driver alone), with
-CL_CONFORMANCE_RESULTS_FILENAME naming where it writes each sub-test's verdict. Writes OUT/cts.md,
+CL_CONFORMANCE_RESULTS_FILENAME naming where it writes each sub-test's verdict. With --chunk N, a
+binary's sub-tests (`--list`) run N at a time, each chunk natively, recorded and replayed on its own:
+a sub-test that hangs costs its chunk, and traces stay small. --cts-args passes options to every run
+(`-w`, the harness's wimpy mode, natively and under the shim alike). Writes OUT/cts.md,
 OUT/cts.json and logs; exits 1 if a sub-test's verdict changes under the shim or a replay dies of a
 signal, 2 on bad input. Python standard library only."""
 import argparse
@@ -35,7 +38,10 @@ def parse_args():
     parser.add_argument("--tests", default=DEFAULT_TESTS, help="comma-separated test binaries")
     parser.add_argument("--devices", default="pocl,intel", help="pocl and/or intel (intel needs $REPRISE_INTEL_OCL)")
     parser.add_argument("--out", default=str(ROOT / "target/opencl-cts"))
-    parser.add_argument("--timeout", type=int, default=900, help="seconds for one run of one test binary")
+    parser.add_argument("--timeout", type=int, default=900, help="seconds for one run of one test binary (or chunk)")
+    parser.add_argument("--chunk", type=int, default=0, help="run a binary's sub-tests this many at a time (0: all at once)")
+    parser.add_argument("--cts-args", default="", help="options for every run of a test binary (space-separated)")
+    parser.add_argument("--keep-traces", action="store_true", help="keep each trace after its replays (they can take GBs)")
     parser.add_argument("--target-dir", default=os.environ.get("REPRISE_TARGET_DIR", str(ROOT / "target/release")),
                         help="where libshim.so and replayer are")
     return parser.parse_args()
@@ -94,20 +100,31 @@ def describe(code):
     return "ok" if code == 0 else f"exit {code}"
 
 
-def check(binary, device, out, args, tools):
+def subtest_chunks(binary, size):
+    """The binary's sub-tests in chunks of `size` (one chunk naming none: all of them)."""
+    if size <= 0:
+        return [[]]
+    listed = subprocess.run([str(binary), "--list"], capture_output=True, text=True).stdout.split()
+    return [listed[start:start + size] for start in range(0, len(listed), size)] or [[]]
+
+
+def check(binary, device, out, args, tools, subtests, chunk):
+    """One run of `binary` (only `subtests`, if any; `chunk`: suffixes naming them in files and in
+    the table) natively and recorded on `device`, and the trace's replays."""
     environment = device_environment(device, out)
-    name = f"{device}-{binary.name}"
+    name = f"{device}-{binary.name}{chunk[0]}"
     log = out / "logs" / name
     work = Path(tempfile.mkdtemp(prefix=f"cts-{name}-", dir=out))
     native_results, shim_results, trace = work / "native.json", work / "shim.json", out / "traces" / f"{name}.trace"
-    native_code, native_s = run([str(binary)], dict(environment, CL_CONFORMANCE_RESULTS_FILENAME=str(native_results)),
+    argv = [str(binary)] + args.cts_args.split() + subtests
+    native_code, native_s = run(argv, dict(environment, CL_CONFORMANCE_RESULTS_FILENAME=str(native_results)),
                                 f"{log}.native", args.timeout, work)
     shim_environment = dict(environment, CL_CONFORMANCE_RESULTS_FILENAME=str(shim_results),
                             LD_PRELOAD=str(tools / "libshim.so"), REPRISE_OUTPUT=str(trace))
-    shim_code, shim_s = run([str(binary)], shim_environment, f"{log}.shim", args.timeout, work)
+    shim_code, shim_s = run(argv, shim_environment, f"{log}.shim", args.timeout, work)
     native, shim = verdicts(native_results), verdicts(shim_results)
     changed = sorted(test for test in set(native) | set(shim) if native.get(test) != shim.get(test))
-    row = {"device": device, "test": binary.name, "native": describe(native_code), "shim": describe(shim_code),
+    row = {"device": device, "test": binary.name + chunk[1], "native": describe(native_code), "shim": describe(shim_code),
            "native_s": round(native_s, 1), "shim_s": round(shim_s, 1),
            "passed_native": sum(v == "pass" for v in native.values()),
            "passed_shim": sum(v == "pass" for v in shim.values()), "subtests": len(native),
@@ -119,6 +136,9 @@ def check(binary, device, out, args, tools):
         argv = [str(tools / "replayer"), "replay", str(trace), "--mode", mode, "--iterations", "1", "--compare", "--json"]
         code, _ = run(argv, environment, f"{log}.{mode}", args.timeout, work)
         row[mode] = replay_verdict(code, Path(f"{log}.{mode}.out"), Path(f"{log}.{mode}.err"))
+    row["trace_mb"] = round(trace.stat().st_size / 1e6) if trace.exists() else 0
+    if not args.keep_traces:
+        trace.unlink(missing_ok=True)
     return row
 
 
@@ -166,11 +186,15 @@ def main():
         if binary is None:
             print(f"opencl_cts: {test} is not built under {args.cts_build}", file=sys.stderr)
             sys.exit(2)
+        chunks = subtest_chunks(binary, args.chunk)
         for device in args.devices.split(","):
-            row = check(binary, device, out, args, tools)
-            rows.append(row)
-            failed |= bool(row["changed"]) or crashed(row["graph"]) or crashed(row["eager"]) or crashed(row["shim"])
-            print(table([row]).splitlines()[-1], flush=True)
+            for index, subtests in enumerate(chunks):
+                chunk = (f"-{index + 1}", f" {subtests[0]}..{subtests[-1]}") if len(chunks) > 1 else ("", "")
+                row = check(binary, device, out, args, tools, subtests, chunk)
+                rows.append(row)
+                # A chunk that hangs natively too is the runtime's, not the shim's.
+                failed |= bool(row["changed"]) or crashed(row["graph"]) or crashed(row["eager"]) or (crashed(row["shim"]) and not crashed(row["native"]))
+                print(table([row]).splitlines()[-1], flush=True)
     (out / "cts.json").write_text(json.dumps(rows, indent=2) + "\n")
     (out / "cts.md").write_text(table(rows))
     print(table(rows))
