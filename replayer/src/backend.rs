@@ -2,6 +2,7 @@
 //! talk to this trait, never to an API.
 
 use std::collections::BTreeSet;
+use crate::lifetimes::Lifetimes;
 use trace_format::{BlobStore, Command, MemId, Node, NodeId, Patch, Trace};
 
 /// What a backend can fail with; `Invalid` maps to exit code 2, the others to 3.
@@ -131,6 +132,9 @@ pub struct BackendOptions {
     /// Apply patches by rebuilding the command buffer even where the device can update it in
     /// place: what native updates save is then measurable on one device.
     pub rebuild_updates: bool,
+    /// The most bytes of memory objects to hold at once (by default what the backend knows of
+    /// its device): past it, objects in use at different times share storage.
+    pub memory_budget: Option<u64>,
 }
 
 /// Per-node device times of the last run, in nanoseconds on the device's clock.
@@ -152,6 +156,15 @@ pub trait Backend {
     /// Whether the native command buffer can hold this command; the planner runs the
     /// others eagerly between partitions.
     fn can_record(&self, command: &Command) -> bool;
+
+    /// Bytes of memory objects the device holds at once, where known: a trace whose objects
+    /// add up to more has those in use at different times share storage (`share_storage`).
+    fn memory_budget(&self) -> Option<u64> {
+        None
+    }
+
+    /// Before `load`: objects whose uses never overlap (`lifetimes`) may share storage.
+    fn share_storage(&mut self, _lifetimes: &Lifetimes, _trace: &Trace) {}
 
     /// Create programs, kernels, queues and memory objects for the whole trace. `trace` holds
     /// its objects only (`TraceReader::objects`): nodes come a segment at a time, to `stage`,

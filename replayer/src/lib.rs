@@ -14,6 +14,7 @@ pub mod graph;
 pub mod hazards;
 pub mod info;
 pub mod inline;
+pub mod lifetimes;
 pub mod level_zero;
 pub mod memory_diff;
 pub mod opencl;

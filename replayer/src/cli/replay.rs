@@ -82,6 +82,11 @@ pub struct ReplayArgs {
     /// one, or a rebuild of the command buffer (to measure what native updates save).
     #[arg(long, value_enum, default_value = "native")]
     updates: Updates,
+    /// The most bytes of memory objects to hold at once (OpenCL; default: half the device's
+    /// memory). A trace whose objects add up to more has those in use at different times share
+    /// storage; the final contents of the earlier ones are then gone.
+    #[arg(long, value_name = "BYTES")]
+    memory_budget: Option<u64>,
     /// Set a kernel argument of a node, or of every launch of a kernel (types f32, f64, i32, u32, i64, u64, mem:MEMID[+OFFSET]).
     #[arg(long = "set", value_name = "NODE_OR_KERNEL:INDEX=TYPE:VALUE")]
     set: Vec<ArgOverride>,
@@ -117,6 +122,7 @@ pub fn replay(args: &ReplayArgs) -> Result<ExitCode, Failure> {
         exact_addresses: args.exact_addresses,
         profile: args.profile.is_some(),
         rebuild_updates: args.updates == Updates::Rebuild,
+        memory_budget: args.memory_budget,
     };
     let backend = backends::open(api, &options)?;
     if let Some(note) = backend.device_note() {

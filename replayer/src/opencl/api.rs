@@ -51,6 +51,7 @@ macro_rules! paste_fn {
     (clReleaseCommandQueue) => { clReleaseCommandQueue_fn };
     (clCreateBuffer) => { clCreateBuffer_fn };
     (clCreateSubBuffer) => { clCreateSubBuffer_fn };
+    (clRetainMemObject) => { clRetainMemObject_fn };
     (clReleaseMemObject) => { clReleaseMemObject_fn };
     (clCreateImage) => { clCreateImage_fn };
     (clGetSupportedImageFormats) => { clGetSupportedImageFormats_fn };
@@ -107,6 +108,7 @@ entry_points!(
     clReleaseCommandQueue,
     clCreateBuffer,
     clCreateSubBuffer,
+    clRetainMemObject,
     clReleaseMemObject,
     clCreateImage,
     clGetSupportedImageFormats,

@@ -21,13 +21,14 @@ mod resolve;
 
 use crate::backend::{check_range, Backend, BackendError, BackendOptions, BackendResult, BufferHandle, NodeTiming, PartitionNodes, UpdateKind};
 use crate::devices::{self, Listed};
+use crate::lifetimes::{Lifetimes, SharedStorage};
 use api::{check, Api};
 use extension::CommandBufferApi;
 use objects::{MemObject, Objects};
 use opencl_sys::*;
 use std::ffi::c_void;
 use std::ptr;
-use trace_format::{Arg, BlobStore, Command, Copy, Extent, MemId, Node, NodeId, Patch, Place, Trace};
+use trace_format::{Arg, BlobStore, Command, Copy, Extent, MemId, MemKind, Node, NodeId, Patch, Place, Trace};
 
 /// Opens the device `options` choose (`devices::choose`).
 pub fn open(options: &BackendOptions) -> Result<Box<dyn Backend>, BackendError> {
@@ -61,6 +62,10 @@ pub struct OpenClBackend {
     finished: bool,
     /// What reads delivered to the host since the run started, by node (see `take_received`).
     received: Vec<(NodeId, Vec<u8>)>,
+    /// Buffers that share storage, when the trace's add up to more than the device holds.
+    shared: Option<SharedStorage>,
+    /// `BackendOptions::memory_budget`.
+    memory_budget: Option<u64>,
 }
 
 impl OpenClBackend {
@@ -90,6 +95,8 @@ impl OpenClBackend {
             profiled: Vec::new(),
             finished: true,
             received: Vec::new(),
+            shared: None,
+            memory_budget: options.memory_budget,
         })
     }
 
@@ -225,10 +232,30 @@ impl Backend for OpenClBackend {
         }
     }
 
+    fn memory_budget(&self) -> Option<u64> {
+        // By default half the device's memory: the rest is for the runtime, programs and scratch.
+        self.memory_budget.or_else(|| device::device_value::<cl_ulong>(self.api, self.device, CL_DEVICE_GLOBAL_MEM_SIZE).map(|bytes| bytes / 2))
+    }
+
+    /// Plain buffers share storage; sub-buffers, their parents, images and SVM keep their own.
+    fn share_storage(&mut self, lifetimes: &Lifetimes, trace: &Trace) {
+        let parents: std::collections::HashSet<usize> = trace
+            .memories
+            .iter()
+            .filter_map(|memory| match memory.kind {
+                MemKind::SubBuffer { parent, .. } => Some(parent.index()),
+                _ => None,
+            })
+            .collect();
+        let sizes: Vec<u64> = trace.memories.iter().map(|memory| memory.size).collect();
+        let shares = |mem: usize| trace.memories[mem].kind == MemKind::Buffer && !parents.contains(&mem);
+        self.shared = Some(lifetimes.shared_storage(&sizes, &shares));
+    }
+
     fn load(&mut self, trace: &Trace, blobs: &BlobStore) -> BackendResult<()> {
         self.release_buffers();
         self.objects = None;
-        self.objects = Some(Objects::create(self.api, self.context, self.device, &self.limits, trace, blobs, self.profile)?);
+        self.objects = Some(Objects::create(self.api, self.context, self.device, &self.limits, trace, blobs, self.profile, self.shared.as_ref())?);
         Ok(())
     }
 
@@ -241,14 +268,27 @@ impl Backend for OpenClBackend {
                 objects.check_launch(*id, launch, self.device, &self.limits)?;
             }
         }
+        if let Some(shared) = self.shared.as_mut() {
+            for node in nodes {
+                node.command.clone().for_each_memory_use(&mut |mem, _| shared.use_memory(*mem));
+            }
+        }
         Ok(())
     }
 
     fn write_memory(&mut self, mem: MemId, offset: u64, data: &[u8]) -> BackendResult<()> {
+        if let Some(shared) = self.shared.as_mut() {
+            shared.use_memory(mem);
+        }
         self.transfer(mem, offset, data.as_ptr() as *mut c_void, data.len(), true)
     }
 
     fn read_memory(&mut self, mem: MemId) -> BackendResult<Vec<u8>> {
+        if let Some(later) = self.shared.as_ref().and_then(|shared| shared.held_instead(mem)) {
+            return Err(BackendError::Unsupported(format!(
+                "memory {mem} shared its storage with memory {later}, used after it (the trace's buffers add up to more than the device holds at once): its contents after the run are gone"
+            )));
+        }
         let size = self.objects()?.memory(mem)?.size() as usize;
         let mut data = vec![0u8; size];
         self.transfer(mem, 0, data.as_mut_ptr() as *mut c_void, size, false)?;

@@ -7,6 +7,7 @@ use super::device::text;
 use super::images;
 use super::resolve::{nd_range, runs_nothing};
 use crate::backend::{BackendError, BackendResult};
+use crate::lifetimes::SharedStorage;
 use cl_images::ClImage;
 use opencl_sys::*;
 use std::ffi::{c_void, CString};
@@ -71,20 +72,35 @@ const HOST_POINTER_FLAGS: cl_mem_flags = CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_
 impl Objects {
     /// Creates everything `trace` names, checking each against `limits` and against what the
     /// driver says about the kernels it built before the driver sees it.
-    pub fn create(api: &'static Api, context: cl_context, device: cl_device_id, limits: &Limits, trace: &Trace, blobs: &BlobStore, profile: bool) -> BackendResult<Objects> {
+    /// The trace's objects on the device; buffers `shared` names share their slot's storage.
+    #[allow(clippy::too_many_arguments)]
+    pub fn create(
+        api: &'static Api,
+        context: cl_context,
+        device: cl_device_id,
+        limits: &Limits,
+        trace: &Trace,
+        blobs: &BlobStore,
+        profile: bool,
+        shared: Option<&SharedStorage>,
+    ) -> BackendResult<Objects> {
         let main_queue = create_queue(api, context, device, true, profile)?;
         let mut objects =
             Objects { api, context, programs: Vec::new(), memories: Vec::new(), samplers: Vec::new(), queues: Vec::new(), main_queue, kernels: Vec::new() };
         for queue in &trace.queues {
             objects.queues.push(create_queue(api, context, device, queue.in_order, profile)?);
         }
+        let mut slots: Vec<Option<cl_mem>> = vec![None; shared.map_or(0, |shared| shared.slot_sizes.len())];
         for (index, memory) in trace.memories.iter().enumerate() {
             let parent = match memory.kind {
                 MemKind::SubBuffer { parent, .. } => trace.memories.get(parent.index()),
                 _ => None,
             };
             limits.memory(memory, parent).map_err(|e| e.about(&format!("memory {index}")))?;
-            let object = objects.create_memory(index, memory)?;
+            let object = match shared.and_then(|shared| Some((shared, shared.slot_of.get(index).copied().flatten()?))) {
+                Some((shared, slot)) => objects.slot_buffer(&mut slots, slot, shared.slot_sizes[slot], memory.size)?,
+                None => objects.create_memory(index, memory)?,
+            };
             objects.memories.push(object);
         }
         for (index, texture) in trace.textures.iter().enumerate() {
@@ -128,6 +144,25 @@ impl Objects {
             return Ok(());
         }
         limits.launch(&loaded.facts, &nd_range(&launch.launch).map_err(context)?).map_err(context)
+    }
+
+    /// A buffer of `size` bytes on the storage of `slot` (created at its first user, retained for
+    /// each further one, so that every object's release balances).
+    fn slot_buffer(&self, slots: &mut [Option<cl_mem>], slot: usize, slot_size: u64, size: u64) -> BackendResult<MemObject> {
+        let mem = match slots[slot] {
+            Some(mem) => {
+                check(unsafe { (self.api.clRetainMemObject)(mem) }, "clRetainMemObject")?;
+                mem
+            }
+            None => {
+                let mut code = CL_SUCCESS;
+                let mem = unsafe { (self.api.clCreateBuffer)(self.context, CL_MEM_READ_WRITE, slot_size as usize, ptr::null_mut(), &mut code) };
+                check(code, "clCreateBuffer").map_err(|e| e.about(&format!("shared storage {slot} ({slot_size} bytes)")))?;
+                slots[slot] = Some(mem);
+                mem
+            }
+        };
+        Ok(MemObject::Buffer { mem, size })
     }
 
     fn create_memory(&self, index: usize, memory: &trace_format::Memory) -> BackendResult<MemObject> {

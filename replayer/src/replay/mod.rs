@@ -33,6 +33,7 @@ pub use stats::{summarize, TimeStats};
 use crate::backend::{Backend, BackendError, BufferHandle, UpdateKind};
 use crate::families::FamilyFinder;
 use crate::hazards::{Hazard, HazardFinder};
+use crate::lifetimes::Lifetimes;
 use crate::inline::Inliner;
 use crate::overrides::Overrides;
 use crate::plan::{plan_segment, PartitionKind, PlanError, SegmentPlan};
@@ -152,6 +153,11 @@ impl<'r> Replayer<'r> {
     /// Loads the objects of the trace `reader` reads (validated; `overrides` checked against it)
     /// into `backend`.
     pub fn new(mut backend: Box<dyn Backend>, reader: &'r TraceReader, overrides: Overrides) -> Result<Self, BackendError> {
+        let total: u64 = reader.objects().memories.iter().map(|memory| memory.size).sum();
+        if backend.memory_budget().is_some_and(|budget| total > budget) {
+            let lifetimes = Lifetimes::scan(reader).map_err(|error| BackendError::Invalid(format!("the trace's segments do not read: {error}")))?;
+            backend.share_storage(&lifetimes, reader.objects());
+        }
         backend.load(reader.objects(), reader.blobs())?;
         Ok(Replayer { backend, reader, overrides, families: FamilyFinder::new(reader.objects()), plans: Vec::new(), built: Vec::new() })
     }
