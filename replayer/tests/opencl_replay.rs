@@ -462,6 +462,11 @@ fn buffers_in_use_at_different_times_share_storage_past_the_memory_budget() {
             let gone = replayer.read_memory(A).expect_err("memory 0's storage went to memory 1").to_string();
             assert!(gone.contains("shared its storage with memory 1"), "{gone}");
             assert_eq!(replayer.read_memory(B).expect("the last user reads back"), filled(6));
+            // An input for the later buffer lands when its first contents come, not at the start
+            // of the run, where the earlier buffer's would overwrite it.
+            let options = RunOptions { mode, iterations: 1, compare: false, profile: false, inputs: BTreeMap::from([(B, filled(5))]), rules: Default::default() };
+            replayer.run(&options, &mut |_, _| {}).unwrap_or_else(|e| panic!("{mode:?} replay with an input on {device}: {e}"));
+            assert_eq!(replayer.read_memory(B).expect("the last user reads back"), filled(15));
         }
     });
 }

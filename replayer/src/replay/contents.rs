@@ -20,19 +20,14 @@ pub fn memory_used<'n>(nodes: impl IntoIterator<Item = &'n Node>) -> Vec<MemId> 
     used.into_iter().collect()
 }
 
+/// What the recording held; at the start of an iteration nothing is known.
+#[derive(Default)]
 pub struct RecordedContents {
     /// What each memory object held in the recording at the current point.
     known: HashMap<MemId, BlobId>,
 }
 
 impl RecordedContents {
-    /// At the start of an iteration nothing is known, except that memory replaced with
-    /// `--input` stands for what the recording started it with (`replaced`: its first initial
-    /// state in the trace).
-    pub fn new(replaced: &HashMap<MemId, BlobId>) -> Self {
-        RecordedContents { known: replaced.clone() }
-    }
-
     /// The initial states of `segment` that the device does not hold yet.
     pub fn to_write<'s>(&self, segment: &'s Segment) -> Vec<&'s MemState> {
         segment.initial.iter().filter(|s| self.known.get(&s.mem) != Some(&s.blob)).collect()
@@ -74,7 +69,7 @@ mod tests {
         let first = segment(vec![state(0, 1), state(1, 2)], vec![state(1, 3)]);
         // Memory 1 holds what the first segment left; memory 0 was rewritten by the host.
         let second = segment(vec![state(0, 9), state(1, 3)], vec![]);
-        let mut contents = RecordedContents::new(&HashMap::new());
+        let mut contents = RecordedContents::default();
         assert_eq!(contents.to_write(&first).len(), 2);
         contents.segment_ran(&first, &[]);
         assert_eq!(contents.to_write(&second), vec![&state(0, 9)]);
@@ -91,15 +86,8 @@ mod tests {
             command: trace_format::Command::Fill(trace_format::Fill { mem: MemId(0), offset: 0, bytes: 4, pattern: vec![7], rows: None }),
             call: "".into(),
         };
-        let mut contents = RecordedContents::new(&HashMap::new());
+        let mut contents = RecordedContents::default();
         contents.segment_ran(&first, &memory_used([&kernel]));
         assert_eq!(contents.to_write(&second), vec![&state(0, 1)]);
-    }
-
-    #[test]
-    fn replaced_memory_keeps_its_input_contents() {
-        let first = segment(vec![state(0, 1), state(1, 2)], vec![]);
-        let contents = RecordedContents::new(&HashMap::from([(MemId(0), BlobId(1))]));
-        assert_eq!(contents.to_write(&first), vec![&state(1, 2)]);
     }
 }

@@ -43,7 +43,7 @@ use compare::{Checker, Run, Subject};
 use printed::StdoutCapture;
 use contents::{memory_used, RecordedContents};
 use serde::Serialize;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::{Duration, Instant};
 use trace_format::{BlobId, Command, Copy, FormatError, MemId, NodeId, Patch, Place, TraceReader};
 
@@ -190,10 +190,14 @@ impl<'r> Replayer<'r> {
                 (0, false) => Run::First,
                 _ => Run::Middle,
             };
-            for (mem, data) in &options.inputs {
+            // An input stands for its memory's first recorded contents and is written where those
+            // come (the memory may share storage with objects used before it), or now where the
+            // trace has none.
+            for (mem, data) in options.inputs.iter().filter(|(mem, _)| !replaced.contains_key(mem)) {
                 self.backend.write_memory(*mem, 0, data)?;
             }
-            let mut contents = RecordedContents::new(&replaced);
+            let mut inputs_written = HashSet::new();
+            let mut contents = RecordedContents::default();
             let mut inliner = Inliner::new(self.reader.node_count());
             let mut elapsed = Duration::ZERO;
             partitions = 0;
@@ -224,7 +228,11 @@ impl<'r> Replayer<'r> {
                 partitions += self.plan(placement.family)?.plan.partitions.len();
                 self.backend.stage(&graph.ids, &graph.nodes, self.reader.blobs())?;
                 for state in contents.to_write(&graph.recorded) {
-                    self.backend.write_memory(state.mem, 0, &self.reader.blobs().get(state.blob)?)?;
+                    let input = options.inputs.get(&state.mem).filter(|_| replaced.get(&state.mem) == Some(&state.blob) && inputs_written.insert(state.mem));
+                    match input {
+                        Some(data) => self.backend.write_memory(state.mem, 0, data)?,
+                        None => self.backend.write_memory(state.mem, 0, &self.reader.blobs().get(state.blob)?)?,
+                    }
                 }
                 // What the host stored into memory while or before the segment ran, as it did.
                 for write in &graph.recorded.host_writes {
