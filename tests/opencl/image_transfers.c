@@ -79,7 +79,8 @@ int main(void) {
     array_desc.image_width = W;
     array_desc.image_height = H;
     array_desc.image_array_size = LAYERS;
-    cl_mem array = CHECKED(clCreateImage(env.context, CL_MEM_READ_WRITE, &rgba, &array_desc, NULL, ERR));
+    // No access flags: read and write by default (OpenCL-CTS creates images so).
+    cl_mem array = CHECKED(clCreateImage(env.context, 0, &rgba, &array_desc, NULL, ERR));
     CHECK(clSetKernelArg(layers, 0, sizeof(cl_mem), &array));
     size_t array_range[3] = {W, H, LAYERS};
     CHECK(clEnqueueNDRangeKernel(queue, layers, 3, NULL, array_range, NULL, 0, NULL, NULL));

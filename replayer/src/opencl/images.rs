@@ -18,7 +18,11 @@ const IMAGE_FLAGS: cl_mem_flags = CL_MEM_READ_WRITE | CL_MEM_READ_ONLY | CL_MEM_
 pub fn create_image(api: &Api, context: cl_context, index: usize, layout: &ImageLayout, flags: cl_mem_flags) -> BackendResult<MemObject> {
     let unsupported = |why: String| BackendError::Unsupported(format!("memory {index}: {why}"));
     let image = ClImage::from_layout(layout).ok_or_else(|| unsupported(format!("an image described as {:?}, which is no OpenCL image's description", layout.format)))?;
-    let flags = flags & IMAGE_FLAGS;
+    // No access flags means read and write; Intel's runtime lists no formats for flags 0.
+    let flags = match flags & IMAGE_FLAGS {
+        0 => CL_MEM_READ_WRITE,
+        access => access,
+    };
     if !supported(api, context, flags, &image)? {
         return Err(unsupported(format!(
             "this device cannot create {} images of channel order {:#x} and channel type {:#x}",
