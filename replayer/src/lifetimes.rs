@@ -7,6 +7,7 @@
 
 use std::collections::{BTreeSet, BinaryHeap};
 use std::cmp::Reverse;
+use crate::replay::memory_used;
 use trace_format::{FormatError, MemId, TraceReader, TraceSegment};
 
 /// Per memory object, the first and last segment naming it; `None` if no segment does.
@@ -59,8 +60,8 @@ impl Lifetimes {
                 *span = Some(span.map_or((id, id), |(first, _)| (first, id)));
             }
         };
+        memory_used(&segment.nodes).into_iter().for_each(&mut named);
         for node in &segment.nodes {
-            node.command.clone().for_each_memory_use(&mut |mem, _| named(*mem));
             for_each_allocation(&node.command, &mut named);
         }
         let states = segment.segment.initial.iter().chain(&segment.segment.expected).map(|state| state.mem);

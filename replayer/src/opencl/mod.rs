@@ -22,6 +22,7 @@ mod resolve;
 use crate::backend::{check_range, Backend, BackendError, BackendOptions, BackendResult, BufferHandle, NodeTiming, PartitionNodes, UpdateKind};
 use crate::devices::{self, Listed};
 use crate::lifetimes::{Lifetimes, SharedStorage};
+use crate::replay::memory_used;
 use api::{check, Api};
 use extension::CommandBufferApi;
 use objects::{MemObject, Objects};
@@ -269,9 +270,7 @@ impl Backend for OpenClBackend {
             }
         }
         if let Some(shared) = self.shared.as_mut() {
-            for node in nodes {
-                node.command.clone().for_each_memory_use(&mut |mem, _| shared.use_memory(*mem));
-            }
+            memory_used(nodes).into_iter().for_each(|mem| shared.use_memory(mem));
         }
         Ok(())
     }

@@ -41,7 +41,8 @@ use crate::profile::{NodeName, ProfiledNode};
 use crate::segments::SegmentGraph;
 use compare::{Checker, Run, Subject};
 use printed::StdoutCapture;
-use contents::{memory_used, RecordedContents};
+pub use contents::memory_used;
+use contents::RecordedContents;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::{Duration, Instant};
@@ -207,19 +208,7 @@ impl<'r> Replayer<'r> {
                 let recorded_fault = segment.segment.failed_with.clone().map(|error| Fault { segment: segment.id.0, error });
                 if let (0, Some(checker)) = (iteration, checker.as_mut()) {
                     for hazard in hazards.segment(&segment) {
-                        checker.comparison.hazard(&hazard);
-                        match hazard {
-                            Hazard::Nodes { mem, first_writes: true, second_writes: true, .. } => checker.note_racy(segment.id.0, Subject::Memory(mem)),
-                            // Only the pages the host wrote are the race's.
-                            Hazard::Host { mem, .. } => {
-                                for write in segment.segment.host_writes.iter().filter(|write| write.while_running && write.mem == mem) {
-                                    let bytes = self.reader.blobs().raw_len(write.blob).unwrap_or(0);
-                                    let start = write.offset as usize;
-                                    checker.note_racy_bytes(segment.id.0, Subject::Memory(mem), start..start + bytes as usize);
-                                }
-                            }
-                            Hazard::Nodes { .. } => {}
-                        }
+                        note_hazard(checker, &hazard, &segment, self.reader.blobs());
                     }
                 }
                 let graph = inliner.graph(segment);
@@ -469,6 +458,24 @@ impl<'r> Replayer<'r> {
             checker.check(run, segment, Subject::Received(node), &expected, data, source_rule);
         }
         Ok(())
+    }
+}
+
+/// Reports `hazard` of `segment`, and what its race leaves as a race's outcome: memory two
+/// unordered nodes both write, or the bytes the host wrote while a node wrote the same memory.
+fn note_hazard(checker: &mut Checker, hazard: &Hazard, segment: &trace_format::TraceSegment, blobs: &trace_format::BlobStore) {
+    checker.comparison.hazard(hazard);
+    let id = segment.id.0;
+    match *hazard {
+        Hazard::Nodes { mem, first_writes: true, second_writes: true, .. } => checker.note_racy(id, Subject::Memory(mem)),
+        Hazard::Host { mem, .. } => {
+            for write in segment.segment.host_writes.iter().filter(|write| write.while_running && write.mem == mem) {
+                let start = write.offset as usize;
+                let bytes = blobs.raw_len(write.blob).unwrap_or(0) as usize;
+                checker.note_racy_bytes(id, Subject::Memory(mem), start..start + bytes);
+            }
+        }
+        Hazard::Nodes { .. } => {}
     }
 }
 
