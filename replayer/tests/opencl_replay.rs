@@ -390,7 +390,7 @@ fn what_unordered_writers_leave_is_unstable() {
         let recorded = words(&[1, 2].repeat(N / 2));
         for (edges, passes) in [(&[(0, 2), (1, 2)][..], true), (&[(0, 1), (1, 2)][..], false)] {
             let nodes = vec![fill(1), fill(2), Command::Barrier];
-            let (mut trace, mut blobs) = single_segment(vec![buffer.clone()], nodes, edges, vec![vec![0; BYTES as usize]], &[recorded.clone()]);
+            let (mut trace, mut blobs) = single_segment(vec![buffer.clone()], nodes, edges, vec![vec![0; BYTES as usize]], std::slice::from_ref(&recorded));
             let received = Some(blobs.insert(recorded.clone()));
             trace.nodes[2].command = Command::Copy(Copy { src: Place::Memory { mem: A, offset: 0 }, dst: Place::Host { data: received }, extent: Extent::Linear { bytes: BYTES } });
             for mode in [Mode::Graph, Mode::Eager] {

@@ -79,19 +79,18 @@ impl Verify {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HostWriteTracking {
     /// Such memory is read whole again at its first use after each host synchronization
-    /// (`reread`, the default).
+    /// (`reread`).
     Reread,
     /// The pages the host writes are watched through page protection and only those are kept,
-    /// with writes made while kernels run (`watch`). Off by default until it has run on every
-    /// GPU program of the check (see BENCHMARKS.md).
+    /// with writes made while kernels run (`watch`, the default).
     Watch,
 }
 
 impl HostWriteTracking {
     pub fn parse(text: &str) -> Result<HostWriteTracking, String> {
         match text.trim() {
-            "" | "reread" => Ok(HostWriteTracking::Reread),
-            "watch" => Ok(HostWriteTracking::Watch),
+            "reread" => Ok(HostWriteTracking::Reread),
+            "" | "watch" => Ok(HostWriteTracking::Watch),
             other => Err(format!("`{other}` is not `reread` or `watch`")),
         }
     }
@@ -164,9 +163,9 @@ impl Config {
             problems.push(format!("REPRISE_VERIFY: {problem}; verifying the end of the capture"));
             Verify::End
         });
-        let host_writes = host_writes.map_or(Ok(HostWriteTracking::Reread), |text| HostWriteTracking::parse(&text)).unwrap_or_else(|problem| {
-            problems.push(format!("REPRISE_HOST_WRITES: {problem}; reading host memory again after each synchronization"));
-            HostWriteTracking::Reread
+        let host_writes = host_writes.map_or(Ok(HostWriteTracking::Watch), |text| HostWriteTracking::parse(&text)).unwrap_or_else(|problem| {
+            problems.push(format!("REPRISE_HOST_WRITES: {problem}; watching the pages the host writes"));
+            HostWriteTracking::Watch
         });
         let default_log = LogSettings { level: Level::Warn, file: None };
         let log = log.map_or(Ok(default_log.clone()), |text| LogSettings::parse(&text)).unwrap_or_else(|problem| {
@@ -222,12 +221,13 @@ mod tests {
         let config = Config::from_values(Some("out-%p.trace".into()), Some("x-y".into()), Some("0".into()), Some("guess".into()), Some("nope".into()));
         assert_eq!(config.capture, Capture::All);
         assert_eq!(config.verify, Verify::End);
-        assert_eq!(config.host_writes, HostWriteTracking::Reread);
+        assert_eq!(config.host_writes, HostWriteTracking::Watch);
         assert_eq!(config.log.level, Level::Warn);
         assert_eq!(config.problems.len(), 4);
         assert_eq!(config.output_path(42), PathBuf::from("out-42.trace"));
         assert_eq!(Config::from_values(None, None, None, None, None).output_path(7), PathBuf::from("reprise-7.trace"));
-        assert_eq!(HostWriteTracking::parse("watch"), Ok(HostWriteTracking::Watch));
+        assert_eq!(HostWriteTracking::parse("reread"), Ok(HostWriteTracking::Reread));
+        assert_eq!(Config::from_values(None, None, None, None, None).host_writes, HostWriteTracking::Watch);
     }
 
     #[test]

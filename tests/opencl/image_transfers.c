@@ -1,7 +1,8 @@
 /* Images moved every way the recorder follows: written and read (part of a 2D image, with host
  * pitches), copied image to image, image to buffer and buffer to image, filled, a 2D image array
- * and a 3D image written by kernels, and a sampler with normalized coordinates and linear
- * filtering reading between texels. */
+ * and a 3D image written by kernels, a sampler with normalized coordinates and linear filtering
+ * reading between texels, and windows of images mapped for reading and for writing (at the pitches
+ * the runtime returns). */
 #include "common.h"
 
 #define W 8
@@ -127,7 +128,28 @@ int main(void) {
         fprintf(stderr, "blurred[2][3] = %g\n", blurred_got[2 * W + 3]);
         return 1;
     }
-    printf("image transfers: layer 1 sum = %.1f, blurred sum = %.3f\n", layer_sum, float_sum(blurred_got, W * H));
+
+    /* A window of the cube mapped for reading, rows and slices at the runtime's pitches. */
+    size_t cube_at[3] = {1, 2, 1}, cube_window[3] = {5, 3, 2}, row_pitch = 0, slice_pitch = 0;
+    char *seen = CHECKED(clEnqueueMapImage(queue, cube, CL_TRUE, CL_MAP_READ, cube_at, cube_window, &row_pitch, &slice_pitch, 0, NULL, NULL, ERR));
+    double seen_sum = 0;
+    for (size_t z = 0; z < 2; z++)
+        for (size_t y = 0; y < 3; y++)
+            for (size_t x = 0; x < 5; x++) seen_sum += *(float *)(seen + z * slice_pitch + y * row_pitch + x * sizeof(float));
+    CHECK(clEnqueueUnmapMemObject(queue, cube, seen, 0, NULL, NULL));
+    /* Rows 4 and 5 of the plane mapped for writing: the unmap writes them. */
+    size_t plane_at[3] = {1, 4, 0}, plane_window[3] = {3, 2, 1};
+    char *written = CHECKED(clEnqueueMapImage(queue, plane, CL_TRUE, CL_MAP_WRITE, plane_at, plane_window, &row_pitch, NULL, 0, NULL, NULL, ERR));
+    for (size_t y = 0; y < 2; y++)
+        for (size_t x = 0; x < 3; x++) *(float *)(written + y * row_pitch + x * sizeof(float)) = (float)(100 + 3 * y + x);
+    CHECK(clEnqueueUnmapMemObject(queue, plane, written, 0, NULL, NULL));
+    CHECK(clEnqueueReadImage(queue, plane, CL_TRUE, zero, whole, 0, 0, plane_got, 0, NULL, NULL));
+    if (plane_got[5][3] != 105.0f || plane_got[4][0] != 0.5f) {
+        fprintf(stderr, "plane[5][3] = %g, plane[4][0] = %g after the mapped write\n", plane_got[5][3], plane_got[4][0]);
+        return 1;
+    }
+    printf("image transfers: layer 1 sum = %.1f, blurred sum = %.3f, mapped cube sum = %.1f, plane sum = %.1f\n", layer_sum,
+           float_sum(blurred_got, W * H), seen_sum, float_sum(&plane_got[0][0], W * H));
     CHECK(clReleaseSampler(linear));
     return 0;
 }

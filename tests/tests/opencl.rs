@@ -9,10 +9,13 @@ use end_to_end::replay::{replay_compared, Mode};
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-/// Records `program` on `device` (asserting identical output) and replays it in both modes with
-/// `--compare`; returns the trace, which lives as long as `program`.
+/// Records `program` on `device` (asserting identical output and that the shim recorded every
+/// call) and replays it in both modes with `--compare`; returns the trace, which lives as long as
+/// `program`.
 fn record_and_replay(program: &Program, device: &Device) -> PathBuf {
     let trace = program.record(device);
+    let partial = trace_format::read_trace(&trace).expect("the trace reads").trace.partial;
+    assert!(partial.is_empty(), "{} on {}: {partial:?}", program.name, device.name());
     for mode in Mode::BOTH {
         replay_compared(&trace, device, mode, &[]);
     }

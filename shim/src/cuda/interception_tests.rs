@@ -469,16 +469,18 @@ fn what_kernels_print_is_kept_with_the_window_that_printed_it() {
 
 /// `test_driver/host_writes_program.c` with `REPRISE_HOST_WRITES=watch`: pinned memory is read
 /// once; what the host wrote into it later comes as host writes of the window that next uses
-/// it, a write from a thread that blocks every signal included.
+/// it, a write from a thread that blocks every signal included. A count registered on the stack
+/// is never watched (read again at each window instead), and the program runs to its end.
 #[test]
 fn what_the_host_writes_into_pinned_memory_is_seen_page_by_page() {
     let mut test = TestProgram::build("host_writes_program");
     test.env.push(("REPRISE_HOST_WRITES", PathBuf::from("watch")));
     let (output, file) = test.recorded();
-    assert_eq!(output, "pinned 3 7 40\n");
+    assert_eq!(output, "pinned 3 7 40, on the stack 4\n");
     let trace = &file.trace;
-    assert_eq!(trace.segments.len(), 3);
-    assert_eq!(trace.segments.iter().map(|segment| segment.initial.len()).sum::<usize>(), 1, "read once");
+    assert_eq!(trace.segments.len(), 5);
+    let initial: Vec<usize> = trace.segments.iter().map(|segment| segment.initial.len()).collect();
+    assert_eq!(initial, [1, 0, 0, 1, 1], "pinned memory read once, the count on the stack at each window");
     let written = |segment: usize, index: usize| -> Option<i32> {
         let place = index as u64 * 4;
         trace.segments[segment].host_writes.iter().rev().find_map(|write| {

@@ -125,7 +125,7 @@ fn protect(start: u64, len: u64, protection: libc::c_int) -> bool {
 }
 
 /// Watches the host's writes to `len` bytes at `start` (whole pages around them) from now on;
-/// false where that cannot be done (not a private writable mapping, too many watched). Pages are
+/// false where that cannot be done (see `maps::watchable`; too many watched). Pages are
 /// protected before the caller reads the contents, so no write between the two goes unseen.
 pub fn watch(start: u64, len: u64) -> bool {
     if len == 0 || !signals::install() {
@@ -133,7 +133,7 @@ pub fn watch(start: u64, len: u64) -> bool {
     }
     let (first, end) = pages_around(start, len);
     let _changing = SLOTS_CHANGING.lock().unwrap_or_else(PoisonError::into_inner);
-    if !maps::writable(first, end) {
+    if !maps::watchable(first, end) {
         return false;
     }
     let Some(slot) = SLOTS.iter().find(|slot| slot.end.load(Ordering::Relaxed) == 0) else { return false };

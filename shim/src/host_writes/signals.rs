@@ -9,6 +9,7 @@
 //! installed (blocking a synchronous signal changes nothing else: a fault kills either way).
 
 use crate::interpose::Hook;
+use std::cell::Cell;
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
@@ -87,21 +88,43 @@ fn keep_program_action(action: libc::sigaction) {
     *PROGRAM_ACTION.lock().unwrap_or_else(PoisonError::into_inner) = Some(Action(action));
 }
 
+thread_local! {
+    /// The page of this thread's last fault that was tried again without being the shim's.
+    static RETRIED_PAGE: Cell<u64> = const { Cell::new(u64::MAX) };
+}
+
 extern "C" fn on_fault(signal: c_int, info: *mut libc::siginfo_t, context: *mut c_void) {
     // SAFETY: the kernel passes a valid `siginfo_t` to an `SA_SIGINFO` handler.
     let (address, code) = unsafe { ((*info).si_addr() as u64, (*info).si_code) };
-    if code == SEGV_ACCERR && super::page_written(super::page_of(address)) {
-        return;
+    if code == SEGV_ACCERR {
+        let page = super::page_of(address);
+        if super::page_written(page) {
+            RETRIED_PAGE.set(u64::MAX);
+            return;
+        }
+        // The page may have stopped being watched (and become writable) between the fault and
+        // this look: the write goes on at a second try, and a second fault there is not ours.
+        if RETRIED_PAGE.replace(page) != page {
+            return;
+        }
     }
-    hand_on(signal, info, context);
+    RETRIED_PAGE.set(u64::MAX);
+    hand_on(signal, info, context, address, code);
+}
+
+/// The instruction that faulted, from the handler's context.
+fn instruction(context: *mut c_void) -> u64 {
+    // SAFETY: the kernel passes a valid `ucontext_t` to an `SA_SIGINFO` handler.
+    unsafe { (*context.cast::<libc::ucontext_t>()).uc_mcontext.gregs[libc::REG_RIP as usize] as u64 }
 }
 
 /// A fault that is not the shim's: the program's handler takes it; with none, the default
 /// action does (the faulting instruction runs again and the kernel ends the program).
-fn hand_on(signal: c_int, info: *mut libc::siginfo_t, context: *mut c_void) {
+fn hand_on(signal: c_int, info: *mut libc::siginfo_t, context: *mut c_void, address: u64, code: c_int) {
     let handler = PROGRAM_HANDLER.load(Ordering::Acquire);
     let flags = PROGRAM_FLAGS.load(Ordering::Acquire) as c_int;
     if handler == libc::SIG_DFL || handler == libc::SIG_IGN {
+        say_fatal_fault(address, code, instruction(context));
         if let Some(real) = known_real_sigaction() {
             // SAFETY: a zeroed `sigaction` is `SIG_DFL` with no flags.
             let default: libc::sigaction = unsafe { std::mem::zeroed() };
@@ -118,6 +141,48 @@ fn hand_on(signal: c_int, info: *mut libc::siginfo_t, context: *mut c_void) {
         // SAFETY: the program installed this one-argument handler for `SIGSEGV`.
         let handler = unsafe { std::mem::transmute::<usize, extern "C" fn(c_int)>(handler) };
         handler(signal);
+    }
+}
+
+/// Tells, before the program ends by a fault while the shim watches pages, where it faulted and
+/// whether the page was one the shim watched: with `write(2)` only, as a handler may.
+fn say_fatal_fault(address: u64, code: c_int, instruction: u64) {
+    let mut line = Line::default();
+    line.push(b"reprise: the program faults at 0x");
+    line.push_hex(address);
+    line.push(b" (SIGSEGV, si_code ");
+    line.push_hex(code as u64);
+    line.push(b", instruction 0x");
+    line.push_hex(instruction);
+    line.push(if super::watched(address) { b"), a page the shim watches\n" } else { b"), not a page the shim watches\n" });
+    // SAFETY: a buffer of `len` bytes; `write` is async-signal-safe.
+    unsafe { libc::write(libc::STDERR_FILENO, line.bytes.as_ptr().cast(), line.len) };
+}
+
+/// A fixed buffer a signal handler can format into.
+struct Line {
+    bytes: [u8; 128],
+    len: usize,
+}
+
+impl Default for Line {
+    fn default() -> Self {
+        Line { bytes: [0; 128], len: 0 }
+    }
+}
+
+impl Line {
+    fn push(&mut self, text: &[u8]) {
+        let taken = text.len().min(self.bytes.len() - self.len);
+        self.bytes[self.len..self.len + taken].copy_from_slice(&text[..taken]);
+        self.len += taken;
+    }
+
+    fn push_hex(&mut self, value: u64) {
+        let digits = (64 - value.leading_zeros()).div_ceil(4).max(1);
+        for shift in (0..digits).rev() {
+            self.push(&[b"0123456789abcdef"[(value >> (shift * 4)) as usize & 15]]);
+        }
     }
 }
 

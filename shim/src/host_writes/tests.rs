@@ -154,3 +154,76 @@ fn a_thread_that_blocks_every_signal_still_writes_watched_pages() {
     .expect("the thread wrote");
     assert_eq!(written_in(&memory), vec![0]);
 }
+
+#[test]
+fn writes_racing_with_watches_that_start_and_end_never_end_the_program() {
+    let _alone = alone();
+    let memory = Pages::new(8);
+    let (start, len) = (memory.start, memory.len);
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let writer = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let mut round = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                for page in 0..len / PAGE {
+                    // SAFETY: inside the mapping, which outlives the thread.
+                    unsafe { ((start + page * PAGE + round % PAGE) as *mut u8).write_volatile(round as u8) };
+                }
+                round += 1;
+            }
+        })
+    };
+    // A fault taken just before a watch ends reaches the handler after the page is no longer
+    // watched: the write must go on, and the shim's handler must stay in place.
+    for _ in 0..3000 {
+        assert!(watch(start, len));
+        std::hint::spin_loop();
+        unwatch(start, len);
+    }
+    stop.store(true, Ordering::Relaxed);
+    writer.join().expect("the writer never faults fatally");
+    let _ = written_in(&memory);
+    assert!(watch(start, len));
+    // SAFETY: inside the mapping.
+    unsafe { memory.byte(2 * PAGE).write_volatile(1) };
+    assert_eq!(written_in(&memory), vec![2]);
+}
+
+#[test]
+fn a_fault_that_is_not_the_shim_s_ends_the_program_saying_where() {
+    let _alone = alone();
+    let memory = Pages::new(1);
+    assert!(watch(memory.start, memory.len));
+    // SAFETY: a fresh read-only page, and a pipe for the child's standard error.
+    let (read_only, pipe) = unsafe {
+        let page = libc::mmap(std::ptr::null_mut(), PAGE as usize, libc::PROT_READ, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0);
+        let mut pipe = [0; 2];
+        assert_eq!(libc::pipe(pipe.as_mut_ptr()), 0);
+        (page as u64, pipe)
+    };
+    // SAFETY: the child only writes (a fault ends it); the parent waits for it.
+    let child = unsafe { libc::fork() };
+    if child == 0 {
+        // SAFETY: as above.
+        unsafe {
+            libc::dup2(pipe[1], libc::STDERR_FILENO);
+            (read_only as *mut u8).write_volatile(1);
+            libc::_exit(0);
+        }
+    }
+    let mut status = 0;
+    // SAFETY: our child and our pipe.
+    let said = unsafe {
+        libc::close(pipe[1]);
+        libc::waitpid(child, &mut status, 0);
+        let mut said = vec![0u8; 256];
+        let read = libc::read(pipe[0], said.as_mut_ptr().cast(), said.len());
+        libc::close(pipe[0]);
+        said.truncate(read.max(0) as usize);
+        String::from_utf8_lossy(&said).into_owned()
+    };
+    assert!(libc::WIFSIGNALED(status) && libc::WTERMSIG(status) == libc::SIGSEGV, "status {status:#x}, {said}");
+    assert!(said.starts_with(&format!("reprise: the program faults at {read_only:#x} (SIGSEGV, si_code 2, instruction 0x")), "{said}");
+    assert!(said.ends_with("not a page the shim watches\n"), "{said}");
+}

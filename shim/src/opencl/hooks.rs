@@ -274,7 +274,7 @@ hooks! {
         origin: *const size_t, region: *const size_t, image_row_pitch: *mut size_t, image_slice_pitch: *mut size_t,
         num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event,
         errcode_ret: *mut cl_int) -> *mut c_void,
-        object(command_queue) => unsupported;
+        object(command_queue) => commands::maps::map_image;
     clEnqueueMapBuffer(command_queue: cl_command_queue, buffer: cl_mem, blocking_map: cl_bool,
         map_flags: cl_map_flags, offset: size_t, size: size_t, num_events_in_wait_list: cl_uint,
         event_wait_list: *const cl_event, event: *mut cl_event, errcode_ret: *mut cl_int) -> *mut c_void,

@@ -10,7 +10,7 @@ use crate::session;
 use opencl_sys::{cl_command_queue, cl_context, cl_device_id, cl_mem, cl_mem_flags, cl_sync_point_khr};
 use crate::fast_hash::{HashMap, HashSet};
 use std::sync::{Mutex, PoisonError};
-use trace_format::{Api, Edge, EdgeKind, Graph, Launch, Node, NodeId};
+use trace_format::{Api, Edge, EdgeKind, Extent, Graph, Launch, Node, NodeId};
 
 /// A memory object as the shim reads it: a `cl_mem` buffer or image, or an SVM allocation.
 pub struct MemObject {
@@ -74,13 +74,26 @@ impl KernelArgs {
 }
 
 /// A region the program mapped, until it unmaps it.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Mapping {
     pub mem: Key,
+    /// The byte of `mem` the extents start from.
     pub offset: u64,
-    pub size: u64,
+    /// The host bytes the mapped region spans.
+    pub host_bytes: u64,
+    /// The map's copy from `mem` to the host; the unmap copies back with `from_host`.
+    pub to_host: Extent,
+    pub from_host: Extent,
     /// Mapped for writing: the unmap writes the region back.
     pub write: bool,
+}
+
+impl Mapping {
+    /// `size` bytes of a buffer (or SVM) from `offset`.
+    pub fn linear(mem: Key, offset: u64, size: u64, write: bool) -> Mapping {
+        let extent = Extent::Linear { bytes: size };
+        Mapping { mem, offset, host_bytes: size, to_host: extent.clone(), from_host: extent, write }
+    }
 }
 
 #[derive(Default)]

@@ -245,6 +245,7 @@ impl Recorder {
                 // Watched from before the read on: a write after it is seen.
                 if self.watching && entry.desc.host_writes == HostWrites::Watchable && !entry.capture.watched {
                     entry.capture.watched = host_writes::watch(entry.desc.address, entry.desc.size);
+                    log::debug!("memory {root:#x}: host writes to {} bytes watched: {}", entry.desc.size, entry.capture.watched);
                 }
                 let overwritten = use_.overwrites && use_.mem == root;
                 let contents = if overwritten { None } else { access.read(root, entry.desc.size) };

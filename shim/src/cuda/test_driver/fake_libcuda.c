@@ -94,6 +94,8 @@ CUresult cuStreamQuery(void *s) { return stream_queries++ == 0 ? 600 : 0; }
 CUresult cuEventQuery(void *e) { return 0; }
 CUresult cuMemHostAlloc(void **p, size_t n, unsigned flags) { *p = malloc(n); return 0; }
 CUresult cuMemFreeHost(void *p) { free(p); return 0; }
+CUresult cuMemHostRegister_v2(void *p, size_t n, unsigned flags) { return 0; }
+CUresult cuMemHostUnregister(void *p) { return 0; }
 CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *d, void *p, unsigned flags) { *d = (CUdeviceptr)p | HOST_DEVICE_BIT; return 0; }
 // Virtual memory: a reserved range is usable memory at once; handles hold their size.
 CUresult cuMemAddressReserve(CUdeviceptr *p, size_t n, size_t align, CUdeviceptr addr, unsigned long long f) { *p = (CUdeviceptr)malloc(n); return 0; }

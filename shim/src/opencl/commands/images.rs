@@ -35,7 +35,7 @@ impl Side {
         Side { origin: [offset, 0, 0], row_pitch: region[0], slice_pitch: region[0].saturating_mul(region[1]) }
     }
 
-    fn host(row_pitch: u64, slice_pitch: u64) -> Side {
+    pub(in crate::opencl) fn host(row_pitch: u64, slice_pitch: u64) -> Side {
         Side { origin: [0; 3], row_pitch, slice_pitch }
     }
 }
