@@ -3,7 +3,7 @@
 replays in graph and eager mode without a crash.
 
     scripts/opencl_cts.py CTS_BUILD [--tests test_basic,test_events,...] [--devices pocl,intel]
-                          [--chunk N] [--cts-args ARGS] [--out DIR] [--timeout S] [--target-dir DIR]
+                          [--chunk N [--chunks FIRST-LAST]] [--cts-args ARGS] [--out DIR] [--timeout S] [--target-dir DIR]
 
 CTS_BUILD is a CMake build of KhronosGroup/OpenCL-CTS (fetched and built elsewhere, never copied
 here), for example:
@@ -15,7 +15,7 @@ here), for example:
 Each test binary runs on one device at a time (the ICD loader sees that device's driver alone), with
 CL_CONFORMANCE_RESULTS_FILENAME naming where it writes each sub-test's verdict. With --chunk N, a
 binary's sub-tests (`--list`) run N at a time, each chunk natively, recorded and replayed on its own:
-a sub-test that hangs costs its chunk, and traces stay small. --cts-args passes options to every run
+a sub-test that hangs costs its chunk, and traces stay small; --chunks 5-9 runs only those. --cts-args passes options to every run
 (`-w`, the harness's wimpy mode, natively and under the shim alike). Writes OUT/cts.md,
 OUT/cts.json and logs; exits 1 if a sub-test's verdict changes under the shim or a replay dies of a
 signal, 2 on bad input. Python standard library only."""
@@ -40,6 +40,7 @@ def parse_args():
     parser.add_argument("--out", default=str(ROOT / "target/opencl-cts"))
     parser.add_argument("--timeout", type=int, default=900, help="seconds for one run of one test binary (or chunk)")
     parser.add_argument("--chunk", type=int, default=0, help="run a binary's sub-tests this many at a time (0: all at once)")
+    parser.add_argument("--chunks", default="", help="with --chunk: only chunks FIRST-LAST (1-based), to split a binary over several runs")
     parser.add_argument("--cts-args", default="", help="options for every run of a test binary (space-separated)")
     parser.add_argument("--keep-traces", action="store_true", help="keep each trace after its replays (they can take GBs)")
     parser.add_argument("--target-dir", default=os.environ.get("REPRISE_TARGET_DIR", str(ROOT / "target/release")),
@@ -106,6 +107,14 @@ def subtest_chunks(binary, size):
         return [[]]
     listed = subprocess.run([str(binary), "--list"], capture_output=True, text=True).stdout.split()
     return [listed[start:start + size] for start in range(0, len(listed), size)] or [[]]
+
+
+def wanted(number, chunks):
+    """Whether chunk `number` lies in FIRST-LAST (every chunk when none is given)."""
+    if not chunks:
+        return True
+    first, _, last = chunks.partition("-")
+    return int(first) <= number <= int(last or first)
 
 
 def check(binary, device, out, args, tools, subtests, chunk):
@@ -189,6 +198,8 @@ def main():
         chunks = subtest_chunks(binary, args.chunk)
         for device in args.devices.split(","):
             for index, subtests in enumerate(chunks):
+                if not wanted(index + 1, args.chunks):
+                    continue
                 chunk = (f"-{index + 1}", f" {subtests[0]}..{subtests[-1]}") if len(chunks) > 1 else ("", "")
                 row = check(binary, device, out, args, tools, subtests, chunk)
                 rows.append(row)

@@ -138,3 +138,4 @@ on_each_device!(image_arguments, |device: &Device| {
 });
 
 on_each_device!(image_transfers, replays("image_transfers"));
+on_each_device!(image_maps, replays("image_maps"));
