@@ -163,8 +163,11 @@ pub trait Backend {
         None
     }
 
-    /// Before `load`: objects whose uses never overlap (`lifetimes`) may share storage.
-    fn share_storage(&mut self, _lifetimes: &Lifetimes, _trace: &Trace) {}
+    /// Before `load`: objects whose uses never overlap (`lifetimes`) may share storage; an error
+    /// where what must still be held at once exceeds `memory_budget`.
+    fn share_storage(&mut self, _lifetimes: &Lifetimes, _trace: &Trace) -> BackendResult<()> {
+        Ok(())
+    }
 
     /// Create programs, kernels, queues and memory objects for the whole trace. `trace` holds
     /// its objects only (`TraceReader::objects`): nodes come a segment at a time, to `stage`,

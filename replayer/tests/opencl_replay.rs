@@ -471,6 +471,22 @@ fn buffers_in_use_at_different_times_share_storage_past_the_memory_budget() {
     });
 }
 
+/// What must be held at once even with storage shared (here one buffer's) past the memory budget
+/// is refused with a message before the device is asked for it: the system would otherwise end the
+/// replay for memory (OpenCL-CTS's image tests create images of gigabytes one after another).
+#[test]
+fn a_trace_that_cannot_fit_the_memory_budget_is_refused() {
+    on_each_device("a_trace_that_cannot_fit_the_memory_budget_is_refused", |device| {
+        let buffer = Memory { kind: MemKind::Buffer, size: BYTES, address: 0, flags: 0, device: None };
+        let (trace, blobs) = single_segment(vec![buffer.clone(), buffer], vec![scale_of(A, 0, 3, N)], &[], vec![words(&vec![1; N])], &[words(&vec![3; N])]);
+        let reader = reader(&trace, &blobs);
+        let options = replayer::backend::BackendOptions { device: Some(device.into()), memory_budget: Some(BYTES / 2), ..Default::default() };
+        let backend = OpenClBackend::open(&options).unwrap_or_else(|e| panic!("OpenCL device {device:?}: {e}"));
+        let refused = Replayer::new(Box::new(backend), &reader, Default::default()).err().expect("refused").to_string();
+        assert!(refused.contains(&format!("needs {BYTES} bytes of memory objects at once")) && refused.contains("--memory-budget"), "{refused}");
+    });
+}
+
 fn check_both_modes(device: &str, trace: &Trace, blobs: &BlobStore, expected: &[Vec<u8>]) {
     for mode in [Mode::Graph, Mode::Eager] {
         let (report, memories) = run(device, trace, blobs, mode, 2);

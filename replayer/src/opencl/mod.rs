@@ -239,7 +239,7 @@ impl Backend for OpenClBackend {
     }
 
     /// Plain buffers share storage; sub-buffers, their parents, images and SVM keep their own.
-    fn share_storage(&mut self, lifetimes: &Lifetimes, trace: &Trace) {
+    fn share_storage(&mut self, lifetimes: &Lifetimes, trace: &Trace) -> BackendResult<()> {
         let parents: std::collections::HashSet<usize> = trace
             .memories
             .iter()
@@ -250,7 +250,19 @@ impl Backend for OpenClBackend {
             .collect();
         let sizes: Vec<u64> = trace.memories.iter().map(|memory| memory.size).collect();
         let shares = |mem: usize| trace.memories[mem].kind == MemKind::Buffer && !parents.contains(&mem);
-        self.shared = Some(lifetimes.shared_storage(&sizes, &shares));
+        let shared = lifetimes.shared_storage(&sizes, &shares);
+        // Images (and buffers that sub-buffers view) keep storage of their own: past the budget the
+        // replay would be ended by the system for memory, so it is refused instead.
+        let own: u64 = (0..sizes.len()).filter(|&mem| !shares(mem)).map(|mem| sizes[mem]).sum();
+        let held = own.saturating_add(shared.slot_sizes.iter().sum());
+        let budget = self.memory_budget().unwrap_or(u64::MAX);
+        if held > budget {
+            return Err(BackendError::Unsupported(format!(
+                "the trace needs {held} bytes of memory objects at once ({own} of them images and buffers that sub-buffers view, which do not share storage), more than the memory budget of {budget} bytes (--memory-budget)"
+            )));
+        }
+        self.shared = Some(shared);
+        Ok(())
     }
 
     fn load(&mut self, trace: &Trace, blobs: &BlobStore) -> BackendResult<()> {

@@ -157,7 +157,7 @@ impl<'r> Replayer<'r> {
         let total: u64 = reader.objects().memories.iter().map(|memory| memory.size).sum();
         if backend.memory_budget().is_some_and(|budget| total > budget) {
             let lifetimes = Lifetimes::scan(reader).map_err(|error| BackendError::Invalid(format!("the trace's segments do not read: {error}")))?;
-            backend.share_storage(&lifetimes, reader.objects());
+            backend.share_storage(&lifetimes, reader.objects())?;
         }
         backend.load(reader.objects(), reader.blobs())?;
         Ok(Replayer { backend, reader, overrides, families: FamilyFinder::new(reader.objects()), plans: Vec::new(), built: Vec::new() })
