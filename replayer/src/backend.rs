@@ -200,6 +200,12 @@ pub trait Backend {
     /// recorded host code is not in the trace, so they only order).
     fn run_eager(&mut self, part: &PartitionNodes<'_>, blobs: &BlobStore) -> BackendResult<()>;
 
+    /// Whether a built command buffer names objects the backend has created again since (storage
+    /// shared past the memory budget): then it is updated (rebuilt) before it runs again.
+    fn outdated(&self, _buffer: BufferHandle) -> bool {
+        false
+    }
+
     /// Apply patches to a built command buffer, natively where the device can.
     fn update(&mut self, buffer: BufferHandle, part: &PartitionNodes<'_>, patches: &[Patch])
         -> BackendResult<UpdateKind>;

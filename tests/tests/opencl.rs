@@ -139,3 +139,12 @@ on_each_device!(image_arguments, |device: &Device| {
 
 on_each_device!(image_transfers, replays("image_transfers"));
 on_each_device!(image_maps, replays("image_maps"));
+
+// Six images of 256 KB, one at a time, replayed within a budget of about one: they take turns.
+on_each_device!(images_one_at_a_time, |device: &Device| {
+    let program = Program::opencl_c("images_one_at_a_time");
+    let trace = record_and_replay(&program, device);
+    for mode in Mode::BOTH {
+        replay_compared(&trace, device, mode, &["--memory-budget", "300000"]);
+    }
+});

@@ -6,12 +6,13 @@ use super::extension::{wait_list, CommandBufferApi};
 use super::objects::{Binding, Objects};
 use super::resolve::{nd_range, resolve, runs_nothing, Resolved};
 use super::OpenClBackend;
-use crate::backend::{BackendError, BackendResult, BufferHandle, PartitionNodes, UpdateKind};
+use crate::backend::{Backend, BackendError, BackendResult, BufferHandle, PartitionNodes, UpdateKind};
 use opencl_sys::*;
 use std::collections::HashMap;
 use std::ffi::c_void;
 use std::ptr;
-use trace_format::{Arg, Command, Launch, NodeId, Patch};
+use crate::replay::memory_used;
+use trace_format::{Arg, Command, Launch, MemId, NodeId, Patch};
 
 /// A finalized command buffer.
 pub struct Built {
@@ -23,6 +24,21 @@ pub struct Built {
     /// The buffer's own kernel objects, one per command: PoCL reads a recorded kernel's
     /// arguments at each run, so they must not change after recording.
     kernels: Vec<cl_kernel>,
+    /// The memory objects it names, with the generation each had then (`Objects::generations`).
+    pub names: Vec<(MemId, u32)>,
+}
+
+/// The memory `part`'s nodes and `patches` name, with their generations now.
+fn named_memory(objects: &Objects, part: &PartitionNodes<'_>, patches: &[Patch]) -> Vec<(MemId, u32)> {
+    let patched = patches.iter().filter_map(|patch| match patch {
+        Patch::Arg { value: Arg::Memory { mem, .. }, .. } => Some(*mem),
+        _ => None,
+    });
+    let mut named = memory_used(part.nodes.iter().map(|&(_, node)| node));
+    named.extend(patched);
+    named.sort_unstable();
+    named.dedup();
+    named.into_iter().filter_map(|mem| Some((mem, *objects.generations.get(mem.index())?))).collect()
 }
 
 /// The launch patches of `patches`, by node.
@@ -68,7 +84,7 @@ impl OpenClBackend {
         })();
         // Kernel objects left over from a replaced buffer stay the buffer's own, released with it.
         let kernels = recorder.kernels.into_iter().chain(recorder.reused).collect();
-        let built = Built { buffer, mutable, first_node, kernels };
+        let built = Built { buffer, mutable, first_node, kernels, names: named_memory(objects, part, patches) };
         match recorded {
             Ok(()) => Ok(built),
             Err(error) => {
@@ -81,7 +97,12 @@ impl OpenClBackend {
 
     pub(super) fn update_buffer(&mut self, handle: BufferHandle, part: &PartitionNodes<'_>, patches: &[Patch]) -> BackendResult<UpdateKind> {
         let built = self.built.get(handle.0).and_then(Option::as_ref).ok_or_else(|| super::unknown_buffer(handle))?;
-        if !self.rebuild_updates && self.update_natively(built, patches)? {
+        // A buffer naming an image created again since holds a released handle: only a rebuild helps.
+        if !self.rebuild_updates && !self.outdated(handle) && self.update_natively(built, patches)? {
+            let names = named_memory(self.objects()?, part, patches);
+            if let Some(built) = self.built.get_mut(handle.0).and_then(Option::as_mut) {
+                built.names = names;
+            }
             return Ok(UpdateKind::Native);
         }
         // The old buffer goes first (nothing runs it: the previous segment finished); its kernel

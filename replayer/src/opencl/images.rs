@@ -16,6 +16,14 @@ const IMAGE_FLAGS: cl_mem_flags = CL_MEM_READ_WRITE | CL_MEM_READ_ONLY | CL_MEM_
 
 /// Creates memory `index`, an image of `layout`.
 pub fn create_image(api: &Api, context: cl_context, index: usize, layout: &ImageLayout, flags: cl_mem_flags) -> BackendResult<MemObject> {
+    let (image, flags) = describe_image(api, context, index, layout, flags)?;
+    let mem = create_described(api, context, index, &image, flags)?;
+    Ok(MemObject::Image { mem, size: layout.bytes(), image })
+}
+
+/// Memory `index` as the image of `layout` it will be, with the flags to create it with,
+/// checked against the formats the device supports.
+pub fn describe_image(api: &Api, context: cl_context, index: usize, layout: &ImageLayout, flags: cl_mem_flags) -> BackendResult<(ClImage, cl_mem_flags)> {
     let unsupported = |why: String| BackendError::Unsupported(format!("memory {index}: {why}"));
     let image = ClImage::from_layout(layout).ok_or_else(|| unsupported(format!("an image described as {:?}, which is no OpenCL image's description", layout.format)))?;
     // No access flags means read and write; Intel's runtime lists no formats for flags 0.
@@ -31,6 +39,12 @@ pub fn create_image(api: &Api, context: cl_context, index: usize, layout: &Image
             image.channel_data_type
         )));
     }
+    Ok((image, flags))
+}
+
+/// Creates memory `index`, the image `describe_image` described.
+pub fn create_described(api: &Api, context: cl_context, index: usize, image: &ClImage, flags: cl_mem_flags) -> BackendResult<cl_mem> {
+    let unsupported = |why: String| BackendError::Unsupported(format!("memory {index}: {why}"));
     let format = cl_image_format { image_channel_order: image.channel_order, image_channel_data_type: image.channel_data_type };
     let size = |value: u64| usize::try_from(value).map_err(|_| unsupported(format!("an image dimension of {value}")));
     let desc = cl_image_desc {
@@ -48,7 +62,7 @@ pub fn create_image(api: &Api, context: cl_context, index: usize, layout: &Image
     let mut code = CL_SUCCESS;
     let mem = unsafe { (api.clCreateImage)(context, flags, &format, &desc, ptr::null_mut(), &mut code) };
     check(code, "clCreateImage").map_err(|e| e.about(&format!("memory {index}")))?;
-    Ok(MemObject::Image { mem, size: layout.bytes(), image })
+    Ok(mem)
 }
 
 /// Whether the device lists the image's format for its type and flags.

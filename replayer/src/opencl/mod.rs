@@ -65,6 +65,8 @@ pub struct OpenClBackend {
     received: Vec<(NodeId, Vec<u8>)>,
     /// Buffers that share storage, when the trace's add up to more than the device holds.
     shared: Option<SharedStorage>,
+    /// Images that share storage, likewise: created at each use after another's (see `hold`).
+    shared_images: Option<SharedStorage>,
     /// `BackendOptions::memory_budget`.
     memory_budget: Option<u64>,
 }
@@ -97,6 +99,7 @@ impl OpenClBackend {
             finished: true,
             received: Vec::new(),
             shared: None,
+            shared_images: None,
             memory_budget: options.memory_budget,
         })
     }
@@ -119,6 +122,22 @@ impl OpenClBackend {
         self.command_buffers
             .as_ref()
             .ok_or_else(|| BackendError::Unsupported(format!("{} does not support cl_khr_command_buffer: use eager mode", self.device_label)))
+    }
+
+    /// The replay uses `mem` now: where it shares storage, it takes its slot, and an image
+    /// that shares storage is created (releasing the slot's previous one).
+    fn hold(&mut self, mem: MemId) -> BackendResult<()> {
+        if let Some(shared) = self.shared.as_mut() {
+            shared.use_memory(mem);
+        }
+        let Some(images) = self.shared_images.as_mut() else { return Ok(()) };
+        let displaced = images.held_instead(mem);
+        images.use_memory(mem);
+        let objects = self.objects.as_mut().ok_or_else(|| BackendError::Unsupported("the OpenCL backend was used before `load`".into()))?;
+        if let Some(previous) = displaced {
+            objects.drop_image(previous)?;
+        }
+        objects.hold_image(mem)
     }
 
     /// Starts a submission: after a `finish`, the previous run's profiling events go.
@@ -249,55 +268,59 @@ impl Backend for OpenClBackend {
             })
             .collect();
         let sizes: Vec<u64> = trace.memories.iter().map(|memory| memory.size).collect();
-        let shares = |mem: usize| trace.memories[mem].kind == MemKind::Buffer && !parents.contains(&mem);
-        let shared = lifetimes.shared_storage(&sizes, &shares);
-        // Images (and buffers that sub-buffers view) keep storage of their own: past the budget the
+        // Buffers share slots of their own storage; images cannot live on a buffer's, so theirs
+        // are created and released as they come.
+        let buffer = |mem: usize| trace.memories[mem].kind == MemKind::Buffer && !parents.contains(&mem);
+        let image = |mem: usize| matches!(trace.memories[mem].kind, MemKind::Image(_));
+        let (buffers, images) = (lifetimes.shared_storage(&sizes, &buffer), lifetimes.shared_storage(&sizes, &image));
+        // Buffers that sub-buffers view (and SVM) keep storage of their own: past the budget the
         // replay would be ended by the system for memory, so it is refused instead.
-        let own: u64 = (0..sizes.len()).filter(|&mem| !shares(mem)).map(|mem| sizes[mem]).sum();
-        let held = own.saturating_add(shared.slot_sizes.iter().sum());
+        let own: u64 = (0..sizes.len()).filter(|&mem| !buffer(mem) && !image(mem)).map(|mem| sizes[mem]).sum();
+        let held = own.saturating_add(buffers.slot_sizes.iter().sum()).saturating_add(images.slot_sizes.iter().sum());
         let budget = self.memory_budget().unwrap_or(u64::MAX);
         if held > budget {
             return Err(BackendError::Unsupported(format!(
-                "the trace needs {held} bytes of memory objects at once ({own} of them images and buffers that sub-buffers view, which do not share storage), more than the memory budget of {budget} bytes (--memory-budget)"
+                "the trace needs {held} bytes of memory objects at once ({own} of them buffers that sub-buffers view and SVM, which do not share storage), more than the memory budget of {budget} bytes (--memory-budget)"
             )));
         }
-        self.shared = Some(shared);
+        (self.shared, self.shared_images) = (Some(buffers), Some(images));
         Ok(())
     }
 
     fn load(&mut self, trace: &Trace, blobs: &BlobStore) -> BackendResult<()> {
         self.release_buffers();
         self.objects = None;
-        self.objects = Some(Objects::create(self.api, self.context, self.device, &self.limits, trace, blobs, self.profile, self.shared.as_ref())?);
+        let images = self.shared_images.as_ref();
+        let deferred = |mem: usize| images.is_some_and(|images| images.slot_of.get(mem).copied().flatten().is_some());
+        self.objects = Some(Objects::create(self.api, self.context, self.device, &self.limits, trace, blobs, self.profile, self.shared.as_ref(), &deferred)?);
         Ok(())
     }
 
     /// Every launch of the segment is checked before the driver sees it (a driver crashes on
     /// arguments that do not suit the kernel, or ranges beyond the device's limits).
     fn stage(&mut self, ids: &[NodeId], nodes: &[Node], _blobs: &BlobStore) -> BackendResult<()> {
+        for mem in memory_used(nodes) {
+            self.hold(mem)?;
+        }
         let objects = self.objects()?;
         for (id, node) in ids.iter().zip(nodes) {
             if let Command::Kernel(launch) = &node.command {
                 objects.check_launch(*id, launch, self.device, &self.limits)?;
             }
         }
-        if let Some(shared) = self.shared.as_mut() {
-            memory_used(nodes).into_iter().for_each(|mem| shared.use_memory(mem));
-        }
         Ok(())
     }
 
     fn write_memory(&mut self, mem: MemId, offset: u64, data: &[u8]) -> BackendResult<()> {
-        if let Some(shared) = self.shared.as_mut() {
-            shared.use_memory(mem);
-        }
+        self.hold(mem)?;
         self.transfer(mem, offset, data.as_ptr() as *mut c_void, data.len(), true)
     }
 
     fn read_memory(&mut self, mem: MemId) -> BackendResult<Vec<u8>> {
-        if let Some(later) = self.shared.as_ref().and_then(|shared| shared.held_instead(mem)) {
+        let held_instead = |shared: &Option<SharedStorage>| shared.as_ref().and_then(|shared| shared.held_instead(mem));
+        if let Some(later) = held_instead(&self.shared).or_else(|| held_instead(&self.shared_images)) {
             return Err(BackendError::Unsupported(format!(
-                "memory {mem} shared its storage with memory {later}, used after it (the trace's buffers add up to more than the device holds at once): its contents after the run are gone"
+                "memory {mem} shared its storage with memory {later}, used after it (the trace's memory objects add up to more than the device holds at once): its contents after the run are gone"
             )));
         }
         let size = self.objects()?.memory(mem)?.size() as usize;
@@ -332,6 +355,11 @@ impl Backend for OpenClBackend {
 
     fn update(&mut self, buffer: BufferHandle, part: &PartitionNodes<'_>, patches: &[Patch]) -> BackendResult<UpdateKind> {
         self.update_buffer(buffer, part, patches)
+    }
+
+    fn outdated(&self, buffer: BufferHandle) -> bool {
+        let (Some(Some(built)), Ok(objects)) = (self.built.get(buffer.0), self.objects()) else { return false };
+        built.names.iter().any(|&(mem, generation)| objects.generations.get(mem.index()) != Some(&generation))
     }
 
     fn finish(&mut self) -> BackendResult<()> {

@@ -10,6 +10,7 @@ use crate::backend::{BackendError, BackendResult};
 use crate::lifetimes::SharedStorage;
 use cl_images::ClImage;
 use opencl_sys::*;
+use std::collections::HashMap;
 use std::ffi::{c_void, CString};
 use std::ptr;
 use trace_format::{Arg, BlobStore, ImageKind, KernelId, KernelLaunch, MemKind, NodeId, Program, Trace};
@@ -55,6 +56,12 @@ pub struct Objects {
     pub main_queue: cl_command_queue,
     /// One kernel object per recorded kernel, not one per launch: a trace may hold millions.
     pub kernels: Vec<LoadedKernel>,
+    /// Images that share storage, by memory index: created when the replay uses them
+    /// (`hold_image`), released when another takes their storage (`drop_image`).
+    deferred_images: HashMap<usize, cl_mem_flags>,
+    /// Per memory object, how many times it was created (an image that shares storage is
+    /// created again at each use after another's): what a command buffer built with it names.
+    pub generations: Vec<u32>,
 }
 
 /// A recorded kernel as replay created it.
@@ -71,8 +78,8 @@ const HOST_POINTER_FLAGS: cl_mem_flags = CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_
 
 impl Objects {
     /// Creates everything `trace` names, checking each against `limits` and against what the
-    /// driver says about the kernels it built before the driver sees it.
-    /// The trace's objects on the device; buffers `shared` names share their slot's storage.
+    /// driver says about the kernels it built before the driver sees it. Buffers `shared` names
+    /// share their slot's storage; images `deferred` names are only described (`hold_image`).
     #[allow(clippy::too_many_arguments)]
     pub fn create(
         api: &'static Api,
@@ -83,10 +90,21 @@ impl Objects {
         blobs: &BlobStore,
         profile: bool,
         shared: Option<&SharedStorage>,
+        deferred: &dyn Fn(usize) -> bool,
     ) -> BackendResult<Objects> {
         let main_queue = create_queue(api, context, device, true, profile)?;
-        let mut objects =
-            Objects { api, context, programs: Vec::new(), memories: Vec::new(), samplers: Vec::new(), queues: Vec::new(), main_queue, kernels: Vec::new() };
+        let mut objects = Objects {
+            api,
+            context,
+            programs: Vec::new(),
+            memories: Vec::new(),
+            samplers: Vec::new(),
+            queues: Vec::new(),
+            main_queue,
+            kernels: Vec::new(),
+            deferred_images: HashMap::new(),
+            generations: vec![1; trace.memories.len()],
+        };
         for queue in &trace.queues {
             objects.queues.push(create_queue(api, context, device, queue.in_order, profile)?);
         }
@@ -97,9 +115,14 @@ impl Objects {
                 _ => None,
             };
             limits.memory(memory, parent).map_err(|e| e.about(&format!("memory {index}")))?;
-            let object = match shared.and_then(|shared| Some((shared, shared.slot_of.get(index).copied().flatten()?))) {
-                Some((shared, slot)) => objects.slot_buffer(&mut slots, slot, shared.slot_sizes[slot], memory.size)?,
-                None => objects.create_memory(index, memory)?,
+            let object = match (shared.and_then(|shared| Some((shared, shared.slot_of.get(index).copied().flatten()?))), &memory.kind) {
+                (Some((shared, slot)), _) => objects.slot_buffer(&mut slots, slot, shared.slot_sizes[slot], memory.size)?,
+                (None, MemKind::Image(layout)) if deferred(index) => {
+                    let (image, flags) = images::describe_image(api, context, index, layout, memory.flags & !HOST_POINTER_FLAGS)?;
+                    objects.deferred_images.insert(index, flags);
+                    MemObject::Image { mem: ptr::null_mut(), size: layout.bytes(), image }
+                }
+                (None, _) => objects.create_memory(index, memory)?,
             };
             objects.memories.push(object);
         }
@@ -249,7 +272,38 @@ impl Objects {
     }
 
     pub fn memory(&self, mem: trace_format::MemId) -> BackendResult<MemObject> {
-        self.memories.get(mem.index()).copied().ok_or_else(|| BackendError::Unsupported(format!("memory {mem} is not in the trace")))
+        match self.memories.get(mem.index()).copied() {
+            Some(MemObject::Image { mem: handle, .. }) if handle.is_null() => {
+                Err(BackendError::Unsupported(format!("memory {mem}, an image that shares storage, is used where the replay does not hold it")))
+            }
+            Some(object) => Ok(object),
+            None => Err(BackendError::Unsupported(format!("memory {mem} is not in the trace"))),
+        }
+    }
+
+    /// Creates deferred image `mem` where the replay does not hold it now.
+    pub fn hold_image(&mut self, mem: trace_format::MemId) -> BackendResult<()> {
+        let Some(&flags) = self.deferred_images.get(&mem.index()) else { return Ok(()) };
+        let Some(MemObject::Image { mem: handle, image, .. }) = self.memories.get_mut(mem.index()) else { return Ok(()) };
+        if handle.is_null() {
+            *handle = images::create_described(self.api, self.context, mem.index(), image, flags)?;
+            self.generations[mem.index()] += 1;
+        }
+        Ok(())
+    }
+
+    /// Releases deferred image `mem`: another takes its storage, and its contents go.
+    pub fn drop_image(&mut self, mem: trace_format::MemId) -> BackendResult<()> {
+        if !self.deferred_images.contains_key(&mem.index()) {
+            return Ok(());
+        }
+        let Some(MemObject::Image { mem: handle, .. }) = self.memories.get_mut(mem.index()) else { return Ok(()) };
+        let released = std::mem::replace(handle, ptr::null_mut());
+        // Commands already enqueued keep it until they end (the API releases it after them).
+        match released.is_null() {
+            true => Ok(()),
+            false => check(unsafe { (self.api.clReleaseMemObject)(released) }, "clReleaseMemObject"),
+        }
     }
 
     /// The queue a recorded command runs on.
@@ -283,6 +337,7 @@ impl Drop for Objects {
             // Sub-buffers were created after their parents: release them first.
             for memory in self.memories.iter().rev() {
                 match *memory {
+                    MemObject::Image { mem, .. } if mem.is_null() => CL_SUCCESS,
                     MemObject::Buffer { mem, .. } | MemObject::Image { mem, .. } => (api.clReleaseMemObject)(mem),
                     MemObject::Svm { pointer, .. } => {
                         (api.clSVMFree)(self.context, pointer);

@@ -376,7 +376,7 @@ impl<'r> Replayer<'r> {
         for ((partition, buffer), patches) in planned.plan.partitions.iter().zip(&mut built.buffers).zip(patches) {
             match buffer {
                 Some(buffer) => {
-                    if patches != buffer.applied {
+                    if patches != buffer.applied || self.backend.outdated(buffer.handle) {
                         match self.backend.update(buffer.handle, &partition.nodes_of(base), &patches)? {
                             UpdateKind::Native => counters.native_updates += 1,
                             UpdateKind::Rebuilt => counters.rebuilds += 1,
