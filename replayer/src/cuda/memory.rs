@@ -1,5 +1,7 @@
-//! The trace's memory objects on the device: allocated anywhere, or (`--exact-addresses`) mapped
-//! at the virtual addresses the program saw, for programs that keep pointers inside buffers.
+//! The trace's memory objects on the device. Device buffers go where the program had them
+//! wherever that range is free here: data that holds addresses then needs no rewriting, and
+//! rewriting guesses which words are addresses (`relocation`; sorted integers near 0x7fd0 look like
+//! them). The rest is allocated anywhere, and `--exact-addresses` insists on every recorded range.
 
 use super::driver::check;
 use crate::backend::{BackendError, BackendResult, PartitionNodes};
@@ -48,9 +50,17 @@ impl Memories {
     ) -> BackendResult<Memories> {
         let mut placed = Memories::none();
         placed.at_recorded_addresses = exact;
-        if exact {
-            placed.map_recorded_ranges(memories, device)?;
-        }
+        let where_recorded = match exact {
+            true => {
+                let ranges = memories.iter().filter(|memory| device_resident(&memory.kind)).map(recorded_range);
+                placed.map_recorded_ranges(ranges, device, true)?
+            }
+            false => placed.map_recorded_ranges(unshared_buffer_ranges(memories), device, false)?,
+        };
+        let mapped = |memory: &Memory| {
+            let (start, end) = recorded_range(memory);
+            where_recorded.iter().any(|&(from, to)| from <= start && end <= to)
+        };
         for (index, memory) in memories.iter().enumerate() {
             let address = match &memory.kind {
                 MemKind::SubBuffer { parent, offset } => match placed.addresses.get(parent.index()) {
@@ -77,6 +87,7 @@ impl Memories {
                     0
                 }
                 _ if exact && device_resident(&memory.kind) => memory.address,
+                MemKind::Buffer | MemKind::Pitched { .. } if mapped(memory) => memory.address,
                 _ => placed.allocate_one(memory)?,
             };
             placed.addresses.push(address);
@@ -122,31 +133,42 @@ impl Memories {
         }
     }
 
-    /// Maps device memory over every recorded range of device-resident objects. Small
-    /// allocations of the CUDA runtime share a granule, so ranges are merged first.
-    fn map_recorded_ranges(&mut self, memories: &[Memory], device: CUdevice) -> BackendResult<()> {
+    /// Maps device memory over the granules of `ranges` at their recorded addresses (small
+    /// allocations of the CUDA runtime share a granule, so ranges are merged first); returns the
+    /// ranges mapped. A range not free here is an error where `all` must be, else left out.
+    fn map_recorded_ranges(&mut self, ranges: impl Iterator<Item = (u64, u64)>, device: CUdevice, all: bool) -> BackendResult<Vec<(u64, u64)>> {
+        let ranges: Vec<(u64, u64)> = ranges.collect();
+        if ranges.is_empty() {
+            return Ok(Vec::new());
+        }
         let prop = allocation_properties(device);
         let mut granularity = 0usize;
         // SAFETY: valid out-pointer and properties.
         check(unsafe { sys::cuMemGetAllocationGranularity(&mut granularity, &prop, sys::CUmemAllocationGranularity_flags::CU_MEM_ALLOC_GRANULARITY_MINIMUM) }, "cuMemGetAllocationGranularity")?;
-        let merged = granule_ranges(memories, granularity.max(1) as u64);
-        for (start, end) in merged {
-            self.map_range(start, (end - start) as usize, &prop)?;
+        let mut mapped = Vec::new();
+        for (start, end) in granule_ranges(ranges.into_iter(), granularity.max(1) as u64) {
+            match self.map_range(start, (end - start) as usize, &prop)? {
+                true => mapped.push((start, end)),
+                false if all => {
+                    return Err(BackendError::Unsupported(format!("--exact-addresses: the recorded range 0x{start:x}..0x{end:x} is not free on this machine")))
+                }
+                false => {}
+            }
         }
-        Ok(())
+        Ok(mapped)
     }
 
-    fn map_range(&mut self, start: u64, size: usize, prop: &sys::CUmemAllocationProp) -> BackendResult<()> {
+    /// Maps `size` bytes at `start`; false where that range is not free.
+    fn map_range(&mut self, start: u64, size: usize, prop: &sys::CUmemAllocationProp) -> BackendResult<bool> {
         // SAFETY: VMM calls with valid out-pointers; what succeeds is released in Drop or here.
         unsafe {
             let mut reserved = 0;
-            check(sys::cuMemAddressReserve(&mut reserved, size, 0, start, 0), "cuMemAddressReserve")?;
+            if sys::cuMemAddressReserve(&mut reserved, size, 0, start, 0) != sys::CUresult::CUDA_SUCCESS {
+                return Ok(false);
+            }
             if reserved != start {
                 sys::cuMemAddressFree(reserved, size);
-                return Err(BackendError::Unsupported(format!(
-                    "--exact-addresses: the recorded range 0x{start:x}..0x{:x} is not free on this machine",
-                    start + size as u64
-                )));
+                return Ok(false);
             }
             let mut handle = 0;
             if let Err(error) = check(sys::cuMemCreate(&mut handle, size, prop, 0), "cuMemCreate") {
@@ -156,19 +178,42 @@ impl Memories {
             self.owned.push(Owned::Mapped { start, size, handle });
             check(sys::cuMemMap(start, size, 0, handle, 0), "cuMemMap")?;
             let access = sys::CUmemAccessDesc { location: prop.location, flags: sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE };
-            check(sys::cuMemSetAccess(start, size, &access, 1), "cuMemSetAccess")
+            check(sys::cuMemSetAccess(start, size, &access, 1), "cuMemSetAccess")?;
+            Ok(true)
         }
     }
 }
 
-/// The granule-aligned ranges that cover every device-resident object's recorded range, with
-/// overlapping and touching ranges merged (one mapping each).
-pub fn granule_ranges(memories: &[Memory], granule: u64) -> Vec<(u64, u64)> {
+/// The bytes `memory` had, `[start, end)` (one for an empty object, which still has an address).
+pub fn recorded_range(memory: &Memory) -> (u64, u64) {
+    (memory.address, memory.address + memory.size.max(1))
+}
+
+/// The recorded ranges of device buffers that no other object's range overlaps: an overlap is an
+/// address the program freed and allocated again, and objects placed there would share storage.
+pub fn unshared_buffer_ranges(memories: &[Memory]) -> impl Iterator<Item = (u64, u64)> {
     let mut ranges: Vec<(u64, u64)> = memories
         .iter()
-        .filter(|m| device_resident(&m.kind))
-        .map(|m| (m.address / granule * granule, (m.address + m.size.max(1)).div_ceil(granule) * granule))
+        .filter(|memory| matches!(memory.kind, MemKind::Buffer | MemKind::Pitched { .. }) && memory.address != 0)
+        .map(recorded_range)
         .collect();
+    ranges.sort_unstable();
+    // By start: a range overlaps an earlier one that ends after it starts, or the next one.
+    let mut alone = Vec::with_capacity(ranges.len());
+    let mut earlier_end = 0;
+    for (index, &(start, end)) in ranges.iter().enumerate() {
+        if earlier_end <= start && ranges.get(index + 1).is_none_or(|next| end <= next.0) {
+            alone.push((start, end));
+        }
+        earlier_end = earlier_end.max(end);
+    }
+    alone.into_iter()
+}
+
+/// The granule-aligned ranges that cover `ranges`, with overlapping and touching ones merged
+/// (one mapping each).
+pub fn granule_ranges(ranges: impl Iterator<Item = (u64, u64)>, granule: u64) -> Vec<(u64, u64)> {
+    let mut ranges: Vec<(u64, u64)> = ranges.map(|(start, end)| (start / granule * granule, end.div_ceil(granule) * granule)).collect();
     ranges.sort_unstable();
     let mut merged: Vec<(u64, u64)> = Vec::new();
     for (start, end) in ranges {

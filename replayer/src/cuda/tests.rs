@@ -1,7 +1,7 @@
 //! What runs without a GPU: the refusal without a driver, argument packing and relocation, and
 //! address ranges.
 
-use super::memory::{granule_ranges, Memories};
+use super::memory::{granule_ranges, recorded_range, unshared_buffer_ranges, Memories};
 use crate::backend::{BackendError, BackendOptions};
 use std::collections::HashMap;
 use trace_format::{Api, EmbeddedPointer, MemKind, Memory};
@@ -47,7 +47,26 @@ fn exact_addresses_map_each_granule_once_and_leave_host_memory_to_its_allocator(
         memory(MemKind::StreamOrdered, base + 10 * MB2, MB2 + 1),
         memory(MemKind::Host, base + 4 * MB2, 64),
     ];
-    assert_eq!(granule_ranges(&memories, MB2), vec![(base, base + 2 * MB2), (base + 10 * MB2, base + 12 * MB2)]);
+    let device_resident = memories.iter().filter(|memory| memory.kind != MemKind::Host).map(recorded_range);
+    assert_eq!(granule_ranges(device_resident, MB2), vec![(base, base + 2 * MB2), (base + 10 * MB2, base + 12 * MB2)]);
+}
+
+/// By default buffers go where they were recorded, except where another object's recorded range
+/// overlaps theirs (the program freed one and allocated the other there): those two would share
+/// storage, and the earlier one's final contents would be the later one's.
+#[test]
+fn buffers_whose_recorded_ranges_overlap_are_not_placed_where_recorded() {
+    let base = 0x7f00_0000_0000;
+    let memories = [
+        memory(MemKind::Buffer, base, 4096),
+        // Freed and allocated again: a larger buffer over the first, then a small one inside it.
+        memory(MemKind::Buffer, base + 8192, 1 << 20),
+        memory(MemKind::Buffer, base + 8192 + 4096, 64),
+        memory(MemKind::Buffer, base + (2 << 20), 64),
+        memory(MemKind::Managed, base + (4 << 20), 64),
+    ];
+    let placed: Vec<(u64, u64)> = unshared_buffer_ranges(&memories).collect();
+    assert_eq!(placed, vec![(base, base + 4096), (base + (2 << 20), base + (2 << 20) + 64)]);
 }
 
 #[test]
