@@ -50,16 +50,19 @@ impl Memories {
     ) -> BackendResult<Memories> {
         let mut placed = Memories::none();
         placed.at_recorded_addresses = exact;
+        let unshared: BTreeSet<(u64, u64)> = unshared_buffer_ranges(memories).collect();
         let where_recorded = match exact {
             true => {
                 let ranges = memories.iter().filter(|memory| device_resident(&memory.kind)).map(recorded_range);
                 placed.map_recorded_ranges(ranges, device, true)?
             }
-            false => placed.map_recorded_ranges(unshared_buffer_ranges(memories), device, false)?,
+            false => placed.map_recorded_ranges(unshared.iter().copied(), device, false)?,
         };
+        // A buffer whose range another's overlaps stays off its recorded address even where a
+        // neighbour's granule mapped it.
         let mapped = |memory: &Memory| {
             let (start, end) = recorded_range(memory);
-            where_recorded.iter().any(|&(from, to)| from <= start && end <= to)
+            unshared.contains(&(start, end)) && where_recorded.iter().any(|&(from, to)| from <= start && end <= to)
         };
         for (index, memory) in memories.iter().enumerate() {
             let address = match &memory.kind {

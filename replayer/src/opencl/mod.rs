@@ -115,7 +115,7 @@ impl OpenClBackend {
     }
 
     fn objects(&self) -> BackendResult<&Objects> {
-        self.objects.as_ref().ok_or_else(|| BackendError::Unsupported("the OpenCL backend was used before `load`".into()))
+        self.objects.as_ref().ok_or_else(not_loaded)
     }
 
     fn command_buffers(&self) -> BackendResult<&CommandBufferApi> {
@@ -133,11 +133,21 @@ impl OpenClBackend {
         let Some(images) = self.shared_images.as_mut() else { return Ok(()) };
         let displaced = images.held_instead(mem);
         images.use_memory(mem);
-        let objects = self.objects.as_mut().ok_or_else(|| BackendError::Unsupported("the OpenCL backend was used before `load`".into()))?;
         if let Some(previous) = displaced {
-            objects.drop_image(previous)?;
+            // Work submitted before may still use it, from a command buffer too.
+            self.wait_for_queues()?;
+            self.objects.as_mut().ok_or_else(not_loaded)?.drop_image(previous)?;
         }
-        objects.hold_image(mem)
+        self.objects.as_mut().ok_or_else(not_loaded)?.hold_image(mem)
+    }
+
+    /// Waits until every queue has run what was submitted to it.
+    fn wait_for_queues(&self) -> BackendResult<()> {
+        let objects = self.objects()?;
+        for &queue in objects.queues.iter().chain([&objects.main_queue]) {
+            check(unsafe { (self.api.clFinish)(queue) }, "clFinish")?;
+        }
+        Ok(())
     }
 
     /// Starts a submission: after a `finish`, the previous run's profiling events go.
@@ -363,10 +373,7 @@ impl Backend for OpenClBackend {
     }
 
     fn finish(&mut self) -> BackendResult<()> {
-        let objects = self.objects()?;
-        for &queue in objects.queues.iter().chain([&objects.main_queue]) {
-            check(unsafe { (self.api.clFinish)(queue) }, "clFinish")?;
-        }
+        self.wait_for_queues()?;
         self.replace_tail([]);
         self.finished = true;
         Ok(())
@@ -391,6 +398,10 @@ impl Backend for OpenClBackend {
         }
         Ok(timings)
     }
+}
+
+fn not_loaded() -> BackendError {
+    BackendError::Unsupported("the OpenCL backend was used before `load`".into())
 }
 
 fn unknown_buffer(buffer: BufferHandle) -> BackendError {
