@@ -112,10 +112,16 @@ extern "C" fn on_fault(signal: c_int, info: *mut libc::siginfo_t, context: *mut 
     hand_on(signal, info, context, address, code);
 }
 
-/// The instruction that faulted, from the handler's context.
+/// The instruction that faulted, from the handler's context (0 where not known).
+#[cfg(target_arch = "x86_64")]
 fn instruction(context: *mut c_void) -> u64 {
     // SAFETY: the kernel passes a valid `ucontext_t` to an `SA_SIGINFO` handler.
     unsafe { (*context.cast::<libc::ucontext_t>()).uc_mcontext.gregs[libc::REG_RIP as usize] as u64 }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn instruction(_context: *mut c_void) -> u64 {
+    0
 }
 
 /// A fault that is not the shim's: the program's handler takes it; with none, the default
