@@ -62,7 +62,9 @@ impl Memories {
         // neighbour's granule mapped it.
         let mapped = |memory: &Memory| {
             let (start, end) = recorded_range(memory);
-            unshared.contains(&(start, end)) && where_recorded.iter().any(|&(from, to)| from <= start && end <= to)
+            // The mapped ranges are sorted and apart: the last one starting at or before `start`.
+            let holder = where_recorded.partition_point(|&(from, _)| from <= start).checked_sub(1).map(|index| where_recorded[index]);
+            unshared.contains(&(start, end)) && holder.is_some_and(|(_, to)| end <= to)
         };
         for (index, memory) in memories.iter().enumerate() {
             let address = match &memory.kind {

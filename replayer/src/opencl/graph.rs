@@ -28,8 +28,12 @@ pub struct Built {
     pub names: Vec<(MemId, u32)>,
 }
 
-/// The memory `part`'s nodes and `patches` name, with their generations now.
+/// The memory `part`'s nodes and `patches` name, with their generations now; none where no
+/// object is created again (no image shares storage), so that updates cost nothing more.
 fn named_memory(objects: &Objects, part: &PartitionNodes<'_>, patches: &[Patch]) -> Vec<(MemId, u32)> {
+    if !objects.defers_images() {
+        return Vec::new();
+    }
     let patched = patches.iter().filter_map(|patch| match patch {
         Patch::Arg { value: Arg::Memory { mem, .. }, .. } => Some(*mem),
         _ => None,

@@ -267,7 +267,8 @@ impl Backend for OpenClBackend {
         self.memory_budget.or_else(|| device::device_value::<cl_ulong>(self.api, self.device, CL_DEVICE_GLOBAL_MEM_SIZE).map(|bytes| bytes / 2))
     }
 
-    /// Plain buffers share storage; sub-buffers, their parents, images and SVM keep their own.
+    /// Plain buffers share slots of storage, images take turns; buffers that sub-buffers view
+    /// and SVM keep their own.
     fn share_storage(&mut self, lifetimes: &Lifetimes, trace: &Trace) -> BackendResult<()> {
         let parents: std::collections::HashSet<usize> = trace
             .memories
@@ -285,7 +286,8 @@ impl Backend for OpenClBackend {
         let (buffers, images) = (lifetimes.shared_storage(&sizes, &buffer), lifetimes.shared_storage(&sizes, &image));
         // Buffers that sub-buffers view (and SVM) keep storage of their own: past the budget the
         // replay would be ended by the system for memory, so it is refused instead.
-        let own: u64 = (0..sizes.len()).filter(|&mem| !buffer(mem) && !image(mem)).map(|mem| sizes[mem]).sum();
+        let views = |mem: usize| matches!(trace.memories[mem].kind, MemKind::SubBuffer { .. });
+        let own: u64 = (0..sizes.len()).filter(|&mem| !buffer(mem) && !image(mem) && !views(mem)).map(|mem| sizes[mem]).sum();
         let held = own.saturating_add(buffers.slot_sizes.iter().sum()).saturating_add(images.slot_sizes.iter().sum());
         let budget = self.memory_budget().unwrap_or(u64::MAX);
         if held > budget {
@@ -309,8 +311,10 @@ impl Backend for OpenClBackend {
     /// Every launch of the segment is checked before the driver sees it (a driver crashes on
     /// arguments that do not suit the kernel, or ranges beyond the device's limits).
     fn stage(&mut self, ids: &[NodeId], nodes: &[Node], _blobs: &BlobStore) -> BackendResult<()> {
-        for mem in memory_used(nodes) {
-            self.hold(mem)?;
+        if self.shared.is_some() {
+            for mem in memory_used(nodes) {
+                self.hold(mem)?;
+            }
         }
         let objects = self.objects()?;
         for (id, node) in ids.iter().zip(nodes) {

@@ -271,6 +271,11 @@ impl Objects {
         })
     }
 
+    /// Whether some images share storage (command buffers then track what they name).
+    pub fn defers_images(&self) -> bool {
+        !self.deferred_images.is_empty()
+    }
+
     pub fn memory(&self, mem: trace_format::MemId) -> BackendResult<MemObject> {
         match self.memories.get(mem.index()).copied() {
             Some(MemObject::Image { mem: handle, .. }) if handle.is_null() => {
@@ -292,14 +297,14 @@ impl Objects {
         Ok(())
     }
 
-    /// Releases deferred image `mem`: another takes its storage, and its contents go.
+    /// Releases deferred image `mem`: another takes its storage, and its contents go (the
+    /// caller lets the work that uses it end first).
     pub fn drop_image(&mut self, mem: trace_format::MemId) -> BackendResult<()> {
         if !self.deferred_images.contains_key(&mem.index()) {
             return Ok(());
         }
         let Some(MemObject::Image { mem: handle, .. }) = self.memories.get_mut(mem.index()) else { return Ok(()) };
         let released = std::mem::replace(handle, ptr::null_mut());
-        // Commands already enqueued keep it until they end (the API releases it after them).
         match released.is_null() {
             true => Ok(()),
             false => check(unsafe { (self.api.clReleaseMemObject)(released) }, "clReleaseMemObject"),

@@ -116,9 +116,10 @@ pub unsafe fn map_image(
     let Some(described) = with_state(|state| image_of(state, image)) else {
         return unsafe { record(prepared, enqueued, |_, _| Err(UNKNOWN_IMAGE)) };
     };
-    // SAFETY: the call succeeded: origin and region hold three sizes each, the row pitch was
-    // returned, and the slice pitch where the program asked for it.
-    let (origin, region, row_pitch, slice_pitch) = unsafe { (triple(origin), triple(region), *row_pitch, slice_pitch.as_ref().map_or(0, |pitch| *pitch)) };
+    // SAFETY: the call succeeded: origin and region hold three sizes each, and the pitches were
+    // returned where the program asked for them (a runtime that took no row pitch counts as packed).
+    let pitch = |returned: *mut size_t| unsafe { returned.as_ref().map_or(0, |pitch| *pitch) };
+    let (origin, region, row_pitch, slice_pitch) = (unsafe { triple(origin) }, unsafe { triple(region) }, pitch(row_pitch), pitch(slice_pitch));
     let (_, packed_region) = described.to_packed([0; 3], region);
     let (row, slice) = described.packed_host_pitches(region, row_pitch as u64, slice_pitch as u64);
     let (image_side, host_side) = (Side::image(&described, origin), Side::host(row, slice));
