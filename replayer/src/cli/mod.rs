@@ -3,6 +3,7 @@
 mod devices;
 mod failure;
 mod inspect;
+mod layout;
 mod load;
 mod progress;
 mod replay;

@@ -108,6 +108,7 @@ pub struct ReplayArgs {
 }
 
 pub fn replay(args: &ReplayArgs) -> Result<ExitCode, Failure> {
+    super::layout::map_from_below();
     let reader = open(&args.trace)?;
     let overrides = check(&reader, args)?;
     let trace = reader.objects();

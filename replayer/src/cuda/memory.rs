@@ -16,7 +16,9 @@ use trace_format::{MemId, MemKind, Memory, ProgramId};
 enum Owned {
     Device(CUdeviceptr),
     Host(*mut c_void),
-    /// A reserved range with physical memory mapped into it.
+    /// A reserved range of addresses.
+    Reserved { start: CUdeviceptr, size: usize },
+    /// Physical memory mapped into part of a reserved range.
     Mapped { start: CUdeviceptr, size: usize, handle: CUmemGenericAllocationHandle },
     Array(CUarray),
 }
@@ -150,24 +152,45 @@ impl Memories {
         let mut granularity = 0usize;
         // SAFETY: valid out-pointer and properties.
         check(unsafe { sys::cuMemGetAllocationGranularity(&mut granularity, &prop, sys::CUmemAllocationGranularity_flags::CU_MEM_ALLOC_GRANULARITY_MINIMUM) }, "cuMemGetAllocationGranularity")?;
-        let mut mapped = Vec::new();
-        for (start, end) in granule_ranges(ranges.into_iter(), granularity.max(1) as u64) {
-            match self.map_range(start, (end - start) as usize, &prop)? {
-                true => mapped.push((start, end)),
-                false if all => {
-                    return Err(BackendError::Unsupported(format!("--exact-addresses: the recorded range 0x{start:x}..0x{end:x} is not free on this machine")))
-                }
-                false => {}
+        let granules = granule_ranges(ranges.into_iter(), granularity.max(1) as u64);
+        let groups = reservations(granules, DRIVER_CHUNK);
+        // The driver honours the first request for new addresses, and later ones only where they
+        // lie above all it has: one reservation over every group where the span is free.
+        let whole = Reservation::spanning(&groups);
+        let groups = match groups.len() > 1 && self.reserve(whole.start, whole.end)? {
+            true => {
+                self.map_parts(&whole.parts, &prop)?;
+                return Ok(whole.parts);
             }
+            false => groups,
+        };
+        let mut mapped = Vec::new();
+        for reservation in groups {
+            let ok = self.reserve(reservation.start, reservation.end)?;
+            if !ok {
+                if all {
+                    let (start, end) = (reservation.parts[0].0, reservation.end);
+                    return Err(BackendError::Unsupported(format!("--exact-addresses: the recorded range 0x{start:x}..0x{end:x} is not free on this machine")));
+                }
+                continue;
+            }
+            self.map_parts(&reservation.parts, &prop)?;
+            mapped.extend(reservation.parts);
         }
         Ok(mapped)
     }
 
-    /// Maps `size` bytes at `start`; false where that range is not free.
-    fn map_range(&mut self, start: u64, size: usize, prop: &sys::CUmemAllocationProp) -> BackendResult<bool> {
-        // SAFETY: VMM calls with valid out-pointers; what succeeds is released in Drop or here.
+    /// Backs each reserved range of `parts` with device memory.
+    fn map_parts(&mut self, parts: &[(u64, u64)], prop: &sys::CUmemAllocationProp) -> BackendResult<()> {
+        parts.iter().try_for_each(|&(start, end)| self.map_part(start, (end - start) as usize, prop))
+    }
+
+    /// Reserves the addresses `[start, end)`; false where the driver gives others.
+    fn reserve(&mut self, start: u64, end: u64) -> BackendResult<bool> {
+        let size = (end - start) as usize;
+        let mut reserved = 0;
+        // SAFETY: valid out-pointer; what is reserved is freed in Drop or here.
         unsafe {
-            let mut reserved = 0;
             if sys::cuMemAddressReserve(&mut reserved, size, 0, start, 0) != sys::CUresult::CUDA_SUCCESS {
                 return Ok(false);
             }
@@ -175,18 +198,70 @@ impl Memories {
                 sys::cuMemAddressFree(reserved, size);
                 return Ok(false);
             }
+        }
+        self.owned.push(Owned::Reserved { start, size });
+        Ok(true)
+    }
+
+    /// Backs `size` reserved bytes at `start` with device memory.
+    fn map_part(&mut self, start: u64, size: usize, prop: &sys::CUmemAllocationProp) -> BackendResult<()> {
+        // SAFETY: VMM calls with valid out-pointers inside a range `reserve` holds; what succeeds
+        // is released in Drop.
+        unsafe {
             let mut handle = 0;
-            if let Err(error) = check(sys::cuMemCreate(&mut handle, size, prop, 0), "cuMemCreate") {
-                sys::cuMemAddressFree(start, size);
+            check(sys::cuMemCreate(&mut handle, size, prop, 0), "cuMemCreate")?;
+            if let Err(error) = check(sys::cuMemMap(start, size, 0, handle, 0), "cuMemMap") {
+                sys::cuMemRelease(handle);
                 return Err(error);
             }
             self.owned.push(Owned::Mapped { start, size, handle });
-            check(sys::cuMemMap(start, size, 0, handle, 0), "cuMemMap")?;
             let access = sys::CUmemAccessDesc { location: prop.location, flags: sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE };
-            check(sys::cuMemSetAccess(start, size, &access, 1), "cuMemSetAccess")?;
-            Ok(true)
+            check(sys::cuMemSetAccess(start, size, &access, 1), "cuMemSetAccess")
         }
     }
+}
+
+/// Where the driver starts a range of addresses it has not handed out before: it honours a
+/// reservation's requested address only at this alignment, and only above the requested
+/// addresses it honoured before (measured, driver 580: a request 8 MB past such a boundary got
+/// the next boundary; one below an earlier honoured request got an address of its own choosing).
+const DRIVER_CHUNK: u64 = 32 << 20;
+
+/// One reservation: from a chunk boundary to the end of the last granule range it covers.
+#[derive(Debug, PartialEq)]
+pub struct Reservation {
+    pub start: u64,
+    pub end: u64,
+    /// The granule ranges inside it that get memory.
+    pub parts: Vec<(u64, u64)>,
+}
+
+impl Reservation {
+    /// One reservation from the first of `groups` to the end of the last, with all their parts.
+    fn spanning(groups: &[Reservation]) -> Reservation {
+        Reservation {
+            start: groups.first().map_or(0, |first| first.start),
+            end: groups.last().map_or(0, |last| last.end),
+            parts: groups.iter().flat_map(|group| group.parts.iter().copied()).collect(),
+        }
+    }
+}
+
+/// Sorted, apart granule ranges grouped into reservations that start at a `chunk` boundary, in
+/// ascending order (the order the driver honours them in); ranges whose boundaries fall inside
+/// the previous reservation join it.
+pub fn reservations(granules: Vec<(u64, u64)>, chunk: u64) -> Vec<Reservation> {
+    let mut grouped: Vec<Reservation> = Vec::new();
+    for (start, end) in granules {
+        match grouped.last_mut() {
+            Some(last) if start / chunk * chunk < last.end => {
+                last.end = end;
+                last.parts.push((start, end));
+            }
+            _ => grouped.push(Reservation { start: start / chunk * chunk, end, parts: vec![(start, end)] }),
+        }
+    }
+    grouped
 }
 
 /// The bytes `memory` had, `[start, end)` (one for an empty object, which still has an address).
@@ -249,7 +324,8 @@ impl Drop for Memories {
     fn drop(&mut self) {
         // SAFETY: each handle came from the matching allocation call; errors cannot be reported here.
         unsafe {
-            for owned in self.owned.drain(..) {
+            // Last acquired first: mappings before the reservations that hold them.
+            for owned in self.owned.drain(..).rev() {
                 match owned {
                     Owned::Device(address) => {
                         sys::cuMemFree_v2(address);
@@ -263,6 +339,8 @@ impl Drop for Memories {
                     Owned::Mapped { start, size, handle } => {
                         sys::cuMemUnmap(start, size);
                         sys::cuMemRelease(handle);
+                    }
+                    Owned::Reserved { start, size } => {
                         sys::cuMemAddressFree(start, size);
                     }
                 }

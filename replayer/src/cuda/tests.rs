@@ -1,7 +1,7 @@
 //! What runs without a GPU: the refusal without a driver, argument packing and relocation, and
 //! address ranges.
 
-use super::memory::{granule_ranges, recorded_range, unshared_buffer_ranges, Memories};
+use super::memory::{granule_ranges, recorded_range, reservations, unshared_buffer_ranges, Memories, Reservation};
 use crate::backend::{BackendError, BackendOptions};
 use std::collections::HashMap;
 use trace_format::{Api, EmbeddedPointer, MemKind, Memory};
@@ -49,6 +49,30 @@ fn exact_addresses_map_each_granule_once_and_leave_host_memory_to_its_allocator(
     ];
     let device_resident = memories.iter().filter(|memory| memory.kind != MemKind::Host).map(recorded_range);
     assert_eq!(granule_ranges(device_resident, MB2), vec![(base, base + 2 * MB2), (base + 10 * MB2, base + 12 * MB2)]);
+}
+
+/// The driver honours a requested address for new addresses only at its chunk boundary (a request
+/// 8 MB past one got the next boundary), so each reservation starts at one and covers every
+/// granule range up to the next reservation's boundary.
+#[test]
+fn reservations_start_at_chunk_boundaries_and_hold_the_ranges_up_to_the_next() {
+    const MB: u64 = 1 << 20;
+    let chunk = 32 * MB;
+    let base = 0x7fb3_e000_0000;
+    let granules = vec![
+        (base + 8 * MB, base + 10 * MB),
+        (base + 30 * MB, base + 36 * MB),
+        // Starts in the chunk the previous range ends in: the same reservation.
+        (base + 40 * MB, base + 42 * MB),
+        (base + 200 * MB, base + 202 * MB),
+    ];
+    assert_eq!(
+        reservations(granules, chunk),
+        vec![
+            Reservation { start: base, end: base + 42 * MB, parts: vec![(base + 8 * MB, base + 10 * MB), (base + 30 * MB, base + 36 * MB), (base + 40 * MB, base + 42 * MB)] },
+            Reservation { start: base + 192 * MB, end: base + 202 * MB, parts: vec![(base + 200 * MB, base + 202 * MB)] },
+        ]
+    );
 }
 
 /// By default buffers go where they were recorded, except where another object's recorded range
