@@ -25,6 +25,15 @@ pub enum BackendError {
 
 pub type BackendResult<T> = Result<T, BackendError>;
 
+/// Refuses a trace with linked programs (`Record::ProgramLink`) where the backend builds whole
+/// programs only.
+pub fn whole_programs_only(trace: &trace_format::Trace) -> BackendResult<()> {
+    match trace.program_links.first() {
+        Some(link) => Err(BackendError::Unsupported(format!("program {} was linked from separate compilations, which this backend does not rebuild", link.program))),
+        None => Ok(()),
+    }
+}
+
 impl BackendError {
     /// The same error with its message prefixed by what it concerns.
     pub fn about(self, what: &str) -> BackendError {

@@ -177,13 +177,29 @@ impl<'a> Validator<'a> {
 
     fn programs_kernels_queues(&mut self) {
         let trace = self.trace;
+        let linked: std::collections::HashSet<usize> = trace.program_links.iter().map(|link| link.program.index()).collect();
         for (id, program) in trace.programs.iter().enumerate() {
             let subject = || format!("program {id}");
-            if program.images.is_empty() {
+            if program.images.is_empty() && !linked.contains(&id) {
                 self.report(&subject, "it has no image to build from".to_string());
             }
             for image in &program.images {
                 self.blob_present(&subject, &format!("{:?} image", image.kind), image.blob);
+            }
+        }
+        for link in &trace.program_links {
+            let subject = || format!("the link of program {}", link.program);
+            self.resolves(&subject, "program", link.program.index(), trace.programs.len());
+            for (index, unit) in link.units.iter().enumerate() {
+                if unit.images.is_empty() {
+                    self.report(&subject, format!("its unit {index} has no image to compile"));
+                }
+                for image in &unit.images {
+                    self.blob_present(&subject, &format!("unit {index}'s {:?} image", image.kind), image.blob);
+                }
+                for header in &unit.headers {
+                    self.blob_present(&subject, &format!("unit {index}'s header {:?}", header.name), header.blob);
+                }
             }
         }
         for (id, kernel) in trace.kernels.iter().enumerate() {

@@ -260,8 +260,12 @@ fn programs_and_kernels(runtime: Runtime) {
     // options and linked.
     let kinds_of = |node: usize| program_of(node).images.iter().map(|image| image.kind).collect::<Vec<_>>();
     assert_eq!(kinds_of(0), [ImageKind::DeviceBinary]);
-    assert_eq!(kinds_of(2), [ImageKind::OpenClSource]);
-    assert_eq!(program_of(2).build_options, "-DK=3");
+    // The linked program is its compilation (source, options) and the link's options.
+    let linked = trace.kernels[launch(2).kernel.index()].program;
+    let link = trace.program_links.iter().find(|link| link.program == linked).expect("the link is recorded");
+    let units: Vec<_> = link.units.iter().map(|unit| (unit.images.iter().map(|image| image.kind).collect::<Vec<_>>(), unit.options.as_str())).collect();
+    assert_eq!(units, [(vec![ImageKind::OpenClSource], "-DK=3")]);
+    assert!(kinds_of(2).is_empty() && program_of(2).build_options.is_empty());
     assert_eq!(launch(1).launch, Launch::NdRange { dims: 1, offset: [0; 3], global: [1; 3], local: Some([1; 3]) });
     // A null buffer for a pointer parameter (the program was built with -cl-kernel-arg-info).
     assert_eq!(launch(3).args[1], Arg::NullMemory);

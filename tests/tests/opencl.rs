@@ -52,6 +52,20 @@ on_each_device!(sub_buffers, replays("sub_buffers"));
 on_each_device!(local_memory, replays("local_memory"));
 on_each_device!(user_event, replays("user_event"));
 on_each_device!(user_event_failed, replays("user_event_failed"));
+on_each_device!(linked_program, replays("linked_program"));
+
+// Stored addresses differ by where the replay's memory lies: counted, not failed; the sums beside
+// them still compare.
+on_each_device!(stored_addresses, |device: &Device| {
+    let program = Program::opencl_c("stored_addresses");
+    let trace = program.record(device);
+    for mode in Mode::BOTH {
+        let report = replay_compared(&trace, device, mode, &[]);
+        let addresses = report["comparison"]["address_bytes"].as_u64().expect("address_bytes");
+        // Three words of 64 items, in the buffer and in the data read back.
+        assert!(addresses > 0 && addresses <= 2 * 3 * 64 * 8, "{mode:?}: {addresses} address bytes");
+    }
+});
 
 on_each_device!(in_order_chain, |device: &Device| {
     let program = Program::opencl_c("in_order_chain");

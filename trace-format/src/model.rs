@@ -210,6 +210,31 @@ pub struct Param {
     pub kind: ParamKind,
 }
 
+/// A program the recording linked from separately compiled ones (OpenCL `clCompileProgram` and
+/// `clLinkProgram`): each unit is compiled with its own options and headers, then all are linked
+/// with the program's `build_options`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ProgramLink {
+    pub program: ProgramId,
+    pub units: Vec<CompiledUnit>,
+}
+
+/// One compilation a link takes in.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CompiledUnit {
+    /// Its forms, best first, as `Program::images`.
+    pub images: Vec<ProgramImage>,
+    pub options: String,
+    /// The headers it was compiled with, by the name its source includes them by.
+    pub headers: Vec<ProgramHeader>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ProgramHeader {
+    pub name: String,
+    pub blob: BlobId,
+}
+
 /// The source-level type of each parameter of `kernel`, as its API spells it ("float*",
 /// "const __half*", "int"); empty where it does not know one.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -678,4 +703,6 @@ pub struct Trace {
     /// Parameter types of the kernels whose API says them (`Record::ParamTypes`).
     pub param_types: Vec<ParamTypes>,
     pub textures: Vec<Texture>,
+    /// How linked programs were put together (`Record::ProgramLink`).
+    pub program_links: Vec<ProgramLink>,
 }

@@ -303,10 +303,13 @@ fn plain_report(reports: &[RunReport]) -> String {
                 0 => String::new(),
                 n => format!(", {n} within the tolerance"),
             };
-            let unstable = match comparison.unstable_bytes {
+            let mut unstable = match comparison.unstable_bytes {
                 0 => String::new(),
                 n => format!("; {n} bytes differed between runs and are unstable, not compared"),
             };
+            if comparison.address_bytes > 0 {
+                unstable += &format!("; {} bytes hold addresses, which differ with where memory lies", comparison.address_bytes);
+            }
             if let Some(first) = comparison.hazards.first() {
                 text += &format!("  hazards: {} (unordered nodes using the same memory, one writing it), the first: {first}\n", comparison.hazard_count);
             }

@@ -68,6 +68,7 @@ impl Objects {
             outgrown_sinks: Vec::new(),
             textures: Vec::new(),
         };
+        crate::backend::whole_programs_only(trace)?;
         for (index, program) in trace.programs.iter().enumerate() {
             if !used.contains(&index) {
                 objects.modules.push(None);

@@ -49,6 +49,7 @@ impl Objects {
             lists: Vec::new(),
             allocations: Vec::new(),
         };
+        crate::backend::whole_programs_only(trace)?;
         for (index, program) in trace.programs.iter().enumerate() {
             let module = build_module(scope, program, blobs).map_err(|error| error.about(&format!("program {index}")))?;
             objects.modules.push(module);

@@ -69,6 +69,8 @@ macro_rules! paste_fn {
     (clCreateProgramWithBinary) => { clCreateProgramWithBinary_fn };
     (clCreateProgramWithIL) => { clCreateProgramWithIL_fn };
     (clBuildProgram) => { clBuildProgram_fn };
+    (clCompileProgram) => { clCompileProgram_fn };
+    (clLinkProgram) => { clLinkProgram_fn };
     (clGetProgramBuildInfo) => { clGetProgramBuildInfo_fn };
     (clReleaseProgram) => { clReleaseProgram_fn };
     (clCreateKernel) => { clCreateKernel_fn };
@@ -126,6 +128,8 @@ entry_points!(
     clCreateProgramWithBinary,
     clCreateProgramWithIL,
     clBuildProgram,
+    clCompileProgram,
+    clLinkProgram,
     clGetProgramBuildInfo,
     clReleaseProgram,
     clCreateKernel,

@@ -6,6 +6,7 @@
 //! mismatch is a difference from the recording in stable bytes. Floating-point contents can be
 //! compared within a tolerance, element by element.
 
+use super::addresses::Mappings;
 use crate::memory_diff::ByteDifference;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -236,6 +237,9 @@ pub struct Comparison {
     pub compared: usize,
     /// Bytes that differed between two replays of the same segment: not failed.
     pub unstable_bytes: u64,
+    /// Bytes of words that held an address in the recording and hold one in the replay
+    /// (`addresses`): they differ by where memory lies; not failed.
+    pub address_bytes: u64,
     /// Compared within a tolerance rather than byte for byte.
     pub within_tolerance: usize,
     pub mismatches: Vec<Mismatch>,
@@ -267,10 +271,11 @@ impl Comparison {
 impl Serialize for Comparison {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
-        let mut fields = serializer.serialize_struct("Comparison", 8)?;
+        let mut fields = serializer.serialize_struct("Comparison", 9)?;
         fields.serialize_field("passed", &self.passed())?;
         fields.serialize_field("compared", &self.compared)?;
         fields.serialize_field("unstable_bytes", &self.unstable_bytes)?;
+        fields.serialize_field("address_bytes", &self.address_bytes)?;
         fields.serialize_field("within_tolerance", &self.within_tolerance)?;
         fields.serialize_field("mismatches", &self.mismatches)?;
         fields.serialize_field("hazard_count", &self.hazard_count)?;
@@ -312,6 +317,7 @@ pub struct Checker {
     /// so unstable; by the byte ranges that race (all of them, or the pages the host wrote while
     /// the device wrote the same memory).
     racy: HashMap<(u32, Subject), Vec<Range<usize>>>,
+    mappings: Mappings,
     pub comparison: Comparison,
 }
 
@@ -367,7 +373,13 @@ impl Checker {
                 self.comparison.compared += 1;
                 self.comparison.within_tolerance += usize::from(rule != Rule::Exact);
                 self.comparison.unstable_bytes += total(&unstable);
-                let stable = without(&differing, &unstable);
+                let mut stable = without(&differing, &unstable);
+                if !stable.is_empty() && rule == Rule::Exact {
+                    self.mappings.refresh();
+                    let addresses = self.mappings.address_words(expected, &actual, &stable, UNSTABLE_WORD);
+                    self.comparison.address_bytes += total(&addresses);
+                    stable = without(&stable, &addresses);
+                }
                 if let Some(first_range) = stable.first() {
                     let difference = ByteDifference {
                         first_offset: first_range.start as u64,

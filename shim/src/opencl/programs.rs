@@ -109,8 +109,8 @@ pub unsafe fn compile(
     _device_list: *const cl_device_id,
     options: *const c_char,
     num_input_headers: cl_uint,
-    _input_headers: *const cl_program,
-    _header_include_names: *mut *const c_char,
+    input_headers: *const cl_program,
+    header_include_names: *mut *const c_char,
     _pfn_notify: ProgramNotify,
     _user_data: *mut c_void,
 ) -> Recorded {
@@ -118,16 +118,14 @@ pub unsafe fn compile(
         return Ok(());
     }
     let options = unsafe { text(options) };
-    with_recorder(|state, recorder| {
-        if num_input_headers > 0 {
-            recorder.partial("clCompileProgram", "embedded headers are not recorded");
-        }
-        state.compile_options.insert(key(program), options);
-    })
+    // SAFETY: the call succeeded, so there are `num_input_headers` headers, each with its name.
+    let headers: Vec<(String, Key)> = (0..num_input_headers as usize)
+        .map(|index| unsafe { (text(*header_include_names.add(index)), key(*input_headers.add(index))) })
+        .collect();
+    with_recorder(|_, recorder| recorder.program_compiled(key(program), &options, &headers))
 }
 
-/// A linked program is rebuilt from its inputs' sources, with their compile options and the
-/// link options.
+/// A linked program: its inputs' compilations and the link options.
 pub unsafe fn link(
     forward: &mut Forward<'_, cl_program>,
     _context: cl_context,
@@ -142,27 +140,9 @@ pub unsafe fn link(
 ) -> Recorded {
     let Some(program) = (unsafe { created(forward, errcode_ret) }) else { return Ok(()) };
     // SAFETY: the call succeeded, so the list holds `num_input_programs` programs.
-    let inputs = unsafe { std::slice::from_raw_parts(input_programs, num_input_programs as usize) };
-    let link_options = unsafe { text(options) };
-    with_recorder(|state, recorder| {
-        let mut images = Vec::new();
-        for &input in inputs {
-            images.extend(recorder.program_images(key(input)).unwrap_or_default().iter().cloned());
-        }
-        if inputs.len() > 1 {
-            recorder.partial("clLinkProgram", "a program linked from several is rebuilt from their sources as one");
-            let source: Vec<u8> = images
-                .iter()
-                .filter(|(kind, _)| *kind == ImageKind::OpenClSource)
-                .flat_map(|(_, source)| source.iter().copied().chain(*b"\n"))
-                .collect();
-            images = vec![(ImageKind::OpenClSource, source)];
-        }
-        let compile_options = inputs.first().and_then(|input| state.compile_options.get(&key(*input))).cloned();
-        let options = [compile_options.unwrap_or_default(), link_options].join(" ").trim().to_string();
-        recorder.program_created(key(program), images);
-        recorder.program_built(key(program), &options);
-    })
+    let inputs: Vec<Key> = unsafe { std::slice::from_raw_parts(input_programs, num_input_programs as usize) }.iter().map(|input| key(*input)).collect();
+    let options = unsafe { text(options) };
+    with_recorder(|_, recorder| recorder.program_linked("clLinkProgram", key(program), &inputs, &options))
 }
 
 pub unsafe fn create_kernel(

@@ -105,8 +105,6 @@ pub struct State {
     pub kernels: HashMap<Key, KernelArgs>,
     /// Mapped regions by the host address the program got.
     pub mappings: HashMap<usize, Mapping>,
-    /// Options of programs compiled (not built), for the programs linked from them.
-    pub compile_options: HashMap<Key, String>,
     /// Command buffers the program records (`cl_khr_command_buffer`).
     pub command_buffers: HashMap<Key, CommandBuffer>,
 }

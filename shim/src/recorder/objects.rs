@@ -33,10 +33,23 @@ pub struct QueueDesc {
     pub label: String,
 }
 
+#[derive(Default)]
 pub(super) struct ProgramEntry {
     pub images: Vec<(ImageKind, Vec<u8>)>,
     pub build_options: String,
+    /// How it was compiled, for a link that takes it in.
+    pub compiled: Compiled,
+    /// What it was linked from (empty for a program built whole).
+    pub units: Vec<Compiled>,
     pub id: Option<ProgramId>,
+}
+
+/// One compilation: a program's images, compile options and headers by include name.
+#[derive(Clone, Default)]
+pub(super) struct Compiled {
+    pub images: Vec<(ImageKind, Vec<u8>)>,
+    pub options: String,
+    pub headers: Vec<(String, Vec<u8>)>,
 }
 
 pub(super) struct KernelEntry {

@@ -2,12 +2,12 @@
 //! records (numbered in write order) only when a recorded command first needs one.
 
 use super::memory::{MemDesc, MemShape};
-use super::objects::{KernelEntry, ProgramEntry, QueueDesc, TextureDesc};
+use super::objects::{Compiled, KernelEntry, ProgramEntry, QueueDesc, TextureDesc};
 use super::{Key, MemoryAccess, Recorder, SyncScope};
 use crate::log;
 use trace_format::{
-    BlobId, Device, MemState, DeviceId, ImageKind, KernelId, MemId, MemKind, Memory, Param, ParamTypes, PartialReason, Program,
-    ProgramId, ProgramImage, QueueId, Record, Texture, TextureId, TextureResource,
+    BlobId, CompiledUnit, Device, MemState, DeviceId, ImageKind, KernelId, MemId, MemKind, Memory, Param, ParamTypes, PartialReason, Program,
+    ProgramHeader, ProgramId, ProgramImage, ProgramLink, QueueId, Record, Texture, TextureId, TextureResource,
 };
 
 impl Recorder {
@@ -97,7 +97,42 @@ impl Recorder {
 
     /// A program and the images it was created from, best first (see `Program::images`).
     pub fn program_created(&mut self, key: Key, images: Vec<(ImageKind, Vec<u8>)>) {
-        self.objects.programs.insert(key, ProgramEntry { images, build_options: String::new(), id: None });
+        self.objects.programs.insert(key, ProgramEntry { images, ..ProgramEntry::default() });
+    }
+
+    /// The images a program was created from, as given to `program_created`.
+    pub fn program_images(&self, key: Key) -> Option<&[(ImageKind, Vec<u8>)]> {
+        self.objects.programs.get(&key).map(|program| program.images.as_slice())
+    }
+
+    /// The program was compiled (not built) with `options` and `headers` (include name, program
+    /// key), for a link to take in.
+    pub fn program_compiled(&mut self, key: Key, options: &str, headers: &[(String, Key)]) {
+        let headers: Vec<(String, Vec<u8>)> = headers
+            .iter()
+            .filter_map(|(name, header)| {
+                let program = self.objects.programs.get(header)?;
+                let source = program.images.iter().find(|(kind, _)| *kind == ImageKind::OpenClSource)?;
+                Some((name.clone(), source.1.clone()))
+            })
+            .collect();
+        if let Some(program) = self.objects.programs.get_mut(&key) {
+            program.compiled = Compiled { images: program.images.clone(), options: options.to_string(), headers };
+        }
+    }
+
+    /// Program `key` was linked from `inputs` with `options` by `call`: each input's compilation,
+    /// or the compilations a linked input (a library) was made from.
+    pub fn program_linked(&mut self, call: &str, key: Key, inputs: &[Key], options: &str) {
+        let mut units = Vec::new();
+        for input in inputs {
+            match self.objects.programs.get(input) {
+                Some(program) if !program.units.is_empty() => units.extend(program.units.iter().cloned()),
+                Some(program) => units.push(program.compiled.clone()),
+                None => self.partial(call, "it takes in a program the shim did not see created"),
+            }
+        }
+        self.objects.programs.insert(key, ProgramEntry { build_options: options.to_string(), units, ..ProgramEntry::default() });
     }
 
     /// The program was (re)built with `options`; kernels created later use this build.
@@ -106,11 +141,6 @@ impl Recorder {
             program.build_options = options.to_string();
             program.id = None;
         }
-    }
-
-    /// The images a program was created from, as given to `program_created`.
-    pub fn program_images(&self, key: Key) -> Option<&[(ImageKind, Vec<u8>)]> {
-        self.objects.programs.get(&key).map(|program| program.images.as_slice())
     }
 
     /// A kernel `key` of `program`; `param_types` as its API spells them, where it says them.
@@ -177,14 +207,28 @@ impl Recorder {
         if let Some(id) = program.id {
             return Some(id);
         }
-        let images = program.images.clone();
-        let build_options = program.build_options.clone();
-        let images = images.into_iter().map(|(kind, bytes)| ProgramImage { kind, blob: self.blob(bytes) }).collect();
+        let (images, build_options, units) = (program.images.clone(), program.build_options.clone(), program.units.clone());
+        let images = self.image_blobs(images);
         self.sink.record(Record::Program(Program { images, build_options }));
         let id = ProgramId(self.counts.programs);
         self.counts.programs += 1;
+        if !units.is_empty() {
+            let units = units
+                .into_iter()
+                .map(|unit| CompiledUnit {
+                    images: self.image_blobs(unit.images),
+                    options: unit.options,
+                    headers: unit.headers.into_iter().map(|(name, source)| ProgramHeader { name, blob: self.blob(source) }).collect(),
+                })
+                .collect();
+            self.sink.record(Record::ProgramLink(ProgramLink { program: id, units }));
+        }
         self.objects.programs.get_mut(&key)?.id = Some(id);
         Some(id)
+    }
+
+    fn image_blobs(&mut self, images: Vec<(ImageKind, Vec<u8>)>) -> Vec<ProgramImage> {
+        images.into_iter().map(|(kind, bytes)| ProgramImage { kind, blob: self.blob(bytes) }).collect()
     }
 
     /// The trace kernel for `key` launched with these parameters (a kernel launched with

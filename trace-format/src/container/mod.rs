@@ -40,5 +40,6 @@ pub use write::{write_trace, write_trace_to, TraceWriter};
 /// version 9 `Record::DevicePrinted` (what the device printed, as CUDA's `printf` does), version 10
 /// `Record::RacyRead` (data read while commands the program left unordered with the read still
 /// wrote its memory), version 11 `Record::HostWrote` (bytes the host stored into pinned or
-/// managed memory without an API call).
-pub const FORMAT_VERSION: u32 = 11;
+/// managed memory without an API call), version 12 `Record::ProgramLink` (a program linked from
+/// separately compiled ones).
+pub const FORMAT_VERSION: u32 = 12;

@@ -39,6 +39,15 @@ pub enum Record {
     /// the memory's previous state in the trace, before or while `segment` ran: what the
     /// segment's commands may have seen there (a flag that releases a waiting kernel, say).
     HostWrote { segment: SegmentId, write: HostWrite },
+    /// Program `link.program` was linked from the compilations `link.units`.
+    ProgramLink(ProgramLink),
+}
+
+impl CompiledUnit {
+    fn for_each_blob_mut(&mut self, f: &mut dyn FnMut(&mut BlobId)) {
+        self.images.iter_mut().for_each(|image| f(&mut image.blob));
+        self.headers.iter_mut().for_each(|header| f(&mut header.blob));
+    }
 }
 
 impl Record {
@@ -52,6 +61,7 @@ impl Record {
             Record::Node(node) => node.command.for_each_blob_mut(f),
             Record::DevicePrinted { text, .. } => f(text),
             Record::HostWrote { write, .. } => f(&mut write.blob),
+            Record::ProgramLink(link) => link.units.iter_mut().for_each(|unit| unit.for_each_blob_mut(f)),
             Record::Header(_)
             | Record::Device(_)
             | Record::Memory(_)
@@ -84,7 +94,7 @@ pub(super) enum RecordKind {
 /// variant index first, as a varint, which is one byte below 128. `None` for no known variant.
 pub(super) fn record_kind(payload: &[u8]) -> Option<RecordKind> {
     Some(match payload.first()? {
-        0..=5 | 11 | 13 | 14 => RecordKind::Object,
+        0..=5 | 11 | 13 | 14 | 19 => RecordKind::Object,
         6 => RecordKind::SegmentBegin,
         7 => RecordKind::Node,
         8 => RecordKind::Edge,
@@ -126,12 +136,13 @@ mod tests {
             (Record::DevicePrinted { segment: SegmentId(0), text: BlobId(2) }, RecordKind::OfSegment),
             (Record::RacyRead { segment: SegmentId(0), node: NodeId(3) }, RecordKind::OfSegment),
             (Record::HostWrote { segment: SegmentId(0), write: HostWrite { mem: MemId(0), offset: 4096, blob: BlobId(1), while_running: true } }, RecordKind::OfSegment),
+            (Record::ProgramLink(ProgramLink { program: ProgramId(0), units: Vec::new() }), RecordKind::Object),
         ];
         for (record, kind) in cases {
             let payload = postcard::to_allocvec(&record).expect("encodes");
             assert_eq!(record_kind(&payload), Some(kind), "{record:?}");
         }
-        assert_eq!(record_kind(&[19]), None);
+        assert_eq!(record_kind(&[20]), None);
         assert_eq!(record_kind(&[]), None);
     }
 }

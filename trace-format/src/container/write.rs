@@ -170,6 +170,7 @@ pub fn write_trace_to<W: Write>(mut writer: TraceWriter<W>, trace: &Trace, blobs
         .chain(trace.devices.iter().cloned().map(Record::Device))
         .chain(trace.memories.iter().cloned().map(Record::Memory))
         .chain(trace.programs.iter().cloned().map(Record::Program))
+        .chain(trace.program_links.iter().cloned().map(Record::ProgramLink))
         .chain(trace.kernels.iter().cloned().map(Record::Kernel))
         .chain(trace.param_types.iter().cloned().map(Record::ParamTypes))
         .chain(trace.textures.iter().cloned().map(Record::Texture))

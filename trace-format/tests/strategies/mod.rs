@@ -64,6 +64,13 @@ fn program() -> impl Strategy<Value = Program> {
         .prop_map(|(images, build_options)| Program { images, build_options })
 }
 
+fn program_link() -> impl Strategy<Value = ProgramLink> {
+    let image = (image_kind(), blob_id()).prop_map(|(kind, blob)| ProgramImage { kind, blob });
+    let header = (text(), blob_id()).prop_map(|(name, blob)| ProgramHeader { name, blob });
+    let unit = (vec(image, 0..2), text(), vec(header, 0..2)).prop_map(|(images, options, headers)| CompiledUnit { images, options, headers });
+    (any::<u32>(), vec(unit, 0..3)).prop_map(|(program, units)| ProgramLink { program: ProgramId(program), units })
+}
+
 fn kernel() -> impl Strategy<Value = Kernel> {
     let kind = prop_oneof![Just(ParamKind::Value), Just(ParamKind::Memory), Just(ParamKind::Local), Just(ParamKind::Handle)];
     let param = (any::<u32>(), any::<u32>(), kind).prop_map(|(offset, size, kind)| Param { offset, size, kind });
@@ -193,9 +200,9 @@ pub fn trace() -> impl Strategy<Value = Trace> {
         vec(segment(), 0..3),
         vec((text(), text()).prop_map(|(call, reason)| PartialReason { call, reason }), 0..2),
         vec((any::<u32>(), vec(text(), 0..3)).prop_map(|(kernel, types)| ParamTypes { kernel: KernelId(kernel), types }), 0..2),
-        vec(texture(), 0..2),
+        (vec(texture(), 0..2), vec(program_link(), 0..2)),
     )
-        .prop_map(|(header, devices, memories, programs, kernels, queues, mut nodes, mut edges, segments, partial, param_types, textures)| {
+        .prop_map(|(header, devices, memories, programs, kernels, queues, mut nodes, mut edges, segments, partial, param_types, (textures, program_links))| {
             if segments.is_empty() {
                 nodes.clear();
                 edges.clear();
@@ -206,7 +213,7 @@ pub fn trace() -> impl Strategy<Value = Trace> {
             nodes.sort_by_key(|node| node.segment);
             let segment_of = |id: NodeId| nodes.get(id.index()).map(|node| node.segment.0);
             edges.sort_by_key(|edge| segment_of(edge.to).or_else(|| segment_of(edge.from)).unwrap_or(u32::MAX));
-            Trace { header, devices, memories, programs, kernels, queues, nodes, edges, segments, partial, param_types, textures }
+            Trace { header, devices, memories, programs, kernels, queues, nodes, edges, segments, partial, param_types, textures, program_links }
         })
 }
 

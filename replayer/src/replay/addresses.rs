@@ -1,0 +1,82 @@
+//! Words that hold addresses. A kernel that stores where something lies (`(ulong)&buffer[0]`, the
+//! address of a local or constant variable, as OpenCL-CTS `kernel_memory_alignment_*` does)
+//! leaves the recording process's addresses in the recording and this process's in the replay:
+//! they differ by where memory lies, not by what ran, and are not failed.
+
+use std::ops::Range;
+
+/// Where a word could be an address in the recording process: a user-space address above the
+/// first 4 GB (x86_64 and aarch64 processes map their heaps and libraries there).
+const RECORDED_ADDRESSES: Range<u64> = 1 << 32..1 << 47;
+
+/// What this process has mapped (`/proc/self/maps`), read when first needed.
+#[derive(Default)]
+pub struct Mappings {
+    ranges: Option<Vec<Range<u64>>>,
+}
+
+impl Mappings {
+    /// Forgets what was read: the replay maps more as it goes.
+    pub fn refresh(&mut self) {
+        self.ranges = None;
+    }
+
+    fn contains(&mut self, address: u64) -> bool {
+        let ranges = self.ranges.get_or_insert_with(read_mappings);
+        let after = ranges.partition_point(|range| range.start <= address);
+        after > 0 && ranges[after - 1].contains(&address)
+    }
+
+    /// The aligned `word`-byte words that `differing` (sorted byte ranges) touches in which the
+    /// expected value may be an address of the recording and the actual one is an address here.
+    pub fn address_words(&mut self, expected: &[u8], actual: &[u8], differing: &[Range<usize>], word: usize) -> Vec<Range<usize>> {
+        let mut words: Vec<Range<usize>> = Vec::new();
+        let common = expected.len().min(actual.len()) / word * word;
+        for range in differing {
+            let mut at = range.start / word * word;
+            while at < range.end.min(common) {
+                let value = |bytes: &[u8]| u64::from_ne_bytes(bytes[at..at + word].try_into().expect("8-byte words"));
+                if word == 8 && RECORDED_ADDRESSES.contains(&value(expected)) && self.contains(value(actual)) {
+                    match words.last_mut() {
+                        Some(last) if last.end == at => last.end = at + word,
+                        _ => words.push(at..at + word),
+                    }
+                }
+                at += word;
+            }
+        }
+        words
+    }
+}
+
+fn read_mappings() -> Vec<Range<u64>> {
+    let text = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
+    let mut ranges: Vec<Range<u64>> = text
+        .lines()
+        .filter_map(|line| {
+            let (start, end) = line.split_whitespace().next()?.split_once('-')?;
+            Some(u64::from_str_radix(start, 16).ok()?..u64::from_str_radix(end, 16).ok()?)
+        })
+        .collect();
+    ranges.sort_unstable_by_key(|range| range.start);
+    ranges
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_word_that_was_an_address_and_is_one_here_holds_an_address() {
+        let here = Box::new(7u64);
+        let recorded: u64 = 0x7f12_3456_7000;
+        let expected = [recorded.to_ne_bytes(), 42u64.to_ne_bytes()].concat();
+        let actual = [(&*here as *const u64 as u64).to_ne_bytes(), 43u64.to_ne_bytes()].concat();
+        let mut mappings = Mappings::default();
+        assert_eq!(mappings.address_words(&expected, &actual, &[1..3, 8..9], 8), [0..8]);
+        // A small number is no address, on either side.
+        let small = [5u64.to_ne_bytes(), 42u64.to_ne_bytes()].concat();
+        assert!(mappings.address_words(&small, &actual, &[0..8], 8).is_empty());
+        assert!(mappings.address_words(&expected, &small, &[0..8], 8).is_empty());
+    }
+}
