@@ -522,8 +522,9 @@ fn compile_unit(api: &Api, context: cl_context, device: cl_device_id, unit: &Com
                 &device,
                 options.as_ptr(),
                 headers.1.len() as cl_uint,
-                headers.1.as_ptr(),
-                name_pointers.as_ptr() as *mut *const std::ffi::c_char,
+                // Both null without headers: a driver may refuse a list of none (Intel's does).
+                if headers.1.is_empty() { ptr::null() } else { headers.1.as_ptr() },
+                if headers.1.is_empty() { ptr::null_mut() } else { name_pointers.as_ptr() as *mut *const std::ffi::c_char },
                 None,
                 ptr::null_mut(),
             )
