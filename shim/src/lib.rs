@@ -18,6 +18,13 @@ mod recorder;
 mod session;
 mod writer;
 
+/// The shim's own allocations (argument bytes, nodes, records: several per launch) go to a
+/// thread-caching allocator of its own, apart from the program's `malloc`: glibc's spent a
+/// quarter of the recording threads' time (`perf`, BENCHMARKS.md), and the writer thread frees
+/// what the program's threads allocated.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Every API's hooks, for the exported `dlsym` to hand out.
 static HOOK_TABLES: [&[&interpose::Hook]; 3] = [opencl::HOOKS, cuda::HOOKS, level_zero::HOOKS];
 
