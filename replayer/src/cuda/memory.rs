@@ -157,17 +157,13 @@ impl Memories {
         // The driver honours the first request for new addresses, and later ones only where they
         // lie above all it has: one reservation over every group where the span is free.
         let whole = Reservation::spanning(&groups);
-        let groups = match groups.len() > 1 && self.reserve(whole.start, whole.end)? {
-            true => {
-                self.map_parts(&whole.parts, &prop)?;
-                return Ok(whole.parts);
-            }
-            false => groups,
-        };
+        if groups.len() > 1 && self.reserve(whole.start, whole.end)? {
+            self.map_parts(&whole.parts, &prop)?;
+            return Ok(whole.parts);
+        }
         let mut mapped = Vec::new();
         for reservation in groups {
-            let ok = self.reserve(reservation.start, reservation.end)?;
-            if !ok {
+            if !self.reserve(reservation.start, reservation.end)? {
                 if all {
                     let (start, end) = (reservation.parts[0].0, reservation.end);
                     return Err(BackendError::Unsupported(format!("--exact-addresses: the recorded range 0x{start:x}..0x{end:x} is not free on this machine")));
