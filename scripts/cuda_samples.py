@@ -312,7 +312,8 @@ def replay_verdict(code, report, err):
         return f"exit {code}", telling_line(err)
     first = mismatches[0]
     subject = f"memory {first['mem']}" if "mem" in first else "what the device printed" if first.get("printed") else f"data received by node {first.get('node')}"
-    return f"fail ({len(mismatches)} of {comparison['compared']} differ)", f"{subject} of segment {first['segment']} first differs at byte {first['first_offset']}"
+    words = f" (word {first.get('expected_word')} recorded, {first.get('actual_word')} replayed)" if first.get("expected_word") else ""
+    return f"fail ({len(mismatches)} of {comparison['compared']} differ)", f"{subject} of segment {first['segment']} first differs at byte {first['first_offset']}{words}"
 
 
 def run_one(sample, work, bin_dir, logs, timeout):

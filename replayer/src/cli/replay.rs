@@ -323,13 +323,15 @@ fn plain_report(reports: &[RunReport]) -> String {
                 }
                 for m in &comparison.mismatches {
                     text += &format!(
-                        "    segment {} {}: {} stable bytes differ, first at offset {} (expected {} bytes, got {})\n",
+                        "    segment {} {}: {} stable bytes differ, first at offset {} (expected {} bytes, got {}; its word: {} recorded, {} replayed)\n",
                         m.segment,
                         m.subject(),
                         m.difference.differing_bytes,
                         m.difference.first_offset,
                         m.difference.expected_len,
-                        m.difference.actual_len
+                        m.difference.actual_len,
+                        m.expected_word,
+                        m.actual_word
                     );
                 }
             }

@@ -218,6 +218,10 @@ pub struct Mismatch {
     /// Stable bytes that differ from the recording.
     #[serde(flatten)]
     pub difference: ByteDifference,
+    /// The aligned 8-byte word holding the first stable difference, as the recording and the replay
+    /// have it (hexadecimal, in memory order): where to start looking.
+    pub expected_word: String,
+    pub actual_word: String,
 }
 
 impl Mismatch {
@@ -393,11 +397,19 @@ impl Checker {
                         Subject::Printed => (None, None),
                     };
                     let printed = subject == Subject::Printed;
-                    self.comparison.mismatches.push(Mismatch { segment, mem, node, printed, difference });
+                    let start = first_range.start / UNSTABLE_WORD * UNSTABLE_WORD;
+                    let word = |bytes: &[u8]| bytes.get(start..(start + UNSTABLE_WORD).min(bytes.len())).map(hex).unwrap_or_default();
+                    let (expected_word, actual_word) = (word(expected), word(&actual));
+                    self.comparison.mismatches.push(Mismatch { segment, mem, node, printed, difference, expected_word, actual_word });
                 }
             }
         }
     }
+}
+
+/// `bytes` as hexadecimal pairs in memory order.
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
 /// The bytes either of two sorted, disjoint range lists covers, sorted and disjoint.
@@ -448,6 +460,16 @@ mod tests {
         assert!(Tolerance::parse("abs=-1").is_err());
         assert!(Tolerance::parse("near=1").is_err());
         assert!(Tolerance::parse("rel").is_err());
+    }
+
+    #[test]
+    fn a_mismatch_shows_the_word_of_its_first_difference_on_both_sides() {
+        let mut checker = Checker::default();
+        for run in [Run::First, Run::Last] {
+            checker.check(run, 0, MEMORY, b"same as before: 12345678", b"same as before: 12X45678".to_vec(), Rule::Exact);
+        }
+        let mismatch = &checker.comparison.mismatches[0];
+        assert_eq!((mismatch.difference.first_offset, mismatch.expected_word.as_str(), mismatch.actual_word.as_str()), (18, "3132333435363738", "3132583435363738"));
     }
 
     #[test]
