@@ -62,8 +62,34 @@ impl Device {
             check(sys::cuDevicePrimaryCtxRetain(&mut context, device), "cuDevicePrimaryCtxRetain")?;
             check(sys::cuCtxSetCurrent(context), "cuCtxSetCurrent")?;
         }
+        if let Some(recorded) = &options.recorded {
+            set_limits(recorded)?;
+        }
         Ok(Device { device, context, label: format!("{} (CUDA device {device})", listed.name), note: chosen.note })
     }
+}
+
+/// The limits the program set on its context (the recorded device's `cuda_limit.N`, N a `CUlimit`):
+/// a device heap's size, a stack's, a printf buffer's, dynamic parallelism's depths.
+fn set_limits(recorded: &trace_format::Device) -> BackendResult<()> {
+    use sys::CUlimit::*;
+    for (name, value) in &recorded.properties {
+        let Some(limit) = name.strip_prefix("cuda_limit.") else { continue };
+        let limit = match limit {
+            "0" => CU_LIMIT_STACK_SIZE,
+            "1" => CU_LIMIT_PRINTF_FIFO_SIZE,
+            "2" => CU_LIMIT_MALLOC_HEAP_SIZE,
+            "3" => CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH,
+            "4" => CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT,
+            "5" => CU_LIMIT_MAX_L2_FETCH_GRANULARITY,
+            "6" => CU_LIMIT_PERSISTING_L2_CACHE_SIZE,
+            _ => return Err(BackendError::Unsupported(format!("the recorded device sets {name}, a limit this replayer does not know"))),
+        };
+        let value: usize = value.parse().map_err(|_| BackendError::Invalid(format!("the recorded device's {name} is {value:?}, not a number")))?;
+        // SAFETY: a known limit on the current context.
+        check(unsafe { sys::cuCtxSetLimit(limit, value) }, &format!("cuCtxSetLimit({limit:?}, {value})"))?;
+    }
+    Ok(())
 }
 
 /// Initializes the driver and lists its devices, in ordinal order.

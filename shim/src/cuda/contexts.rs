@@ -1,9 +1,11 @@
 //! Contexts the program destroys or resets: their memory goes with them, so their work closes
 //! first, the final contents of what the capture wrote there are read while they exist, and the
-//! recorder forgets that memory. Creating, pushing, popping and setting contexts need no hook: `device::current` asks
-//! the driver for the current context each time.
+//! recorder forgets that memory. Limits set on a context (`cuCtxSetLimit`) go with its device.
+//! Creating, pushing, popping and setting contexts need no hook: `device::current` asks the driver
+//! for the current context each time.
 
 use super::hooks::{CUcontext, CUdevice};
+use std::ffi::c_int;
 use super::access::DeviceAccess;
 use super::memory::forget;
 use super::state::with_state;
@@ -33,6 +35,21 @@ pub unsafe fn destroy(forward: &mut Forward<'_, CUresult>, call: &str, context: 
     ending(key(context), call)?;
     forward.call();
     Ok(())
+}
+
+/// `cuCtxSetLimit`: the device's kernels run with this limit (a device heap's size, a stack's, a
+/// printf buffer's, dynamic parallelism's depths), which the replay must set too; the trace's
+/// device keeps it as `cuda_limit.N` (N: the `CUlimit` value).
+pub unsafe fn set_limit(forward: &mut Forward<'_, CUresult>, call: &str, limit: c_int, value: usize) -> Recorded {
+    if !succeeded(forward) {
+        return Ok(());
+    }
+    with_recorder(|state, recorder| {
+        let Some((_, device)) = super::device::current(state, recorder) else { return };
+        if !recorder.device_property(device, &format!("cuda_limit.{limit}"), &value.to_string()) {
+            recorder.partial(call, "a limit set after the device was written to the trace is not replayed");
+        }
+    })
 }
 
 /// `cuDevicePrimaryCtxRetain`: which context is the device's primary one, and one more retain.

@@ -180,6 +180,7 @@ hooks! {
     // Contexts whose destruction frees memory.
     cuCtxDestroy_v2(context: CUcontext) => contexts::destroy;
     cuDevicePrimaryCtxRetain(context: *mut CUcontext, device: CUdevice) => contexts::primary_retain;
+    cuCtxSetLimit(limit: c_int, value: usize) => contexts::set_limit;
     cuDevicePrimaryCtxRelease_v2(device: CUdevice) => contexts::primary_release;
     cuDevicePrimaryCtxReset_v2(device: CUdevice) => contexts::primary_reset;
 

@@ -198,6 +198,8 @@ fn contexts_host_memory_variables_mappings_and_queries_are_recorded() {
     // A peer copy to another device's context is not recorded; the one within the device is.
     let partial: Vec<(&str, &str)> = trace.partial.iter().map(|reason| (reason.call.as_str(), reason.reason.as_str())).collect();
     assert_eq!(partial, [("cuMemcpyPeer", "its work is not recorded")]);
+    // The device heap's size the program set goes with the device, for the replay to set.
+    assert_eq!(trace.devices[0].properties.get("cuda_limit.2").map(String::as_str), Some("134217728"));
     // The destroyed context's work closes before it goes; a query that found work still running
     // closes nothing, one that found it done closes that work (the stream queried had none).
     let ends: Vec<&str> = trace.segments.iter().map(|segment| segment.ended_by.as_str()).collect();

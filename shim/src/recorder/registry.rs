@@ -16,6 +16,18 @@ impl Recorder {
         self.objects.devices.entry(key).or_insert((device, None));
     }
 
+    /// A fact about device `key` (see `Device::properties`); false where its record was written
+    /// already and no longer changes.
+    pub fn device_property(&mut self, key: Key, name: &str, value: &str) -> bool {
+        match self.objects.devices.get_mut(&key) {
+            Some((device, None)) => {
+                device.properties.insert(name.to_string(), value.to_string());
+                true
+            }
+            _ => false,
+        }
+    }
+
     pub fn queue_created(&mut self, key: Key, desc: QueueDesc) {
         self.objects.queues.insert(key, (desc, None));
     }

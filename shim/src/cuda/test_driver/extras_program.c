@@ -3,7 +3,8 @@
 // memory reached through its device pointer; a module variable (asked for twice); a range mapped
 // with the virtual memory calls; a 3D copy of a box out of a host volume; peer copies within a
 // device and to a context of another device; stream and event queries polled until the work is
-// done; stream-ordered scratch memory allocated, used and freed twice in one window.
+// done; stream-ordered scratch memory allocated, used and freed twice in one window. A limit (the
+// device heap's size) is set first.
 #include "driver.h"
 int main(void) {
     if (!open_driver()) return 2;
@@ -34,7 +35,9 @@ int main(void) {
     F(cuMemsetD32Async, CUdeviceptr, unsigned, size_t, void *);
     F(cuMemcpyDtoDAsync_v2, CUdeviceptr, CUdeviceptr, size_t, void *);
     F(cuCtxSynchronize, void);
+    F(cuCtxSetLimit, int, size_t);
     void *module, *function;
+    cuCtxSetLimit(2 /* CU_LIMIT_MALLOC_HEAP_SIZE */, 128 << 20);
     cuModuleLoadData(&module, ".version 9.0\n.target sm_90\n.visible .global .align 4 .b8 counter[16];\n.visible .entry add1() { ret; }\n");
     cuModuleGetFunction(&function, module, "add1");
 

@@ -16,6 +16,7 @@ CUresult cuCtxGetCurrent(void **c) { *c = current; return 0; }
 CUresult cuCtxCreate_v4(void **c, void *params, unsigned flags, int d) { *c = current = malloc(8); return 0; }
 CUresult cuCtxDestroy_v2(void *c) { if (c == current) current = (void *)0xc0; free(c); return 0; }
 CUresult cuCtxGetDevice(int *d) { *d = 0; return 0; }
+CUresult cuCtxSetLimit(int limit, size_t value) { return limit < 0 || limit > 6; }
 CUresult cuDeviceGetName(char *n, int len, int d) { strncpy(n, "Fake GPU", len); return 0; }
 CUresult cuDeviceGetAttribute(int *v, int a, int d) { *v = a == 75 ? 9 : 0; return 0; }
 CUresult cuDriverGetVersion(int *v) { *v = 13000; return 0; }
