@@ -17,6 +17,7 @@ mod extension_images;
 mod graph;
 mod images;
 mod objects;
+mod programs;
 mod resolve;
 
 use crate::backend::{check_range, Backend, BackendError, BackendOptions, BackendResult, BufferHandle, NodeTiming, PartitionNodes, UpdateKind};

@@ -140,6 +140,8 @@ impl Recorder {
         for input in inputs {
             match self.objects.programs.get(input) {
                 Some(program) if !program.units.is_empty() => units.extend(program.units.iter().cloned()),
+                // Not compiled here: a compiled object created from its binary.
+                Some(program) if program.compiled.images.is_empty() => units.push(Compiled { images: program.images.clone(), ..Compiled::default() }),
                 Some(program) => units.push(program.compiled.clone()),
                 None => self.partial(call, "it takes in a program the shim did not see created"),
             }
