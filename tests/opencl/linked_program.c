@@ -1,7 +1,8 @@
 /* A program linked from separately compiled units, as OpenCL-CTS progvar_prog_scope_misc does:
  * both units include a header (an input header of clCompileProgram) that defines a type, each is
  * compiled with its own options, one goes into a library first (-create-library), a third has no
- * headers, and the kernel calls functions of the others. Rebuilding the units as one source redefines the type, so
+ * headers and goes in as a compiled object created from its binary, and the kernel calls functions
+ * of the others. Rebuilding the units as one source redefines the type, so
  * the replay must compile and link them as the program did. */
 #include "common.h"
 
@@ -33,7 +34,15 @@ int main(void) {
     cl_program header = CHECKED(clCreateProgramWithSource(env.context, 1, &header_source, NULL, ERR));
     cl_program helper = compiled(&env, helper_source, "-DFACTOR=0.5f", header);
     cl_program kernels = compiled(&env, kernel_source, "", header);
-    cl_program bias = compiled(&env, bias_source, "-cl-fast-relaxed-math", NULL);
+    cl_program bias_object = compiled(&env, bias_source, "-cl-fast-relaxed-math", NULL);
+    /* The third unit goes in as a compiled object created from its binary. */
+    size_t size;
+    CHECK(clGetProgramInfo(bias_object, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL));
+    unsigned char *binary = malloc(size);
+    CHECK(clGetProgramInfo(bias_object, CL_PROGRAM_BINARIES, sizeof binary, &binary, NULL));
+    const unsigned char *binaries[1] = {binary};
+    cl_program bias = CHECKED(clCreateProgramWithBinary(env.context, 1, &env.device, &size, binaries, NULL, ERR));
+    free(binary);
     cl_program library = CHECKED(clLinkProgram(env.context, 1, &env.device, "-create-library", 1, &helper, NULL, NULL, ERR));
     cl_program inputs[3] = {library, kernels, bias};
     cl_program linked = CHECKED(clLinkProgram(env.context, 1, &env.device, "", 3, inputs, NULL, NULL, ERR));
