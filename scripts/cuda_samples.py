@@ -305,8 +305,9 @@ def replay_verdict(code, report, err):
     if comparison["compared"] == 0:
         return "nothing compared", ""
     if code == 0 and comparison["passed"]:
-        unstable = comparison.get("unstable_bytes", 0)
-        return ("pass" if not unstable else f"pass ({unstable} unstable bytes)"), ""
+        kinds = [("unstable_bytes", "unstable"), ("reordered_bytes", "reordered"), ("address_bytes", "addresses")]
+        counted = [f"{comparison[key]} {name} bytes" for key, name in kinds if comparison.get(key)]
+        return ("pass" if not counted else f"pass ({', '.join(counted)})"), ""
     mismatches = comparison["mismatches"]
     if not mismatches:
         return f"exit {code}", telling_line(err)

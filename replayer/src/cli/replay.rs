@@ -310,6 +310,9 @@ fn plain_report(reports: &[RunReport]) -> String {
             if comparison.address_bytes > 0 {
                 unstable += &format!("; {} bytes hold addresses, which differ with where memory lies", comparison.address_bytes);
             }
+            if comparison.reordered_bytes > 0 {
+                unstable += &format!("; {} bytes hold the recorded values in another order", comparison.reordered_bytes);
+            }
             if let Some(first) = comparison.hazards.first() {
                 text += &format!("  hazards: {} (unordered nodes using the same memory, one writing it), the first: {first}\n", comparison.hazard_count);
             }

@@ -244,6 +244,9 @@ pub struct Comparison {
     /// Bytes of words that held an address in the recording and hold one in the replay
     /// (`addresses`): they differ by where memory lies; not failed.
     pub address_bytes: u64,
+    /// Bytes of spans that hold the recorded 4-byte values in another order (`reordered`): where
+    /// unordered writers hand out slots (atomics), the order is the race's outcome; not failed.
+    pub reordered_bytes: u64,
     /// Compared within a tolerance rather than byte for byte.
     pub within_tolerance: usize,
     pub mismatches: Vec<Mismatch>,
@@ -275,11 +278,12 @@ impl Comparison {
 impl Serialize for Comparison {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
-        let mut fields = serializer.serialize_struct("Comparison", 9)?;
+        let mut fields = serializer.serialize_struct("Comparison", 10)?;
         fields.serialize_field("passed", &self.passed())?;
         fields.serialize_field("compared", &self.compared)?;
         fields.serialize_field("unstable_bytes", &self.unstable_bytes)?;
         fields.serialize_field("address_bytes", &self.address_bytes)?;
+        fields.serialize_field("reordered_bytes", &self.reordered_bytes)?;
         fields.serialize_field("within_tolerance", &self.within_tolerance)?;
         fields.serialize_field("mismatches", &self.mismatches)?;
         fields.serialize_field("hazard_count", &self.hazard_count)?;
@@ -383,6 +387,11 @@ impl Checker {
                     let addresses = self.mappings.address_words(expected, &actual, &stable, UNSTABLE_WORD);
                     self.comparison.address_bytes += total(&addresses);
                     stable = without(&stable, &addresses);
+                    // Over all that differs: the values unstable between runs moved too.
+                    if let Some(span) = reordered(expected, &actual, &differing) {
+                        self.comparison.reordered_bytes += span.len() as u64;
+                        stable.clear();
+                    }
                 }
                 if let Some(first_range) = stable.first() {
                     let difference = ByteDifference {
@@ -405,6 +414,26 @@ impl Checker {
             }
         }
     }
+}
+
+/// Values are reordered by this width: the 32-bit words compaction kernels write, each at the slot
+/// an atomic handed out.
+const REORDERED_WORD: usize = 4;
+
+/// The span from the first to the last of `differing` (aligned to whole words, two at least)
+/// where `actual` holds the same words as `expected`, in another order.
+fn reordered(expected: &[u8], actual: &[u8], differing: &[Range<usize>]) -> Option<Range<usize>> {
+    let (first, last) = (differing.first()?, differing.last()?);
+    let span = first.start / REORDERED_WORD * REORDERED_WORD..last.end.div_ceil(REORDERED_WORD) * REORDERED_WORD;
+    if expected.len() != actual.len() || span.end > expected.len() || span.len() < 2 * REORDERED_WORD {
+        return None;
+    }
+    let sorted = |bytes: &[u8]| {
+        let mut words: Vec<&[u8]> = bytes[span.clone()].chunks_exact(REORDERED_WORD).collect();
+        words.sort_unstable();
+        words.concat()
+    };
+    (sorted(expected) == sorted(actual)).then_some(span)
 }
 
 /// `bytes` as hexadecimal pairs in memory order.
@@ -460,6 +489,31 @@ mod tests {
         assert!(Tolerance::parse("abs=-1").is_err());
         assert!(Tolerance::parse("near=1").is_err());
         assert!(Tolerance::parse("rel").is_err());
+    }
+
+    #[test]
+    fn the_recorded_values_in_another_order_are_reordered_not_failed() {
+        let words = |values: &[u32]| values.iter().flat_map(|v| v.to_ne_bytes()).collect::<Vec<u8>>();
+        // Slots handed out by an atomic: the same values, another order, in both replays.
+        let mut checker = Checker::default();
+        for run in [Run::First, Run::Last] {
+            checker.check(run, 0, MEMORY, &words(&[9, 1, 2, 3, 4, 9]), words(&[9, 3, 1, 4, 2, 9]), Rule::Exact);
+        }
+        assert!(checker.comparison.passed(), "{:?}", checker.comparison);
+        assert_eq!(checker.comparison.reordered_bytes, 16);
+        // Replays that order them differently each time: the bytes unstable between runs are part
+        // of the span whose values are compared.
+        let mut checker = Checker::default();
+        let expected = words(&[1, 2, 3, 4, 5, 6, 7, 8]);
+        checker.check(Run::First, 0, MEMORY, &expected, words(&[8, 2, 3, 4, 5, 6, 1, 7]), Rule::Exact);
+        checker.check(Run::Last, 0, MEMORY, &expected, words(&[8, 2, 3, 4, 5, 6, 7, 1]), Rule::Exact);
+        assert!(checker.comparison.passed(), "{:?}", checker.comparison);
+        // One value changed is a mismatch, reordered or not.
+        let mut checker = Checker::default();
+        for run in [Run::First, Run::Last] {
+            checker.check(run, 0, MEMORY, &words(&[9, 1, 2, 3, 4, 9]), words(&[9, 3, 1, 4, 5, 9]), Rule::Exact);
+        }
+        assert!(!checker.comparison.passed());
     }
 
     #[test]
