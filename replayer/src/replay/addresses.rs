@@ -9,6 +9,9 @@ use std::ops::Range;
 /// first 4 GB (x86_64 and aarch64 processes map their heaps and libraries there).
 const RECORDED_ADDRESSES: Range<u64> = 1 << 32..1 << 47;
 
+/// Addresses are 64-bit words.
+const WORD: usize = 8;
+
 /// What this process has mapped (`/proc/self/maps`), read when first needed.
 #[derive(Default)]
 pub struct Mappings {
@@ -27,22 +30,23 @@ impl Mappings {
         after > 0 && ranges[after - 1].contains(&address)
     }
 
-    /// The aligned `word`-byte words that `differing` (sorted byte ranges) touches in which the
-    /// expected value may be an address of the recording and the actual one is an address here.
-    pub fn address_words(&mut self, expected: &[u8], actual: &[u8], differing: &[Range<usize>], word: usize) -> Vec<Range<usize>> {
+    /// The aligned 8-byte words that `differing` (sorted byte ranges) touches in which the expected
+    /// value may be an address of the recording and the actual one is an address here.
+    pub fn address_words(&mut self, expected: &[u8], actual: &[u8], differing: &[Range<usize>]) -> Vec<Range<usize>> {
         let mut words: Vec<Range<usize>> = Vec::new();
-        let common = expected.len().min(actual.len()) / word * word;
+        let common = expected.len().min(actual.len()) / WORD * WORD;
+        let value = |bytes: &[u8], at: usize| u64::from_ne_bytes(std::array::from_fn(|byte| bytes[at + byte]));
         for range in differing {
-            let mut at = range.start / word * word;
+            // A word the previous range ended in was looked at already.
+            let mut at = (range.start / WORD * WORD).max(words.last().map_or(0, |last| last.end));
             while at < range.end.min(common) {
-                let value = |bytes: &[u8]| u64::from_ne_bytes(bytes[at..at + word].try_into().expect("8-byte words"));
-                if word == 8 && RECORDED_ADDRESSES.contains(&value(expected)) && self.contains(value(actual)) {
+                if RECORDED_ADDRESSES.contains(&value(expected, at)) && self.contains(value(actual, at)) {
                     match words.last_mut() {
-                        Some(last) if last.end == at => last.end = at + word,
-                        _ => words.push(at..at + word),
+                        Some(last) if last.end == at => last.end = at + WORD,
+                        _ => words.push(at..at + WORD),
                     }
                 }
-                at += word;
+                at += WORD;
             }
         }
         words
@@ -73,10 +77,10 @@ mod tests {
         let expected = [recorded.to_ne_bytes(), 42u64.to_ne_bytes()].concat();
         let actual = [(&*here as *const u64 as u64).to_ne_bytes(), 43u64.to_ne_bytes()].concat();
         let mut mappings = Mappings::default();
-        assert_eq!(mappings.address_words(&expected, &actual, &[1..3, 8..9], 8), [0..8]);
+        assert_eq!(mappings.address_words(&expected, &actual, &[1..3, 5..6, 8..9]), [0..8]);
         // A small number is no address, on either side.
         let small = [5u64.to_ne_bytes(), 42u64.to_ne_bytes()].concat();
-        assert!(mappings.address_words(&small, &actual, &[0..8], 8).is_empty());
-        assert!(mappings.address_words(&expected, &small, &[0..8], 8).is_empty());
+        assert!(mappings.address_words(&small, &actual, &[0..8]).is_empty());
+        assert!(mappings.address_words(&expected, &small, &[0..8]).is_empty());
     }
 }
