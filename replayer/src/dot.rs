@@ -107,7 +107,7 @@ fn details(command: &Command) -> Vec<String> {
         Command::Fill(fill) => vec![
             format!("DST = mem {} + {}", fill.mem, fill.offset),
             format!("SIZE = {} bytes", fill.bytes),
-            format!("PATTERN = {}", fill.pattern.iter().map(|b| format!("{b:02x}")).collect::<String>()),
+            format!("PATTERN = {}", crate::memory_diff::hex(&fill.pattern)),
         ],
         Command::HostTask(kind) => vec![format!("HOST = {kind:?}")],
         Command::MemAlloc { mem } | Command::MemFree { mem } => vec![format!("MEM = {mem}")],

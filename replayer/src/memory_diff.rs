@@ -2,6 +2,11 @@
 
 use serde::Serialize;
 
+/// `bytes` as hexadecimal pairs in memory order.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct ByteDifference {
     pub first_offset: u64,

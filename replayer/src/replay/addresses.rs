@@ -12,45 +12,33 @@ const RECORDED_ADDRESSES: Range<u64> = 1 << 32..1 << 47;
 /// Addresses are 64-bit words.
 const WORD: usize = 8;
 
-/// What this process has mapped (`/proc/self/maps`), read when first needed.
-#[derive(Default)]
-pub struct Mappings {
-    ranges: Option<Vec<Range<u64>>>,
-}
-
-impl Mappings {
-    /// Forgets what was read: the replay maps more as it goes.
-    pub fn refresh(&mut self) {
-        self.ranges = None;
-    }
-
-    fn contains(&mut self, address: u64) -> bool {
-        let ranges = self.ranges.get_or_insert_with(read_mappings);
+/// The aligned 8-byte words that `differing` (sorted byte ranges) touches in which the expected
+/// value may be an address of the recording and the actual one is an address this process has
+/// mapped (`/proc/self/maps`, read only where a word may be one: the replay maps more as it goes).
+pub fn address_words(expected: &[u8], actual: &[u8], differing: &[Range<usize>]) -> Vec<Range<usize>> {
+    let mut mappings: Option<Vec<Range<u64>>> = None;
+    let mut mapped = |address: u64| {
+        let ranges = mappings.get_or_insert_with(read_mappings);
         let after = ranges.partition_point(|range| range.start <= address);
         after > 0 && ranges[after - 1].contains(&address)
-    }
-
-    /// The aligned 8-byte words that `differing` (sorted byte ranges) touches in which the expected
-    /// value may be an address of the recording and the actual one is an address here.
-    pub fn address_words(&mut self, expected: &[u8], actual: &[u8], differing: &[Range<usize>]) -> Vec<Range<usize>> {
-        let mut words: Vec<Range<usize>> = Vec::new();
-        let common = expected.len().min(actual.len()) / WORD * WORD;
-        let value = |bytes: &[u8], at: usize| u64::from_ne_bytes(std::array::from_fn(|byte| bytes[at + byte]));
-        for range in differing {
-            // A word the previous range ended in was looked at already.
-            let mut at = (range.start / WORD * WORD).max(words.last().map_or(0, |last| last.end));
-            while at < range.end.min(common) {
-                if RECORDED_ADDRESSES.contains(&value(expected, at)) && self.contains(value(actual, at)) {
-                    match words.last_mut() {
-                        Some(last) if last.end == at => last.end = at + WORD,
-                        _ => words.push(at..at + WORD),
-                    }
+    };
+    let mut words: Vec<Range<usize>> = Vec::new();
+    let common = expected.len().min(actual.len()) / WORD * WORD;
+    let value = |bytes: &[u8], at: usize| u64::from_ne_bytes(std::array::from_fn(|byte| bytes[at + byte]));
+    for range in differing {
+        // A word the previous range ended in was looked at already.
+        let mut at = (range.start / WORD * WORD).max(words.last().map_or(0, |last| last.end));
+        while at < range.end.min(common) {
+            if RECORDED_ADDRESSES.contains(&value(expected, at)) && mapped(value(actual, at)) {
+                match words.last_mut() {
+                    Some(last) if last.end == at => last.end = at + WORD,
+                    _ => words.push(at..at + WORD),
                 }
-                at += WORD;
             }
+            at += WORD;
         }
-        words
     }
+    words
 }
 
 fn read_mappings() -> Vec<Range<u64>> {
@@ -76,11 +64,10 @@ mod tests {
         let recorded: u64 = 0x7f12_3456_7000;
         let expected = [recorded.to_ne_bytes(), 42u64.to_ne_bytes()].concat();
         let actual = [(&*here as *const u64 as u64).to_ne_bytes(), 43u64.to_ne_bytes()].concat();
-        let mut mappings = Mappings::default();
-        assert_eq!(mappings.address_words(&expected, &actual, &[1..3, 5..6, 8..9]), [0..8]);
+        assert_eq!(address_words(&expected, &actual, &[1..3, 5..6, 8..9]), [0..8]);
         // A small number is no address, on either side.
         let small = [5u64.to_ne_bytes(), 42u64.to_ne_bytes()].concat();
-        assert!(mappings.address_words(&small, &actual, &[0..8]).is_empty());
-        assert!(mappings.address_words(&expected, &small, &[0..8]).is_empty());
+        assert!(address_words(&small, &actual, &[0..8]).is_empty());
+        assert!(address_words(&expected, &small, &[0..8]).is_empty());
     }
 }

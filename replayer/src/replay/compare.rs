@@ -6,8 +6,8 @@
 //! mismatch is a difference from the recording in stable bytes. Floating-point contents can be
 //! compared within a tolerance, element by element.
 
-use super::addresses::Mappings;
-use crate::memory_diff::ByteDifference;
+use super::addresses::address_words;
+use crate::memory_diff::{hex, ByteDifference};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::ops::Range;
@@ -325,7 +325,6 @@ pub struct Checker {
     /// so unstable; by the byte ranges that race (all of them, or the pages the host wrote while
     /// the device wrote the same memory).
     racy: HashMap<(u32, Subject), Vec<Range<usize>>>,
-    mappings: Mappings,
     pub comparison: Comparison,
 }
 
@@ -383,8 +382,7 @@ impl Checker {
                 self.comparison.unstable_bytes += total(&unstable);
                 let mut stable = without(&differing, &unstable);
                 if !stable.is_empty() && rule == Rule::Exact {
-                    self.mappings.refresh();
-                    let addresses = self.mappings.address_words(expected, &actual, &stable);
+                    let addresses = address_words(expected, &actual, &stable);
                     self.comparison.address_bytes += total(&addresses);
                     stable = without(&stable, &addresses);
                     // Over all that differs: the values unstable between runs moved too. Printed
@@ -436,11 +434,6 @@ fn reordered(expected: &[u8], actual: &[u8], differing: &[Range<usize>]) -> Opti
         words.concat()
     };
     (sorted(expected) == sorted(actual)).then_some(span)
-}
-
-/// `bytes` as hexadecimal pairs in memory order.
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
 /// The bytes either of two sorted, disjoint range lists covers, sorted and disjoint.
