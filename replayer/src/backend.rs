@@ -178,6 +178,16 @@ pub trait Backend {
         Ok(())
     }
 
+    /// Whether the backend must know when each memory object is in use (`note_lifetimes`) to
+    /// tell apart objects the program allocated at the same address one after another.
+    fn reuses_addresses(&self, _trace: &Trace) -> bool {
+        false
+    }
+
+    /// Before `load`, where the budget or `reuses_addresses` asked for them: when each memory
+    /// object is in use.
+    fn note_lifetimes(&mut self, _lifetimes: &Lifetimes) {}
+
     /// Create programs, kernels, queues and memory objects for the whole trace. `trace` holds
     /// its objects only (`TraceReader::objects`): nodes come a segment at a time, to `stage`,
     /// `build` and `run_eager`.

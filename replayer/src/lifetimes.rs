@@ -53,6 +53,11 @@ impl Lifetimes {
         Ok(lifetimes)
     }
 
+    /// Per memory object (by `MemId` index), the first and last segment naming it.
+    pub fn spans(&self) -> &[Option<(u32, u32)>] {
+        &self.spans
+    }
+
     fn add(&mut self, segment: &TraceSegment) {
         let id = segment.id.0;
         let mut named = |mem: MemId| {

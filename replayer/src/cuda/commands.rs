@@ -5,6 +5,7 @@ use super::driver::check;
 use super::images::{Array, TextureObject};
 use super::memory::HostBuffer;
 use super::objects::Objects;
+use super::relocation::Relocation;
 use crate::extent::span as host_span;
 use crate::backend::{BackendError, BackendResult};
 use cudarc::driver::sys::{self, CUdeviceptr, CUgraphConditionalHandle, CUmemorytype, CUDA_MEMCPY3D, CUDA_MEMSET_NODE_PARAMS};
@@ -25,16 +26,30 @@ pub struct Addresses<'a> {
     landing: Option<&'a HostBuffer>,
     /// The replay's texture and surface objects, by `TextureId` index.
     textures: &'a [TextureObject],
+    /// Moves addresses into loaded modules that arguments pass by value.
+    relocation: Option<&'a Relocation>,
 }
 
 impl<'a> Addresses<'a> {
     pub fn new(placed: &'a [CUdeviceptr], allocated: &'a HashMap<MemId, CUdeviceptr>) -> Addresses<'a> {
-        Addresses { placed, allocated, conditions: None, landing: None, textures: &[] }
+        Addresses { placed, allocated, conditions: None, landing: None, textures: &[], relocation: None }
+    }
+
+    /// With the addresses into loaded modules that arguments may pass by value moved.
+    pub fn with_relocation(self, relocation: &'a Relocation) -> Addresses<'a> {
+        Addresses { relocation: Some(relocation), ..self }
     }
 
     /// With the replay's texture and surface objects.
     pub fn with_textures(self, textures: &'a [TextureObject]) -> Addresses<'a> {
         Addresses { textures, ..self }
+    }
+
+    fn module_words(&self, mut bytes: Vec<u8>) -> Vec<u8> {
+        if let Some(relocation) = self.relocation {
+            relocation.module_words_to_replay(&mut bytes);
+        }
+        bytes
     }
 
     fn texture(&self, index: usize, texture: TextureId) -> BackendResult<u64> {
@@ -137,10 +152,10 @@ pub fn pack_args(params: &[Param], args: &[Arg], addresses: Addresses<'_>) -> Ba
     let mut values = Vec::with_capacity(params.len());
     for (index, (arg, param)) in args.iter().zip(params).enumerate() {
         let mut bytes = match arg {
-            Arg::Value(bytes) => bytes.clone(),
+            Arg::Value(bytes) => addresses.module_words(bytes.clone()),
             Arg::Memory { mem, offset } => relocated(addresses, index, *mem, *offset)?.to_le_bytes().to_vec(),
             Arg::ValueWithPointers { bytes, pointers } => {
-                let mut bytes = bytes.clone();
+                let mut bytes = addresses.module_words(bytes.clone());
                 let length = bytes.len();
                 for pointer in pointers {
                     let address = relocated(addresses, index, pointer.mem, pointer.offset)?;

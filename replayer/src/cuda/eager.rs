@@ -138,7 +138,7 @@ impl Eager<'_> {
     /// # Safety
     /// `stream` is a stream of this backend's context.
     unsafe fn issue(&mut self, command: &Command, stream: CUstream, own: &mut OwnMemory, landing: Option<&HostBuffer>) -> BackendResult<()> {
-        let addresses = Addresses::new(&self.objects.memories.addresses, &own.allocated).landing_in(landing).with_textures(&self.objects.textures);
+        let addresses = Addresses::new(&self.objects.memories.addresses, &own.allocated).landing_in(landing).with_textures(&self.objects.textures).with_relocation(&self.objects.relocation);
         match command {
             Command::Kernel(launch) => {
                 let mut call = KernelCall::new(self.objects, addresses, launch)?;

@@ -78,7 +78,7 @@ struct Scope {
 
 impl Scope {
     fn addresses<'a>(&'a self, objects: &'a Objects) -> Addresses<'a> {
-        Addresses::new(&objects.memories.addresses, &self.allocated).with_conditions(&self.conditions).with_textures(&objects.textures)
+        Addresses::new(&objects.memories.addresses, &self.allocated).with_conditions(&self.conditions).with_textures(&objects.textures).with_relocation(&objects.relocation)
     }
 }
 

@@ -10,6 +10,7 @@ use cudarc::driver::sys::{self, CUarray, CUdevice, CUdeviceptr, CUmemGenericAllo
 use std::collections::HashMap;
 use std::collections::BTreeSet;
 use std::ffi::c_void;
+use std::rc::Rc;
 use trace_format::{MemId, MemKind, Memory, ProgramId};
 
 /// What this backend must give back to the driver.
@@ -352,13 +353,6 @@ pub struct HostBuffer {
 }
 
 impl HostBuffer {
-    pub fn with_contents(bytes: &[u8]) -> BackendResult<HostBuffer> {
-        let buffer = HostBuffer::zeroed(bytes.len())?;
-        // SAFETY: the buffer holds at least `bytes.len()` bytes.
-        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), buffer.ptr as *mut u8, bytes.len()) };
-        Ok(buffer)
-    }
-
     pub fn zeroed(len: usize) -> BackendResult<HostBuffer> {
         let mut ptr = std::ptr::null_mut();
         // SAFETY: valid out-pointer; freed in Drop.
@@ -366,6 +360,55 @@ impl HostBuffer {
         // SAFETY: freshly allocated, `len.max(1)` bytes.
         unsafe { std::ptr::write_bytes(ptr as *mut u8, 0, len.max(1)) };
         Ok(HostBuffer { ptr, len })
+    }
+}
+
+/// Pinned buffers no command uses now, kept for the next: pinned memory takes milliseconds to
+/// allocate and free at megabytes, and a segment's received copies and recorded host data
+/// each need some (simpleStreams' 500 received copies, and UnifiedMemoryPerf's uploads of new
+/// data in each of 1,500 segments, spent most of a replay there).
+#[derive(Default)]
+pub struct PinnedPool {
+    /// By length, shortest first.
+    spare: Vec<Rc<HostBuffer>>,
+    spare_bytes: usize,
+}
+
+/// What the pool keeps at most; the shortest spares go first beyond it.
+const SPARE_LIMIT: usize = 1 << 30;
+
+impl PinnedPool {
+    /// A buffer of at least `len` bytes: the shortest spare that holds them, else a new one.
+    pub fn take(&mut self, len: usize) -> BackendResult<Rc<HostBuffer>> {
+        let fitting = self.spare.partition_point(|buffer| buffer.len < len);
+        if fitting == self.spare.len() {
+            return Ok(Rc::new(HostBuffer::zeroed(len)?));
+        }
+        let buffer = self.spare.remove(fitting);
+        self.spare_bytes -= buffer.len;
+        Ok(buffer)
+    }
+
+    /// A buffer of at least `bytes.len()` bytes that starts with `bytes`.
+    pub fn take_with(&mut self, bytes: &[u8]) -> BackendResult<Rc<HostBuffer>> {
+        let buffer = self.take(bytes.len())?;
+        // SAFETY: the buffer holds at least `bytes.len()` bytes, and nothing else uses it.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), buffer.ptr as *mut u8, bytes.len()) };
+        Ok(buffer)
+    }
+
+    /// Keeps `buffer` for a later `take`, unless something else (a built graph) still holds it.
+    pub fn give(&mut self, buffer: Rc<HostBuffer>) {
+        if Rc::strong_count(&buffer) != 1 {
+            return;
+        }
+        self.spare_bytes += buffer.len;
+        let at = self.spare.partition_point(|spare| spare.len < buffer.len);
+        self.spare.insert(at, buffer);
+        while self.spare_bytes > SPARE_LIMIT {
+            let shortest = self.spare.remove(0);
+            self.spare_bytes -= shortest.len;
+        }
     }
 }
 

@@ -17,6 +17,7 @@ mod objects;
 mod printf_flush;
 mod relocation;
 
+use crate::lifetimes::Lifetimes;
 use crate::backend::{check_range, Backend, BackendError, BackendOptions, BackendResult, BufferHandle, NodeTiming, PartitionNodes, UpdateKind};
 use cudarc::driver::sys::{self, CUevent, CUstream};
 use driver::{check, Device};
@@ -59,6 +60,8 @@ pub struct CudaBackend {
     finished: bool,
     /// Loaded at the first `flush_printed`.
     printf_flush: Option<printf_flush::PrintfFlush>,
+    /// When each memory object is in use (by `MemId` index), where the trace reuses addresses.
+    spans: Vec<Option<(u32, u32)>>,
 }
 
 impl CudaBackend {
@@ -80,6 +83,7 @@ impl CudaBackend {
             received: Vec::new(),
             finished: false,
             printf_flush: None,
+            spans: Vec::new(),
         })
     }
 
@@ -169,12 +173,25 @@ impl Backend for CudaBackend {
         self.finish()?;
         self.graphs.clear();
         self.objects = None;
-        self.objects = Some(Objects::load(trace, blobs, self.device.device, self.options.exact_addresses)?);
+        let spans = std::mem::take(&mut self.spans);
+        self.objects = Some(Objects::load(trace, blobs, self.device.device, self.options.exact_addresses, &spans)?);
         Ok(())
     }
 
+    fn reuses_addresses(&self, trace: &Trace) -> bool {
+        relocation::addresses_reused(&trace.memories)
+    }
+
+    fn note_lifetimes(&mut self, lifetimes: &Lifetimes) {
+        self.spans = lifetimes.spans().to_vec();
+    }
+
     fn stage(&mut self, ids: &[NodeId], nodes: &[Node], blobs: &BlobStore) -> BackendResult<()> {
-        self.objects.as_mut().ok_or_else(|| BackendError::Unsupported("the trace is not loaded yet".into()))?.stage(ids, nodes, blobs)
+        let objects = self.objects.as_mut().ok_or_else(|| BackendError::Unsupported("the trace is not loaded yet".into()))?;
+        if let Some(node) = nodes.first() {
+            objects.relocation.at_segment(node.segment.0);
+        }
+        objects.stage(ids, nodes, blobs)
     }
 
     fn write_memory(&mut self, mem: MemId, offset: u64, data: &[u8]) -> BackendResult<()> {
@@ -187,8 +204,15 @@ impl Backend for CudaBackend {
             }
             return self.copy_packed(array, data.as_ptr().cast_mut().cast(), false);
         }
+        let objects = self.objects.as_mut().ok_or_else(|| BackendError::Unsupported("the trace is not loaded yet".into()))?;
+        if offset == 0 && objects.variables_unwritten.remove(&mem) {
+            let mut loaded = vec![0u8; data.len()];
+            // SAFETY: the variable's bytes, into a buffer of their size.
+            check(unsafe { sys::cuMemcpy(loaded.as_mut_ptr() as u64, address, loaded.len()) }, "cuMemcpy")?;
+            objects.relocation.learn_module_words(data, &loaded);
+        }
         let mut data = data.to_vec();
-        self.objects()?.relocation.to_replay(&mut data);
+        objects.relocation.to_replay(&mut data);
         // SAFETY: inside the memory (checked above); unified addressing covers host and managed memory.
         check(unsafe { sys::cuMemcpy(address + offset, data.as_ptr() as u64, data.len()) }, "cuMemcpy")?;
         // From pageable memory cuMemcpy may return before the data lands, and it runs on the legacy

@@ -4,14 +4,14 @@
 
 use super::driver::check;
 use super::images::TextureObject;
-use super::memory::{HostBuffer, Memories};
+use super::memory::{HostBuffer, Memories, PinnedPool};
 use super::relocation::Relocation;
 use crate::backend::{BackendError, BackendResult};
 use cudarc::driver::sys::{self, CUdevice, CUdeviceptr, CUevent, CUfunction, CUmodule, CUstream};
 use std::collections::{BTreeSet, HashMap};
 use std::ffi::CString;
 use std::rc::Rc;
-use trace_format::{BlobId, BlobStore, Command, ImageKind, MemKind, Node, NodeId, Param, Place, Program, ProgramId, Trace};
+use trace_format::{BlobId, BlobStore, Command, ImageKind, MemId, MemKind, Node, NodeId, Param, Place, Program, ProgramId, Trace};
 
 pub struct Objects {
     pub device: CUdevice,
@@ -24,6 +24,9 @@ pub struct Objects {
     pub memories: Memories,
     /// Moves device addresses inside data between the recorded and the replay placement.
     pub relocation: Relocation,
+    /// Program variables whose recorded contents the replay has not written yet: the first
+    /// write tells what in them is an address into a loaded module (`learn_module_words`).
+    pub variables_unwritten: BTreeSet<MemId>,
     /// Recorded host data of the current segment's copies to the device, pinned, by blob; a
     /// graph holds on to those it copies from.
     pub sources: HashMap<BlobId, Rc<HostBuffer>>,
@@ -32,10 +35,8 @@ pub struct Objects {
     /// Where each copy of the staged segment lands whose data the trace keeps (by node), to be
     /// compared; a graph holds on to those its copies land in.
     pub landings: HashMap<NodeId, Rc<HostBuffer>>,
-    /// Landing buffers no segment uses now, kept for the next: pinned memory takes tens of
-    /// milliseconds to allocate and free at 64 MB (simpleStreams' 500 received copies spent
-    /// most of a replay there).
-    spare_landings: Vec<Rc<HostBuffer>>,
+    /// Pinned buffers of landings and sources no segment uses now, kept for the next.
+    pinned: PinnedPool,
     /// An event for each event number the trace's event records and waits name.
     pub events: HashMap<u32, CUevent>,
     /// Smaller sinks that graphs built before may still copy into.
@@ -45,7 +46,8 @@ pub struct Objects {
 }
 
 impl Objects {
-    pub fn load(trace: &Trace, blobs: &BlobStore, device: CUdevice, exact_addresses: bool) -> BackendResult<Objects> {
+    /// `spans`: when each memory object is in use (by `MemId` index), where the trace reuses addresses.
+    pub fn load(trace: &Trace, blobs: &BlobStore, device: CUdevice, exact_addresses: bool, spans: &[Option<(u32, u32)>]) -> BackendResult<Objects> {
         // Only programs a recorded kernel or variable comes from: a PyTorch or cuBLAS process
         // registers hundreds of fatbins it never launches from.
         let variables = trace.memories.iter().filter_map(|memory| match &memory.kind {
@@ -59,11 +61,12 @@ impl Objects {
             functions: Vec::new(),
             streams: Vec::new(),
             memories: Memories::none(),
-            relocation: Relocation::new(&[], &[]),
+            relocation: Relocation::new(&[], &[], &[]),
+            variables_unwritten: BTreeSet::new(),
             sources: HashMap::new(),
             sink: HostBuffer::zeroed(0)?,
             landings: HashMap::new(),
-            spare_landings: Vec::new(),
+            pinned: PinnedPool::default(),
             events: HashMap::new(),
             outgrown_sinks: Vec::new(),
             textures: Vec::new(),
@@ -83,7 +86,9 @@ impl Objects {
         // Variables live in their loaded programs, so memory is placed once those are loaded.
         let modules = &objects.modules;
         objects.memories = Memories::allocate(&trace.memories, device, exact_addresses, |program, name| find_variable(modules, program, name))?;
-        objects.relocation = Relocation::new(&trace.memories, &objects.memories.addresses);
+        objects.relocation = Relocation::new(&trace.memories, &objects.memories.addresses, spans);
+        let variables = trace.memories.iter().enumerate().filter(|(_, memory)| matches!(memory.kind, MemKind::Global { .. }));
+        objects.variables_unwritten = variables.map(|(index, _)| MemId(index as u32)).collect();
         for (index, texture) in trace.textures.iter().enumerate() {
             let resource = texture.resource.ok_or_else(|| BackendError::Unsupported(format!("texture {index} has no resource")))?;
             let (array, address) = (objects.memories.arrays.get(&resource.mem.index()), objects.memories.addresses.get(resource.mem.index()));
@@ -141,12 +146,15 @@ impl Objects {
             }
             Ok(())
         })?;
-        self.sources.retain(|blob, _| needed.contains(blob));
+        let unneeded: Vec<BlobId> = self.sources.keys().filter(|blob| !needed.contains(blob)).copied().collect();
+        for blob in unneeded {
+            self.pinned.give(self.sources.remove(&blob).expect("a staged source"));
+        }
         for blob in needed {
             if let std::collections::hash_map::Entry::Vacant(entry) = self.sources.entry(blob) {
                 let mut bytes = blobs.get(blob).map_err(|e| BackendError::Unsupported(e.to_string()))?.into_owned();
                 self.relocation.to_replay(&mut bytes);
-                entry.insert(Rc::new(HostBuffer::with_contents(&bytes)?));
+                entry.insert(self.pinned.take_with(&bytes)?);
             }
         }
         if sink_len > self.sink.len as u64 {
@@ -158,25 +166,19 @@ impl Objects {
 }
 
 impl Objects {
-    /// A landing buffer for each copy among `nodes` whose received data the trace keeps; those
-    /// of nodes staged before are kept where the same node comes again.
+    /// A landing buffer for each copy among `nodes` whose received data the trace keeps, from
+    /// the pool.
     fn stage_landings(&mut self, ids: &[NodeId], nodes: &[Node]) -> BackendResult<()> {
         // Buffers a built graph also holds stay its own; the others serve this segment.
-        let mut spare: Vec<Rc<HostBuffer>> = std::mem::take(&mut self.spare_landings);
-        spare.extend(self.landings.drain().map(|(_, landing)| landing).filter(|landing| Rc::strong_count(landing) == 1));
-        spare.sort_by_key(|landing| landing.len);
-        let mut landings = HashMap::new();
+        for (_, landing) in self.landings.drain() {
+            self.pinned.give(landing);
+        }
         for (id, node) in ids.iter().zip(nodes) {
             let Command::Copy(copy @ trace_format::Copy { dst: Place::Host { data: Some(_) }, .. }) = &node.command else { continue };
             let span = crate::extent::span(&copy.extent, false) as usize;
-            let landing = match spare.iter().position(|landing| landing.len >= span) {
-                Some(smallest_fitting) => spare.remove(smallest_fitting),
-                None => Rc::new(HostBuffer::zeroed(span)?),
-            };
-            landings.insert(*id, landing);
+            let landing = self.pinned.take(span)?;
+            self.landings.insert(*id, landing);
         }
-        self.landings = landings;
-        self.spare_landings = spare;
         Ok(())
     }
 

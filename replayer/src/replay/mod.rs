@@ -156,9 +156,13 @@ impl<'r> Replayer<'r> {
     /// into `backend`.
     pub fn new(mut backend: Box<dyn Backend>, reader: &'r TraceReader, overrides: Overrides) -> Result<Self, BackendError> {
         let total: u64 = reader.objects().memories.iter().map(|memory| memory.size).sum();
-        if backend.memory_budget().is_some_and(|budget| total > budget) {
+        let over_budget = backend.memory_budget().is_some_and(|budget| total > budget);
+        if over_budget || backend.reuses_addresses(reader.objects()) {
             let lifetimes = Lifetimes::scan(reader).map_err(|error| BackendError::Invalid(format!("the trace's segments do not read: {error}")))?;
-            backend.share_storage(&lifetimes, reader.objects())?;
+            if over_budget {
+                backend.share_storage(&lifetimes, reader.objects())?;
+            }
+            backend.note_lifetimes(&lifetimes);
         }
         backend.load(reader.objects(), reader.blobs())?;
         Ok(Replayer { backend, reader, overrides, families: FamilyFinder::new(reader.objects()), plans: Vec::new(), built: Vec::new() })
