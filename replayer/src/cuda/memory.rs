@@ -34,13 +34,15 @@ pub struct Memories {
     /// Images, as arrays, by `MemId` index (their address is 0: kernels reach them only
     /// through texture and surface objects).
     pub arrays: HashMap<usize, Array>,
+    /// Pinned host memory, by `MemId` index: the host side of every copy.
+    pub on_host: BTreeSet<usize>,
     owned: Vec<Owned>,
 }
 
 impl Memories {
     /// No memory yet.
     pub fn none() -> Memories {
-        Memories { addresses: Vec::new(), sizes: Vec::new(), at_recorded_addresses: false, arrays: HashMap::new(), owned: Vec::new() }
+        Memories { addresses: Vec::new(), sizes: Vec::new(), at_recorded_addresses: false, arrays: HashMap::new(), on_host: BTreeSet::new(), owned: Vec::new() }
     }
 
     /// Places every memory object; a program's variable (`MemKind::Global`) is where `variable`
@@ -98,6 +100,9 @@ impl Memories {
                 MemKind::Buffer | MemKind::Pitched { .. } if mapped(memory) => memory.address,
                 _ => placed.allocate_one(memory)?,
             };
+            if memory.kind == MemKind::Host {
+                placed.on_host.insert(index);
+            }
             placed.addresses.push(address);
             placed.sizes.push(memory.size);
         }

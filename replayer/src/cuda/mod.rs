@@ -40,6 +40,10 @@ pub fn devices() -> BackendResult<Vec<crate::devices::Listed>> {
     Ok(driver::devices()?.into_iter().map(|(_, listed)| listed).collect())
 }
 
+fn not_loaded() -> BackendError {
+    BackendError::Unsupported("the trace is not loaded yet".into())
+}
+
 pub struct CudaBackend {
     device: Device,
     options: BackendOptions,
@@ -95,7 +99,11 @@ impl CudaBackend {
     }
 
     fn objects(&self) -> BackendResult<&Objects> {
-        self.objects.as_ref().ok_or_else(|| BackendError::Unsupported("the trace is not loaded yet".into()))
+        self.objects.as_ref().ok_or_else(not_loaded)
+    }
+
+    fn objects_mut(&mut self) -> BackendResult<&mut Objects> {
+        self.objects.as_mut().ok_or_else(not_loaded)
     }
 
     /// The memory object's address and size.
@@ -187,7 +195,7 @@ impl Backend for CudaBackend {
     }
 
     fn stage(&mut self, ids: &[NodeId], nodes: &[Node], blobs: &BlobStore) -> BackendResult<()> {
-        let objects = self.objects.as_mut().ok_or_else(|| BackendError::Unsupported("the trace is not loaded yet".into()))?;
+        let objects = self.objects_mut()?;
         if let Some(node) = nodes.first() {
             objects.relocation.at_segment(node.segment.0);
         }
@@ -204,21 +212,30 @@ impl Backend for CudaBackend {
             }
             return self.copy_packed(array, data.as_ptr().cast_mut().cast(), false);
         }
-        let objects = self.objects.as_mut().ok_or_else(|| BackendError::Unsupported("the trace is not loaded yet".into()))?;
+        let objects = self.objects_mut()?;
         if offset == 0 && objects.variables_unwritten.remove(&mem) {
             let mut loaded = vec![0u8; data.len()];
             // SAFETY: the variable's bytes, into a buffer of their size.
             check(unsafe { sys::cuMemcpy(loaded.as_mut_ptr() as u64, address, loaded.len()) }, "cuMemcpy")?;
             objects.relocation.learn_module_words(data, &loaded);
         }
+        if data.is_empty() {
+            return Ok(());
+        }
         let mut data = data.to_vec();
         objects.relocation.to_replay(&mut data);
-        // SAFETY: inside the memory (checked above); unified addressing covers host and managed memory.
-        check(unsafe { sys::cuMemcpy(address + offset, data.as_ptr() as u64, data.len()) }, "cuMemcpy")?;
-        // From pageable memory cuMemcpy may return before the data lands, and it runs on the legacy
-        // stream, which does not order the non-blocking streams the replay launches on: without this
-        // wait a graph could start before its initial state is in place (seen on an H100).
-        self.finish()
+        if objects.memories.on_host.contains(&mem.index()) {
+            // SAFETY: inside the memory (checked above), which is the host's.
+            unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), (address + offset) as *mut u8, data.len()) };
+            return Ok(());
+        }
+        let staged = objects.pinned.take_with(&data)?;
+        // SAFETY: inside the memory (checked above), from a pinned buffer that holds the data.
+        check(unsafe { sys::cuMemcpyHtoDAsync_v2(address + offset, staged.ptr, data.len(), self.main) }, "cuMemcpyHtoDAsync")?;
+        // Waited for before anything runs that may read it.
+        self.finish()?;
+        self.objects_mut()?.pinned.give(staged);
+        Ok(())
     }
 
     fn read_memory(&mut self, mem: MemId) -> BackendResult<Vec<u8>> {
@@ -229,8 +246,20 @@ impl Backend for CudaBackend {
             self.copy_packed(array, data.as_mut_ptr().cast(), true)?;
             return Ok(data);
         }
-        // SAFETY: as in write_memory.
-        check(unsafe { sys::cuMemcpy(data.as_mut_ptr() as u64, address, data.len()) }, "cuMemcpy")?;
+        let objects = self.objects_mut()?;
+        if objects.memories.on_host.contains(&mem.index()) {
+            // SAFETY: the whole memory, which is the host's.
+            unsafe { std::ptr::copy_nonoverlapping(address as *const u8, data.as_mut_ptr(), data.len()) };
+        } else {
+            let len = data.len();
+            let landing = objects.pinned.take(len)?;
+            // SAFETY: the whole memory, into a pinned buffer that holds it.
+            check(unsafe { sys::cuMemcpyDtoHAsync_v2(landing.ptr, address, len, self.main) }, "cuMemcpyDtoHAsync")?;
+            self.finish()?;
+            // SAFETY: the copy finished writing the buffer's first `len` bytes.
+            data.copy_from_slice(unsafe { std::slice::from_raw_parts(landing.ptr as *const u8, len) });
+            self.objects_mut()?.pinned.give(landing);
+        }
         self.objects()?.relocation.to_recorded(&mut data);
         Ok(data)
     }
@@ -254,7 +283,7 @@ impl Backend for CudaBackend {
     fn run_eager(&mut self, part: &PartitionNodes<'_>, _blobs: &BlobStore) -> BackendResult<()> {
         self.begin_submission();
         self.mark_origin()?;
-        let objects = self.objects.as_ref().ok_or_else(|| BackendError::Unsupported("the trace is not loaded yet".into()))?;
+        let objects = self.objects.as_ref().ok_or_else(not_loaded)?;
         self.received.extend(part.nodes.iter().filter_map(|(id, node)| match (&node.command, objects.landings.get(id)) {
             (Command::Copy(copy), Some(landing)) => Some((*id, landing.clone(), copy.extent.clone())),
             _ => None,
@@ -280,7 +309,7 @@ impl Backend for CudaBackend {
             // The graph being replaced may still be running.
             self.finish()?;
         }
-        let objects = self.objects.as_ref().ok_or_else(|| BackendError::Unsupported("the trace is not loaded yet".into()))?;
+        let objects = self.objects.as_ref().ok_or_else(not_loaded)?;
         let built = self
             .graphs
             .get_mut(buffer.0)

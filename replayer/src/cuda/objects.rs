@@ -35,8 +35,8 @@ pub struct Objects {
     /// Where each copy of the staged segment lands whose data the trace keeps (by node), to be
     /// compared; a graph holds on to those its copies land in.
     pub landings: HashMap<NodeId, Rc<HostBuffer>>,
-    /// Pinned buffers of landings and sources no segment uses now, kept for the next.
-    pinned: PinnedPool,
+    /// Pinned buffers of landings, sources and restored contents no segment uses now, kept for the next.
+    pub pinned: PinnedPool,
     /// An event for each event number the trace's event records and waits name.
     pub events: HashMap<u32, CUevent>,
     /// Smaller sinks that graphs built before may still copy into.
