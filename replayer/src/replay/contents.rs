@@ -6,7 +6,23 @@
 //! segment to the next.
 
 use std::collections::{BTreeSet, HashMap};
-use trace_format::{BlobId, MemId, MemState, Node, Segment};
+use trace_format::{BlobId, BlobStore, FormatError, HostWrite, MemId, MemState, Node, Segment};
+
+/// The host's writes of a segment in their order, each run of writes to adjacent bytes of one
+/// memory object as one: the shim keeps a write per run of pages it saw written between two
+/// looks, and UnifiedMemoryPerf's 1,512 segments came with 43,840 of them, each a copy and two
+/// synchronizations at replay.
+pub fn joined_host_writes(writes: &[HostWrite], blobs: &BlobStore) -> Result<Vec<(MemId, u64, Vec<u8>)>, FormatError> {
+    let mut joined: Vec<(MemId, u64, Vec<u8>)> = Vec::new();
+    for write in writes {
+        let bytes = blobs.get(write.blob)?;
+        match joined.last_mut() {
+            Some((mem, offset, run)) if *mem == write.mem && *offset + run.len() as u64 == write.offset => run.extend_from_slice(&bytes),
+            _ => joined.push((write.mem, write.offset, bytes.into_owned())),
+        }
+    }
+    Ok(joined)
+}
 
 /// The memory a segment's nodes use (and may write), each once.
 pub fn memory_used<'n>(nodes: impl IntoIterator<Item = &'n Node>) -> Vec<MemId> {
@@ -62,6 +78,18 @@ mod tests {
 
     fn segment(initial: Vec<MemState>, expected: Vec<MemState>) -> Segment {
         Segment { ordinal: 0, ended_by: "clFinish".to_string(), initial, expected, failed_with: None, printed: None, racy_reads: Vec::new(), host_writes: Vec::new() }
+    }
+
+    #[test]
+    fn adjacent_host_writes_to_one_memory_are_joined_in_their_order() {
+        let mut blobs = BlobStore::default();
+        let mut write = |mem: u32, offset: u64, bytes: Vec<u8>| HostWrite { mem: MemId(mem), offset, blob: blobs.insert(bytes), while_running: false };
+        // Pages 0 and 1 of memory 1, then page 0 of memory 2, page 2 of memory 1, page 4 (a gap),
+        // and page 2 again (later, so it stays after).
+        let writes = [write(1, 0, vec![1; 4]), write(1, 4, vec![2; 4]), write(2, 0, vec![3; 4]), write(1, 8, vec![4; 4]), write(1, 16, vec![5; 4]), write(1, 8, vec![6; 4])];
+        let joined = joined_host_writes(&writes, &blobs).expect("blobs present");
+        let expected = [(1, 0, [vec![1; 4], vec![2; 4]].concat()), (2, 0, vec![3; 4]), (1, 8, vec![4; 4]), (1, 16, vec![5; 4]), (1, 8, vec![6; 4])];
+        assert_eq!(joined, expected.map(|(mem, offset, bytes)| (MemId(mem), offset, bytes)));
     }
 
     #[test]

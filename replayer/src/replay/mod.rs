@@ -229,8 +229,8 @@ impl<'r> Replayer<'r> {
                     }
                 }
                 // What the host stored into memory while or before the segment ran, as it did.
-                for write in &graph.recorded.host_writes {
-                    self.backend.write_memory(write.mem, write.offset, &self.reader.blobs().get(write.blob)?)?;
+                for (mem, offset, bytes) in contents::joined_host_writes(&graph.recorded.host_writes, self.reader.blobs())? {
+                    self.backend.write_memory(mem, offset, &bytes)?;
                 }
                 let patches = match options.mode {
                     Mode::Graph => self.patches_by_partition(&graph, placement.family),

@@ -727,6 +727,11 @@ fn watched_memory_is_read_once_and_the_pages_the_host_writes_go_with_the_window_
     // SAFETY: as above.
     unsafe { pinned.byte(2 * 4096).write_volatile(1) };
     h.sync();
+    // Then pages 0 and 1 between the same two looks: one write of both.
+    // SAFETY: as above.
+    unsafe { pinned.byte(9).write_volatile(2) };
+    // SAFETY: as above.
+    unsafe { pinned.byte(4096 + 6).write_volatile(4) };
     h.command(1, Order::Command, &[], None, &[key]);
     h.sync();
     // Its initial state once; then what each window wrote, at its close: the host reads pinned
@@ -745,7 +750,11 @@ fn watched_memory_is_read_once_and_the_pages_the_host_writes_go_with_the_window_
         bytes[offset] = value;
         bytes
     };
-    assert_eq!(writes, [(1, 4096, page(5, 7)), (1, 2 * 4096, page(0, 1))]);
+    let mut both = [page(9, 2), page(5, 7)].concat();
+    both[4096 + 6] = 4;
+    let summary = |writes: &[(u32, u64, Vec<u8>)]| writes.iter().map(|(segment, offset, bytes)| (*segment, *offset, bytes.len())).collect::<Vec<_>>();
+    assert_eq!(summary(&writes), [(1, 4096, 4096), (1, 2 * 4096, 4096), (2, 0, 2 * 4096)], "adjacent pages written between two looks come as one write");
+    assert!(writes[0].2 == page(5, 7) && writes[1].2 == page(0, 1) && writes[2].2 == both, "the bytes written");
     h.rec.memory_released(key);
     // SAFETY: as above: no longer watched, so no fault.
     unsafe { pinned.byte(0).write_volatile(3) };
