@@ -124,21 +124,35 @@ pub fn wait_for(queue: Key, capture_active: bool) {
 
 pub struct DeviceAccess<'a> {
     state: &'a State,
+    /// The stream of the command whose first uses are read, if any.
+    submitting: Option<Key>,
 }
 
 impl<'a> DeviceAccess<'a> {
     pub fn new(state: &'a State) -> DeviceAccess<'a> {
-        DeviceAccess { state }
+        DeviceAccess { state, submitting: None }
+    }
+
+    /// For the first uses of a command submitted to `queue`: read after the work the program
+    /// submitted there before, which may write memory out of the shim's sight (nvJPEG's JPEG
+    /// engine decodes into memory a kernel on that stream then reads).
+    pub fn before_submission(state: &'a State, queue: Key) -> DeviceAccess<'a> {
+        DeviceAccess { state, submitting: Some(queue) }
     }
 
     /// Makes the shim's stream wait until the stream that allocated `mem` in stream order got
     /// there; `false` when that cannot be done without touching a stream a capture forbids.
     fn after_allocation(&self, mem: Key, own: OwnStream) -> bool {
-        let Some(&queue) = self.state.ordered_allocations.get(&mem) else { return true };
+        self.state.ordered_allocations.get(&mem).is_none_or(|&queue| self.after_stream(queue, own))
+    }
+
+    /// Makes the shim's stream wait until `queue` got where the program's submissions reached;
+    /// `false` when that cannot be done without touching a stream a capture forbids.
+    fn after_stream(&self, queue: Key, own: OwnStream) -> bool {
         let stream = match driver_stream(queue) {
             DriverStream::Handle(_) if quiet(self.state) && queue == LEGACY => return false,
             DriverStream::Handle(stream) => stream,
-            // Only that thread can name its default stream; its allocation was long reached.
+            // Only that thread can name its default stream; what it submitted was long reached.
             DriverStream::OtherThreadsDefault => return true,
         };
         let event = own.event as *mut c_void;
@@ -170,6 +184,10 @@ impl MemoryAccess for DeviceAccess<'_> {
             if !self.after_allocation(mem, own) {
                 crate::log::debug!("memory {mem:#x} is not read: its allocation is ordered on the legacy stream while a stream captures");
                 return None;
+            }
+            // Where that cannot be ordered, read as things stand.
+            if let Some(queue) = self.submitting {
+                self.after_stream(queue, own);
             }
             let stream = own.stream as *mut c_void;
             // SAFETY: `mem` is a live allocation (or array) of `size` bytes (packed); the buffer

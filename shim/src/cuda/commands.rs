@@ -83,7 +83,7 @@ pub fn enqueue(
         let accesses = if recorder.capturing() { accesses(recorder) } else { Vec::new() };
         // A variable's memory names its program, which the trace must then hold.
         super::modules::read_variable_images(state, recorder, &accesses);
-        Some(recorder.prepare(accesses, &DeviceAccess::new(state)))
+        Some(recorder.prepare(accesses, &DeviceAccess::before_submission(state, queue)))
     })?;
     let Some(prepared) = prepared else {
         forward.call();

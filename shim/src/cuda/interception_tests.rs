@@ -441,16 +441,20 @@ fn work_of_another_stream_the_host_s_timing_ordered_closes_first() {
 fn device_memory_allocated_out_of_sight_is_adopted() {
     let test = TestProgram::build("private_memory_program");
     let (output, file) = test.recorded();
-    assert_eq!(output, "private 0 0 8 8 7 next 3 third 1\n");
+    assert_eq!(output, "private 0 0 8 8 7 next 3 third 1 fourth 1\n");
     let trace = &file.trace;
     assert!(trace.partial.is_empty(), "{:?}", trace.partial);
     let kinds: Vec<(&MemKind, u64)> = trace.memories.iter().map(|memory| (&memory.kind, memory.size)).collect();
-    // The third is adopted at the kernel that first names it; the second begins one past the end
+    // The third is adopted at the kernel that first names it, the fourth (one past the end of the
+    // third) at the kernel that names it inside a structure; the second begins one past the end
     // of the first, and is an object of its own.
-    assert_eq!(kinds, [(&MemKind::Buffer, 16), (&MemKind::Buffer, 32), (&MemKind::Buffer, 16)]);
+    assert_eq!(kinds, [(&MemKind::Buffer, 16), (&MemKind::Buffer, 16), (&MemKind::Buffer, 32), (&MemKind::Buffer, 16)]);
     let kernel_args: Vec<&Arg> = trace.nodes.iter().filter_map(|node| match &node.command { Work::Kernel(launch) => Some(&launch.args[0]), _ => None }).collect();
     let memory = |mem, offset| Arg::Memory { mem: trace_format::MemId(mem), offset };
-    assert_eq!(kernel_args, [&memory(0, 0), &memory(1, 16)]);
+    let image = [8u8, 0, 0, 0, 0, 0, 0, 0, 0x80, 0x02, 0, 0, 0xaa, 0x01, 0, 0];
+    let Arg::ValueWithPointers { bytes, pointers } = kernel_args[1] else { panic!("the structure holds a pointer: {:?}", kernel_args[1]) };
+    assert_eq!((&bytes[8..], pointers.as_slice()), (&image[8..], [trace_format::EmbeddedPointer { at: 0, mem: trace_format::MemId(1), offset: 0 }].as_slice()));
+    assert_eq!([kernel_args[0], kernel_args[2]], [&memory(0, 0), &memory(2, 16)]);
 }
 
 /// `test_driver/device_printf_program.c`: what kernels print reaches the program's stdout as

@@ -3,7 +3,7 @@
 
 use super::commands::{enqueue, untracked, Enqueued, UNTRACKED_MEMORY};
 use super::params::{self, Embedded, Value};
-use super::state::{with_recorder, with_state, Layout};
+use super::state::{with_recorder, with_state, Layout, State};
 use super::textures;
 use super::{key, CUresult, CUstream, Recorded};
 use crate::entry::Forward;
@@ -85,6 +85,30 @@ fn adopt_pointer_parameters(recorder: &mut Recorder, function: Key, arguments: &
     }
 }
 
+/// How many words `State::not_allocations` keeps before it starts again.
+const NOT_ALLOCATIONS_KEPT: usize = 1 << 16;
+
+/// Words of structures passed by value that may be device addresses and lie in no tracked
+/// allocation, or just past the end of one (where one the shim did not see may start): the
+/// driver is asked for the allocation holding them (nvJPEG passes the image its JPEG engine
+/// decoded inside a structure). A word the driver places in no allocation is not asked again.
+fn adopt_embedded_pointers(state: &mut State, recorder: &mut Recorder, arguments: &[&[u8]]) {
+    for bytes in arguments.iter().filter(|bytes| bytes.len() > 8) {
+        for word in bytes.chunks_exact(8).map(|word| u64::from_ne_bytes(word.try_into().expect("8 bytes"))) {
+            if !(1 << 32..1 << 48).contains(&word) || state.not_allocations.contains(&word) {
+                continue;
+            }
+            let untracked = recorder.locate(word).is_none_or(|(mem, offset)| recorder.memory_size(mem) == Some(offset));
+            if untracked && super::memory::adopt(recorder, word).is_none() {
+                if state.not_allocations.len() >= NOT_ALLOCATIONS_KEPT {
+                    state.not_allocations.clear();
+                }
+                state.not_allocations.insert(word);
+            }
+        }
+    }
+}
+
 /// Reads the launch's parameters with the kernel's layout (asked of the driver once).
 unsafe fn decode(function: *mut c_void, params: *mut *mut c_void, extra: *mut *mut c_void) -> Result<Option<Decoded>, super::Failure> {
     let layout = with_state(|state| state.layouts.entry(key(function)).or_insert_with(|| params::layout(function)).clone());
@@ -95,6 +119,7 @@ unsafe fn decode(function: *mut c_void, params: *mut *mut c_void, extra: *mut *m
         super::modules::identify(state, recorder, function);
         super::modules::read_image(state, recorder, key(function));
         adopt_pointer_parameters(recorder, key(function), &arguments);
+        adopt_embedded_pointers(state, recorder, &arguments);
         let values = params::decode(&arguments, |address| recorder.locate(address), |index, word| textures::parameter(recorder, key(function), index, word));
         Some(Decoded { layout, values, variables: super::modules::variables_of(state, key(function)) })
     })

@@ -60,7 +60,8 @@ const RANGE_SIZE: c_int = 12;
 
 /// Device memory the program names but the shim did not see allocated: a library's private way
 /// to the driver (nvJPEG allocates through one). Where the driver knows the allocation holding
-/// `pointer`, it is tracked from now on like any other, its contents read at its first use.
+/// `pointer`, it is tracked from now on, its contents read at its first use after each host
+/// synchronization: what writes it may be unseen too (nvJPEG's JPEG engine).
 pub fn adopt(recorder: &mut Recorder, pointer: CUdeviceptr) -> Option<(Key, u64)> {
     let attribute = |value: *mut c_void, attribute: c_int| {
         // SAFETY: each attribute asked for has a value of the type `value` points to.
@@ -77,7 +78,7 @@ pub fn adopt(recorder: &mut Recorder, pointer: CUdeviceptr) -> Option<(Key, u64)
         return None;
     }
     let kind = if managed != 0 { MemKind::Managed } else { MemKind::Buffer };
-    let desc = MemDesc { shape: MemShape::Whole(kind), host_writes: if managed != 0 { HostWrites::Watchable } else { HostWrites::None }, ..allocation(start, size as u64, Some(ordinal as Key)) };
+    let desc = MemDesc { shape: MemShape::Whole(kind), host_writes: if managed != 0 { HostWrites::Watchable } else { HostWrites::Unseen }, ..allocation(start, size as u64, Some(ordinal as Key)) };
     crate::log::debug!("{pointer:#x}: adopting the allocation the driver knows there ({start:#x}, {size} bytes)");
     recorder.memory_created(start, desc);
     recorder.locate(pointer)

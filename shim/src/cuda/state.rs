@@ -60,6 +60,9 @@ pub struct State {
     pub array_at: HashMap<Key, usize>,
     /// Arrays created so far, which numbers their addresses.
     pub array_count: u64,
+    /// Words of structures passed by value that the driver placed in no allocation the shim
+    /// could adopt: not asked about again (see `launches::adopt_embedded_pointers`).
+    pub not_allocations: HashSet<u64>,
 }
 
 /// A module image still where the program keeps it.

@@ -39,8 +39,9 @@ pub struct MemDesc {
 pub enum HostWrites {
     /// It does not (device memory, handles): only commands change it.
     None,
-    /// Directly, unseen (mapped or shared memory, a CPU device's host pointers): the memory is
-    /// read again at its first use after a host synchronization.
+    /// Directly, unseen (mapped or shared memory, a CPU device's host pointers), or through work
+    /// the shim does not see (device memory a library allocated out of its sight): the memory
+    /// is read again at its first use after a host synchronization.
     Unseen,
     /// Directly at its address, and page protection sees where: the device writes it without
     /// the CPU's page tables (pinned, registered and managed memory of a GPU). Only the pages

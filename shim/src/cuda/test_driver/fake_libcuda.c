@@ -136,17 +136,20 @@ CUresult cuCtxSynchronize(void) { flush_said(); return asserted ? 710 : implicit
 CUresult cuModuleLoadData(void **m, const void *image) { *m = (void *)0xa00; return 0; }
 CUresult cuModuleLoad(void **m, const char *path) { *m = (void *)0xb00; return 0; }
 // Every function is add1(int *data, int n) but set_condition(int *data, condition handle), whose
-// second parameter has 8 bytes.
+// second parameter has 8 bytes, and add1_in_struct(struct { int *data; long tag; }, int n).
 #define SET_CONDITION 0x10000
 #define SAY 0x20000
+#define IN_STRUCT 0x40000
 CUresult cuModuleGetFunction(void **f, void *m, const char *name) {
-    *f = (char *)m + 0x500 + (strcmp(name, "set_condition") ? 0 : SET_CONDITION) + (strcmp(name, "say") ? 0 : SAY);
+    *f = (char *)m + 0x500 + (strcmp(name, "set_condition") ? 0 : SET_CONDITION) + (strcmp(name, "say") ? 0 : SAY)
+         + (strcmp(name, "add1_in_struct") ? 0 : IN_STRUCT);
     return 0;
 }
 static size_t second_size(void *f) { return (uintptr_t)f & SET_CONDITION ? 8 : 4; }
 CUresult cuFuncGetParamInfo(void *f, size_t i, size_t *o, size_t *s) {
     if (i > 1) return 1;
-    *o = i * 8; *s = i == 0 ? 8 : second_size(f); return 0;
+    size_t first = (uintptr_t)f & IN_STRUCT ? 16 : 8;
+    *o = i * first; *s = i == 0 ? first : second_size(f); return 0;
 }
 static CUresult launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned sh,
                        void *stream, void **params, void **extra) {
