@@ -133,9 +133,10 @@ impl<'a> DeviceAccess<'a> {
         DeviceAccess { state, submitting: None }
     }
 
-    /// For the first uses of a command submitted to `queue`: read after the work the program
-    /// submitted there before, which may write memory out of the shim's sight (nvJPEG's JPEG
-    /// engine decodes into memory a kernel on that stream then reads).
+    /// For the first uses of a command submitted to `queue`: memory that work may write out of
+    /// the shim's sight is read after the work the program submitted there before (nvJPEG's JPEG
+    /// engine decodes into memory a kernel on that stream then reads). Only that memory: a
+    /// kernel submitted before may spin on a flag the host sets after this call.
     pub fn before_submission(state: &'a State, queue: Key) -> DeviceAccess<'a> {
         DeviceAccess { state, submitting: Some(queue) }
     }
@@ -173,6 +174,18 @@ impl MemoryAccess for DeviceAccess<'_> {
     }
 
     fn read(&self, mem: Key, size: u64) -> Option<Vec<u8>> {
+        self.read_ordered(mem, size, false)
+    }
+
+    fn read_after_submitted(&self, mem: Key, size: u64) -> Option<Vec<u8>> {
+        self.read_ordered(mem, size, true)
+    }
+}
+
+impl DeviceAccess<'_> {
+    /// `mem` read on the shim's stream, after its stream-ordered allocation and, with
+    /// `after_submitted`, after the submitting stream's earlier work.
+    fn read_ordered(&self, mem: Key, size: u64, after_submitted: bool) -> Option<Vec<u8>> {
         let mut contents = vec![0u8; usize::try_from(size).ok()?];
         let _relaxed = RelaxedCapture::enter();
         let context = self.state.memory_contexts.get(&mem).copied();
@@ -186,7 +199,7 @@ impl MemoryAccess for DeviceAccess<'_> {
                 return None;
             }
             // Where that cannot be ordered, read as things stand.
-            if let Some(queue) = self.submitting {
+            if let Some(queue) = self.submitting.filter(|_| after_submitted) {
                 self.after_stream(queue, own);
             }
             let stream = own.stream as *mut c_void;

@@ -248,7 +248,11 @@ impl Recorder {
                     log::debug!("memory {root:#x}: host writes to {} bytes watched: {}", entry.desc.size, entry.capture.watched);
                 }
                 let overwritten = use_.overwrites && use_.mem == root;
-                let contents = if overwritten { None } else { access.read(root, entry.desc.size) };
+                let contents = match (overwritten, entry.desc.host_writes) {
+                    (true, _) => None,
+                    (false, HostWrites::Unseen) => access.read_after_submitted(root, entry.desc.size),
+                    (false, _) => access.read(root, entry.desc.size),
+                };
                 self.initial_contents(root, contents, overwritten);
             }
         }

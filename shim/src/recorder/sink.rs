@@ -29,4 +29,9 @@ pub trait MemoryAccess {
     fn drain(&self);
     /// The whole contents of memory object `mem` (`size` bytes), or `None` if it cannot be read.
     fn read(&self, mem: super::Key, size: u64) -> Option<Vec<u8>>;
+    /// The same, once the work submitted before the command being prepared has finished:
+    /// for memory that work may write out of the recorder's sight (`HostWrites::Unseen`).
+    fn read_after_submitted(&self, mem: super::Key, size: u64) -> Option<Vec<u8>> {
+        self.read(mem, size)
+    }
 }

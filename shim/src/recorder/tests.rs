@@ -42,6 +42,8 @@ impl Sink for SharedSink {
 struct FakeDevice {
     contents: RefCell<HashMap<Key, Vec<u8>>>,
     reads: RefCell<Vec<Key>>,
+    /// Reads that waited for the work submitted before.
+    reads_after_submitted: RefCell<Vec<Key>>,
     drains: RefCell<usize>,
 }
 
@@ -54,6 +56,10 @@ impl MemoryAccess for FakeDevice {
         let contents = self.contents.borrow().get(&mem).cloned()?;
         assert_eq!(contents.len() as u64, size, "read of memory {mem} with the wrong size");
         Some(contents)
+    }
+    fn read_after_submitted(&self, mem: Key, size: u64) -> Option<Vec<u8>> {
+        self.reads_after_submitted.borrow_mut().push(mem);
+        self.read(mem, size)
     }
 }
 
@@ -701,6 +707,8 @@ fn memory_is_read_once_per_capture_unless_the_host_can_write_it() {
         h.sync();
     }
     assert_eq!(*h.device.reads.borrow(), [0xa, 0xb, 0xb, 0xb]);
+    // What may be written out of sight is read after the work submitted before.
+    assert_eq!(*h.device.reads_after_submitted.borrow(), [0xb, 0xb, 0xb]);
     assert_eq!(h.initial_states(), [(0, 0, vec![1; 4]), (0, 1, vec![5; 4]), (1, 1, vec![20; 4]), (2, 1, vec![21; 4])]);
     let ends: Vec<_> = h.records().into_iter().filter_map(|r| if let Record::SegmentEnd { expected, .. } = r { Some(expected.len()) } else { None }).collect();
     assert_eq!(ends, [0, 0, 0], "with REPRISE_VERIFY=end windows keep no contents");
