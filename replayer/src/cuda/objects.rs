@@ -146,9 +146,8 @@ impl Objects {
             }
             Ok(())
         })?;
-        let unneeded: Vec<BlobId> = self.sources.keys().filter(|blob| !needed.contains(blob)).copied().collect();
-        for blob in unneeded {
-            self.pinned.give(self.sources.remove(&blob).expect("a staged source"));
+        for (_, unneeded) in self.sources.extract_if(|blob, _| !needed.contains(blob)) {
+            self.pinned.give(unneeded);
         }
         for blob in needed {
             if let std::collections::hash_map::Entry::Vacant(entry) = self.sources.entry(blob) {

@@ -15,7 +15,6 @@
 //! taken for an address unless it is alone (no other within `NEIGHBOURHOOD` words) and the middle
 //! of three words in arithmetic progression. Pointer arrays, progressions themselves, keep their
 //! company.
-
 //!
 //! A program that frees memory and allocates again often gets the same address back (batchCUBLAS
 //! allocates its matrices anew for each test): a recorded address then lies in several objects,
@@ -28,6 +27,7 @@
 //! contents as recorded and as its own load left them (`learn_module_words`) and moves exactly
 //! those words, in data and in arguments passed by value.
 
+use crate::replay::addresses::may_be_address;
 use std::collections::HashMap;
 use trace_format::{MemKind, Memory};
 
@@ -134,11 +134,6 @@ pub struct Relocation {
     module_to_recorded: HashMap<u64, u64>,
 }
 
-/// Where the driver puts modules and memory: above 4 GB, in 48-bit user addresses.
-fn may_be_module_address(word: u64) -> bool {
-    (1 << 32..1 << 48).contains(&word)
-}
-
 /// Replaces each aligned word `moves` names.
 fn move_words(bytes: &mut [u8], moves: &HashMap<u64, u64>) {
     if moves.is_empty() {
@@ -193,7 +188,7 @@ impl Relocation {
         for (recorded, loaded) in recorded.chunks_exact(8).zip(loaded.chunks_exact(8)) {
             let recorded = u64::from_ne_bytes(recorded.try_into().expect("8 bytes"));
             let loaded = u64::from_ne_bytes(loaded.try_into().expect("8 bytes"));
-            let addresses = may_be_module_address(recorded) && may_be_module_address(loaded);
+            let addresses = may_be_address(recorded) && may_be_address(loaded);
             if recorded != loaded && addresses && self.to_replay.translate(recorded, None).is_none() {
                 self.module_to_replay.insert(recorded, loaded);
                 self.module_to_recorded.insert(loaded, recorded);

@@ -5,9 +5,11 @@
 
 use std::ops::Range;
 
-/// Where a word could be an address in the recording process: a user-space address above the
-/// first 4 GB (x86_64 and aarch64 processes map their heaps and libraries there).
-const RECORDED_ADDRESSES: Range<u64> = 1 << 32..1 << 47;
+/// Whether a word could be a user-space address above the first 4 GB, where x86_64 and aarch64
+/// processes map their heaps and libraries and the CUDA driver its memory and modules.
+pub fn may_be_address(word: u64) -> bool {
+    (1 << 32..1 << 47).contains(&word)
+}
 
 /// Addresses are 64-bit words.
 const WORD: usize = 8;
@@ -29,7 +31,7 @@ pub fn address_words(expected: &[u8], actual: &[u8], differing: &[Range<usize>])
         // A word the previous range ended in was looked at already.
         let mut at = (range.start / WORD * WORD).max(words.last().map_or(0, |last| last.end));
         while at < range.end.min(common) {
-            if RECORDED_ADDRESSES.contains(&value(expected, at)) && mapped(value(actual, at)) {
+            if may_be_address(value(expected, at)) && mapped(value(actual, at)) {
                 match words.last_mut() {
                     Some(last) if last.end == at => last.end = at + WORD,
                     _ => words.push(at..at + WORD),

@@ -20,7 +20,7 @@
 //! What stays in memory is the trace's objects, each family's base, plan, command buffers and
 //! varying slots, and what the device holds per memory object: never the whole trace.
 
-mod addresses;
+pub(crate) mod addresses;
 mod compare;
 mod contents;
 mod elements;
