@@ -2,7 +2,7 @@
 //! after it succeeded; passed through unrecorded while the program captures streams itself.
 
 use super::access::DeviceAccess;
-use super::state::with_recorder;
+use super::state::{with_recorder, State};
 use super::hooks::{HostFn, StreamCallback};
 use super::streams::{ensure_queue, stream_key};
 use super::sync::closed;
@@ -69,6 +69,18 @@ pub fn enqueue(
     accesses: impl FnOnce(&mut Recorder) -> Vec<Access>,
     build: impl FnOnce(&mut Recorder) -> Result<Command, &'static str>,
 ) -> Recorded {
+    enqueue_described(forward, enqueued, |_, recorder| (accesses(recorder), ()), |recorder, ()| build(recorder))
+}
+
+/// `enqueue` for a command whose description is worked out, under the same lock, before the
+/// real call: `describe` gives its accesses and what `build` needs later (a launch's decoded
+/// parameters); neither runs outside the capture range.
+pub fn enqueue_described<D>(
+    forward: &mut Forward<'_, CUresult>,
+    enqueued: Enqueued,
+    describe: impl FnOnce(&mut State, &mut Recorder) -> (Vec<Access>, D),
+    build: impl FnOnce(&mut Recorder, D) -> Result<Command, &'static str>,
+) -> Recorded {
     if !session::commands_captured() {
         session::uncaptured_command();
         return Ok(());
@@ -80,12 +92,18 @@ pub fn enqueue(
         }
         ensure_queue(state, recorder, queue);
         // Outside the capture range nothing is snapshotted: the accesses are not needed.
-        let accesses = if recorder.capturing() { accesses(recorder) } else { Vec::new() };
+        let (accesses, description) = match recorder.capturing() {
+            true => {
+                let (accesses, description) = describe(state, recorder);
+                (accesses, Some(description))
+            }
+            false => (Vec::new(), None),
+        };
         // A variable's memory names its program, which the trace must then hold.
         super::modules::read_variable_images(state, recorder, &accesses);
-        Some(recorder.prepare(accesses, &DeviceAccess::before_submission(state, queue)))
+        Some((recorder.prepare(accesses, &DeviceAccess::before_submission(state, queue)), description))
     })?;
-    let Some(prepared) = prepared else {
+    let Some((prepared, description)) = prepared else {
         forward.call();
         return Ok(());
     };
@@ -96,7 +114,9 @@ pub fn enqueue(
         let submission =
             Submission { call, queue: Some(queue), order: Order::Command, waits: &enqueued.waits, signals: None, received: enqueued.received, host_ordered: enqueued.synchronous };
         recorder.submit(prepared, submission, |recorder| {
-            build(recorder).unwrap_or_else(|reason| {
+            // A command is built only when prepared as captured, which described it.
+            let command = description.ok_or("the capture began during the call").and_then(|description| build(recorder, description));
+            command.unwrap_or_else(|reason| {
                 recorder.partial(call, reason);
                 Command::Barrier
             })

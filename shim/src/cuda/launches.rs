@@ -1,13 +1,12 @@
 //! Kernel launches (`cuLaunchKernel`, `cuLaunchKernelEx`): the grid, and the parameters decoded
 //! with the kernel's layout, memory ones relocated.
 
-use super::commands::{enqueue, untracked, Enqueued, UNTRACKED_MEMORY};
+use super::commands::{enqueue_described, untracked, Enqueued, UNTRACKED_MEMORY};
 use super::params::{self, Embedded, Value};
-use super::state::{with_recorder, with_state, Layout, State};
+use super::state::{Layout, State};
 use super::textures;
 use super::{key, CUresult, CUstream, Recorded};
 use crate::entry::Forward;
-use crate::session;
 use crate::recorder::{Access, Key, Recorder};
 use std::ffi::{c_uint, c_void};
 use trace_format::{Arg, Command, EmbeddedPointer, KernelLaunch, Launch, Param};
@@ -110,19 +109,16 @@ fn adopt_embedded_pointers(state: &mut State, recorder: &mut Recorder, arguments
 }
 
 /// Reads the launch's parameters with the kernel's layout (asked of the driver once).
-unsafe fn decode(function: *mut c_void, params: *mut *mut c_void, extra: *mut *mut c_void) -> Result<Option<Decoded>, super::Failure> {
-    let layout = with_state(|state| state.layouts.entry(key(function)).or_insert_with(|| params::layout(function)).clone());
-    let Some(layout) = layout else { return Ok(None) };
+unsafe fn decode(state: &mut State, recorder: &mut Recorder, function: *mut c_void, params: *mut *mut c_void, extra: *mut *mut c_void) -> Option<Decoded> {
+    let layout = state.layouts.entry(key(function)).or_insert_with(|| params::layout(function)).clone()?;
     // SAFETY: the program's launch arguments, for this kernel.
-    let Some(arguments) = (unsafe { params::arguments(&layout, params, extra) }) else { return Ok(None) };
-    with_recorder(|state, recorder| {
-        super::modules::identify(state, recorder, function);
-        super::modules::read_image(state, recorder, key(function));
-        adopt_pointer_parameters(recorder, key(function), &arguments);
-        adopt_embedded_pointers(state, recorder, &arguments);
-        let values = params::decode(&arguments, |address| recorder.locate(address), |index, word| textures::parameter(recorder, key(function), index, word));
-        Some(Decoded { layout, values, variables: super::modules::variables_of(state, key(function)) })
-    })
+    let arguments = unsafe { params::arguments(&layout, params, extra) }?;
+    super::modules::identify(state, recorder, function);
+    super::modules::read_image(state, recorder, key(function));
+    adopt_pointer_parameters(recorder, key(function), &arguments);
+    adopt_embedded_pointers(state, recorder, &arguments);
+    let values = params::decode(&arguments, |address| recorder.locate(address), |index, word| textures::parameter(recorder, key(function), index, word));
+    Some(Decoded { layout, values, variables: super::modules::variables_of(state, key(function)) })
 }
 
 unsafe fn launch(
@@ -134,18 +130,17 @@ unsafe fn launch(
     extra: *mut *mut c_void,
     grid: Launch,
 ) -> Recorded {
-    if !session::commands_captured() {
-        session::uncaptured_command();
-        return Ok(());
-    }
-    let decoded = unsafe { decode(function, params, extra) }?;
-    let accesses = decoded.as_ref().map(kernel_accesses).unwrap_or_default();
-    let accesses = move |_: &mut Recorder| accesses;
-    let build = move |recorder: &mut Recorder| match decoded {
+    // Decoded under the lock that prepares the launch: one lock per launch before the call.
+    let describe = |state: &mut State, recorder: &mut Recorder| {
+        // SAFETY: the program's launch, as it passes it to the driver.
+        let decoded = unsafe { decode(state, recorder, function, params, extra) };
+        (decoded.as_ref().map(kernel_accesses).unwrap_or_default(), decoded)
+    };
+    let build = move |recorder: &mut Recorder, decoded: Option<Decoded>| match decoded {
         Some(decoded) => kernel_command(recorder, key(function), decoded, grid),
         None => Err("the driver did not report the kernel's parameters"),
     };
-    enqueue(forward, Enqueued::new(call, stream), accesses, build)
+    enqueue_described(forward, Enqueued::new(call, stream), describe, build)
 }
 
 pub unsafe fn launch_kernel(
