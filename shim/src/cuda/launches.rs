@@ -44,10 +44,10 @@ pub struct Decoded {
 
 /// The kernel launch a recorder records for `function` (a key it knows) with these parameters.
 pub fn kernel_command(recorder: &mut Recorder, function: Key, decoded: Decoded, launch: Launch) -> Result<Command, &'static str> {
-    let mut params = Vec::with_capacity(decoded.values.len());
+    let params = decoded.layout.iter().zip(&decoded.values).map(|(&(offset, size), value)| Param { offset, size, kind: value.kind() });
+    let kernel = recorder.kernel_id(function, params).ok_or("a kernel the shim did not see loaded")?;
     let mut args = Vec::with_capacity(decoded.values.len());
-    for (&(offset, size), value) in decoded.layout.iter().zip(decoded.values) {
-        params.push(Param { offset, size, kind: value.kind() });
+    for value in decoded.values {
         args.push(match value {
             Value::Memory { mem, offset } => Arg::Memory { mem: recorder.mem_id(mem).ok_or_else(|| untracked(mem))?, offset },
             Value::Bytes(bytes) => Arg::Value(bytes),
@@ -60,7 +60,6 @@ pub fn kernel_command(recorder: &mut Recorder, function: Key, decoded: Decoded, 
             }
         });
     }
-    let kernel = recorder.kernel_id(function, &params).ok_or("a kernel the shim did not see loaded")?;
     Ok(Command::Kernel(KernelLaunch { kernel, args, launch }))
 }
 

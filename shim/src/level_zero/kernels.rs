@@ -137,7 +137,7 @@ pub fn command(
         params.push(param);
     }
     let kernel = recorder
-        .kernel_id(launch.kernel, &params)
+        .kernel_id(launch.kernel, params.into_iter())
         .ok_or("a kernel the shim did not see created")?;
     Ok((
         Command::Kernel(KernelLaunch {

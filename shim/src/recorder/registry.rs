@@ -246,21 +246,23 @@ impl Recorder {
     }
 
     /// The trace kernel for `key` launched with these parameters (a kernel launched with
-    /// different parameter kinds gets one trace kernel per list).
-    pub fn kernel_id(&mut self, key: Key, params: &[Param]) -> Option<KernelId> {
+    /// different parameter kinds gets one trace kernel per list). Compared lazily: a launch of
+    /// a kernel already seen with these kinds collects nothing.
+    pub fn kernel_id(&mut self, key: Key, params: impl Iterator<Item = Param> + Clone) -> Option<KernelId> {
         let kernel = self.objects.kernels.get(&key)?;
-        if let Some((_, id)) = kernel.ids.iter().find(|(known, _)| known == params) {
+        if let Some((_, id)) = kernel.ids.iter().find(|(known, _)| known.iter().cloned().eq(params.clone())) {
             return Some(*id);
         }
+        let params: Vec<Param> = params.collect();
         let (program, name, types) = (kernel.program, kernel.name.clone(), kernel.param_types.clone());
         let program = self.program_id(program)?;
-        self.sink.record(Record::Kernel(trace_format::Kernel { program, name, params: params.to_vec() }));
+        self.sink.record(Record::Kernel(trace_format::Kernel { program, name, params: params.clone() }));
         let id = KernelId(self.counts.kernels);
         self.counts.kernels += 1;
         if !types.is_empty() {
             self.sink.record(Record::ParamTypes(ParamTypes { kernel: id, types }));
         }
-        self.objects.kernels.get_mut(&key)?.ids.push((params.to_vec(), id));
+        self.objects.kernels.get_mut(&key)?.ids.push((params, id));
         Some(id)
     }
 

@@ -119,7 +119,7 @@ impl Harness {
                 let args: Vec<Arg> =
                     mems.iter().map(|&mem| Arg::Memory { mem: rec.mem_id(mem).unwrap(), offset: 0 }).collect();
                 let params = vec![Param { offset: 0, size: 8, kind: ParamKind::Memory }; args.len()];
-                let kernel = rec.kernel_id(KERNEL, &params).unwrap();
+                let kernel = rec.kernel_id(KERNEL, params.into_iter()).unwrap();
                 let launch = Launch::NdRange { dims: 1, offset: [0; 3], global: [4, 1, 1], local: None };
                 Command::Kernel(KernelLaunch { kernel, args, launch })
             }

@@ -93,7 +93,7 @@ pub(in crate::opencl) fn launch_command(
         params.push(Param { offset: 0, size: size as u32, kind });
         args.push(arg);
     }
-    let kernel = recorder.kernel_id(kernel, &params).ok_or("the shim did not see the kernel created")?;
+    let kernel = recorder.kernel_id(kernel, params.into_iter()).ok_or("the shim did not see the kernel created")?;
     Ok(Command::Kernel(KernelLaunch { kernel, args, launch }))
 }
 
