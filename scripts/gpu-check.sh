@@ -6,6 +6,8 @@
 # the OpenCL example on the NVIDIA OpenCL driver, and the shim's per-call cost on the launch-bound program.
 # Exits non-zero if any row fails. Logs, traces and the table go to $OUT (or a temporary directory).
 # --only PATTERNS (comma-separated shell patterns on program names) checks only the programs named.
+# BASELINE_BIN=DIR (another build's libshim.so and replayer) adds that build's recording cost and replay
+# times beside this one's (scripts/bench-replayers.sh).
 #
 # NVIDIA's cuda-samples instead (scripts/cuda_samples.py has the details and the samples left out, with why):
 #   scripts/gpu-check.sh [BIN_DIR] --samples DIR [--only PATTERNS] [--build-only | --run-only]
@@ -263,6 +265,7 @@ if [ -x "$work/launch_bound" ]; then
     echo "native $(timed env)"
     echo "idle $(timed env REPRISE_CAPTURE=0 REPRISE_OUTPUT="$work/idle.trace" LD_PRELOAD="$shim")"
     echo "recording $(timed env REPRISE_OUTPUT="$work/rec.trace" LD_PRELOAD="$shim")"
+    [ -n "${BASELINE_BIN:-}" ] && echo "baseline $(timed env REPRISE_OUTPUT="$work/baseline.trace" LD_PRELOAD="$BASELINE_BIN/libshim.so")"
   done >"$out/logs/overhead.runs"
   echo
   # With 1000 launches per iteration, µs per iteration over native is ns per call.
@@ -273,7 +276,7 @@ for line in open(sys.argv[1]):
     words = line.split()
     if len(words) == 2:
         runs.setdefault(words[0], []).append(float(words[1]))
-if sorted(runs) != ["idle", "native", "recording"]:
+if not {"idle", "native", "recording"} <= set(runs):
     print("launch_bound overhead: some runs printed no time (see logs/overhead.err)")
     sys.exit()
 median = {name: statistics.median(times) for name, times in runs.items()}
@@ -284,7 +287,21 @@ print("launch_bound, 1000 launches per iteration, µs per iteration over %d alte
       + ", ".join("%s %.1f (%.0f-%.0f)" % (name, median[name], best[name], worst[name]) for name in ("native", "idle", "recording"))
       + "; shim cost per call, ns (by medians / by best runs): idle %s / %s, recording %s / %s"
       % (cost(median, "idle"), cost(best, "idle"), cost(median, "recording"), cost(best, "recording")))
+if "baseline" in runs:
+    print("the baseline build recording: %.1f (%.0f-%.0f), ns per call by medians / by best runs: %s / %s"
+          % (median["baseline"], best["baseline"], worst["baseline"], cost(median, "baseline"), cost(best, "baseline")))
 PY
+fi
+# With BASELINE_BIN (a directory with another build's libshim.so and replayer): besides its recording cost
+# above, its replays of the own programs' traces beside this build's, graph and eager, alternating.
+if [ -n "${BASELINE_BIN:-}" ]; then
+  traces=()
+  for source in "${sources[@]}"; do
+    name=$(basename "${source%.*}")
+    [ -f "$work/$name.trace" ] && traces+=("$work/$name.trace")
+  done
+  echo
+  ITERATIONS=50 scripts/bench-replayers.sh "$BASELINE_BIN/replayer" "$replayer" "${traces[@]}" | tee -a "$table"
 fi
 echo "gpu-check: $failures failing row(s); logs in $out/logs"
 [ $failures -eq 0 ]
