@@ -166,13 +166,6 @@ pub trait Backend {
     /// others eagerly between partitions.
     fn can_record(&self, command: &Command) -> bool;
 
-    /// Whether a command buffer holding only `command` is worth building: where submitting a
-    /// buffer (and patching it) costs more than submitting the command itself, a partition of
-    /// that one command is submitted directly in graph mode too.
-    fn worth_recording_alone(&self, _command: &Command) -> bool {
-        true
-    }
-
     /// Bytes of memory objects the device holds at once, where known: a trace whose objects
     /// add up to more has those in use at different times share storage (`share_storage`).
     fn memory_budget(&self) -> Option<u64> {

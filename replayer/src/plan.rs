@@ -78,19 +78,6 @@ pub fn plan_segment(graph: &SegmentGraph, can_record: &dyn Fn(&Command) -> bool)
     Ok(SegmentPlan { partitions: build_partitions(graph, &order, &group_of, &is_boundary) })
 }
 
-/// Runs partitions of one command eagerly where `worth_alone` (the backend's
-/// `Backend::worth_recording_alone`) says a command buffer of that command alone costs more
-/// than submitting it.
-pub fn submit_lone_commands(plan: &mut SegmentPlan, graph: &SegmentGraph, worth_alone: &dyn Fn(&Command) -> bool) {
-    for partition in &mut plan.partitions {
-        if let (PartitionKind::Recorded, &[only]) = (partition.kind, partition.nodes.as_slice()) {
-            if !worth_alone(&graph.nodes[only].command) {
-                partition.kind = PartitionKind::Eager;
-            }
-        }
-    }
-}
-
 /// Assigns each node a group: one per boundary, one per distinct set of boundaries that
 /// other nodes follow. Groups are numbered in the order of their first node in `order`.
 fn group_nodes(graph: &SegmentGraph, order: &[usize], is_boundary: &[bool]) -> Vec<usize> {
@@ -230,27 +217,6 @@ mod tests {
         assert_eq!(plan.partitions.len(), 1);
         assert_eq!(plan.partitions[0].nodes, vec![0, 1, 2]);
         assert!(plan.partitions[0].straight_line);
-    }
-
-    #[test]
-    fn a_lone_command_is_submitted_directly_where_a_buffer_of_it_alone_costs_more() {
-        // K1 -> HT -> K2 K3: the kernel before the host task stands alone, those after do not.
-        let mut b = TraceBuilder::new();
-        let first = kernels(&mut b, 1)[0];
-        let ht = b.host_task(SegmentId(0));
-        let later = kernels(&mut b, 2);
-        b.edge(first, ht);
-        b.edge(ht, later[0]);
-        b.edge(later[0], later[1]);
-        let graph = &b.graphs()[0];
-        let kinds = |worth_alone: &dyn Fn(&Command) -> bool| {
-            let mut plan = plan_segment(graph, &all_but_host_tasks).expect("acyclic");
-            submit_lone_commands(&mut plan, graph, worth_alone);
-            plan.partitions.iter().map(|p| (p.kind, p.nodes.len())).collect::<Vec<_>>()
-        };
-        let (eager, recorded) = (PartitionKind::Eager, PartitionKind::Recorded);
-        assert_eq!(kinds(&|_| false), vec![(eager, 1), (eager, 1), (recorded, 2)]);
-        assert_eq!(kinds(&|_| true), vec![(recorded, 1), (eager, 1), (recorded, 2)]);
     }
 
     #[test]

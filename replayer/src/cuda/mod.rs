@@ -175,13 +175,6 @@ impl Backend for CudaBackend {
         true
     }
 
-    /// A graph of one node costs its launch, and its update where patched, on top of the
-    /// command: one launch, copy or host function goes to its stream directly. What only a
-    /// graph can run (conditionals) stays a graph.
-    fn worth_recording_alone(&self, command: &Command) -> bool {
-        graph::needs_graph(command)
-    }
-
     fn load(&mut self, trace: &Trace, blobs: &BlobStore) -> BackendResult<()> {
         // What was built for an earlier trace points into its memory, which goes first (with
         // --exact-addresses the new trace may need the same address ranges).

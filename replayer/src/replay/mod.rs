@@ -37,7 +37,7 @@ use crate::hazards::{Hazard, HazardFinder};
 use crate::lifetimes::Lifetimes;
 use crate::inline::Inliner;
 use crate::overrides::Overrides;
-use crate::plan::{plan_segment, submit_lone_commands, PartitionKind, PlanError, SegmentPlan};
+use crate::plan::{plan_segment, PartitionKind, PlanError, SegmentPlan};
 use crate::profile::{NodeName, ProfiledNode};
 use crate::segments::SegmentGraph;
 use compare::{Checker, Run, Subject};
@@ -337,8 +337,7 @@ impl<'r> Replayer<'r> {
         if self.plans[family].is_none() {
             let backend = &*self.backend;
             let base = &self.families.family(family).base;
-            let mut plan = plan_segment(base, &|command| backend.can_record(command))?;
-            submit_lone_commands(&mut plan, base, &|command| backend.worth_recording_alone(command));
+            let plan = plan_segment(base, &|command| backend.can_record(command))?;
             let mut partition_of = HashMap::new();
             for (index, partition) in plan.partitions.iter().enumerate() {
                 partition_of.extend(partition.nodes.iter().map(|&local| (base.ids[local], index)));
