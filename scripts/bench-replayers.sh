@@ -37,7 +37,10 @@ for build in ("baseline", "replayer"):
             path = os.path.join(work, "%s.%s.%d.json" % (build, mode, round))
             if os.path.exists(path + ".failed"):
                 break
-            times.append(replay_report.read(path)["time_per_iteration_us"]["median"])
+            timed = replay_report.read(path)["time_per_iteration_us"]
+            if not timed:  # a replay that ends as recorded before a timed iteration
+                break
+            times.append(timed["median"])
         medians[mode] = statistics.median(times) if len(times) == rounds else None
     cells += ["%.1f" % medians[m] if medians[m] is not None else "failed" for m in ("graph", "eager")]
     both = medians["graph"] is not None and medians["eager"]
