@@ -32,17 +32,19 @@ cells = []
 for build in ("baseline", "replayer"):
     medians = {}
     for mode in ("graph", "eager"):
-        times = []
+        times, cell = [], None
         for round in range(1, rounds + 1):
             path = os.path.join(work, "%s.%s.%d.json" % (build, mode, round))
             if os.path.exists(path + ".failed"):
+                cell = open(path + ".failed").read().strip()
                 break
             timed = replay_report.read(path)["time_per_iteration_us"]
             if not timed:  # a replay that ends as recorded before a timed iteration
+                cell = "-"
                 break
             times.append(timed["median"])
-        medians[mode] = statistics.median(times) if len(times) == rounds else None
-    cells += ["%.1f" % medians[m] if medians[m] is not None else "failed" for m in ("graph", "eager")]
+        medians[mode] = statistics.median(times) if cell is None else None
+        cells.append(cell or "%.1f" % medians[mode])
     both = medians["graph"] is not None and medians["eager"]
     cells.append("%.2f" % (medians["graph"] / medians["eager"]) if both else "-")
 print("| %s | %s |" % (name, " | ".join(cells)))
