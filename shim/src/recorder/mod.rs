@@ -824,13 +824,7 @@ impl Recorder {
         let (desc, _) = self.objects.queues.get(&key)?;
         let (in_order, sync, group) = (desc.in_order, desc.sync, desc.group);
         let blocking_peers = match sync {
-            QueueSync::LegacyDefault => self
-                .objects
-                .queues
-                .iter()
-                .filter(|(_, (peer, _))| peer.group == group && peer.sync == QueueSync::Blocking)
-                .map(|(&peer, _)| peer)
-                .collect(),
+            QueueSync::LegacyDefault => self.objects.blocking_queues(group).to_vec(),
             _ => Vec::new(),
         };
         let legacy_default = match sync {

@@ -71,6 +71,15 @@ pub struct TextureDesc {
     pub description: Vec<u8>,
 }
 
+/// The queues of one group that synchronize implicitly, kept as queues come and go: a command
+/// finds them without looking through every queue the program ever created.
+#[derive(Default)]
+pub(super) struct SyncGroup {
+    pub legacy_default: Option<Key>,
+    /// Live blocking queues, in creation order.
+    pub blocking: Vec<Key>,
+}
+
 #[derive(Default)]
 pub(super) struct Objects {
     pub devices: HashMap<Key, (Device, Option<DeviceId>)>,
@@ -78,14 +87,39 @@ pub(super) struct Objects {
     pub kernels: HashMap<Key, KernelEntry>,
     pub queues: HashMap<Key, (QueueDesc, Option<QueueId>)>,
     pub textures: HashMap<Key, (TextureDesc, Option<TextureId>)>,
+    pub groups: HashMap<Key, SyncGroup>,
 }
 
 impl Objects {
     /// The legacy default queue of `group`, if the API registered one.
     pub fn legacy_default(&self, group: Key) -> Option<Key> {
-        self.queues
-            .iter()
-            .find(|(_, (desc, _))| desc.group == group && desc.sync == QueueSync::LegacyDefault)
-            .map(|(&key, _)| key)
+        self.groups.get(&group)?.legacy_default
+    }
+
+    /// The live blocking queues of `group`.
+    pub fn blocking_queues(&self, group: Key) -> &[Key] {
+        self.groups.get(&group).map_or(&[], |members| &members.blocking)
+    }
+
+    /// Queue `key` is `desc` from now on (a handle the API reuses names the new queue).
+    pub fn add_queue(&mut self, key: Key, desc: QueueDesc) {
+        self.leave_group(key);
+        let members = self.groups.entry(desc.group).or_default();
+        match desc.sync {
+            QueueSync::Independent => {}
+            QueueSync::Blocking => members.blocking.push(key),
+            QueueSync::LegacyDefault => members.legacy_default = Some(key),
+        }
+        self.queues.insert(key, (desc, None));
+    }
+
+    /// Queue `key` is gone: no later command synchronizes with it.
+    pub fn leave_group(&mut self, key: Key) {
+        let Some((desc, _)) = self.queues.get(&key) else { return };
+        let Some(members) = self.groups.get_mut(&desc.group) else { return };
+        members.blocking.retain(|&queue| queue != key);
+        if members.legacy_default == Some(key) {
+            members.legacy_default = None;
+        }
     }
 }

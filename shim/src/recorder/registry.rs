@@ -29,7 +29,7 @@ impl Recorder {
     }
 
     pub fn queue_created(&mut self, key: Key, desc: QueueDesc) {
-        self.objects.queues.insert(key, (desc, None));
+        self.objects.add_queue(key, desc);
     }
 
     /// The program released a queue, after the API module waited for its work (see
@@ -39,6 +39,7 @@ impl Recorder {
             self.host_sync(call, SyncScope::Queues(&[key]), access);
         }
         self.pending.forget_queue(key);
+        self.objects.leave_group(key);
     }
 
     pub fn memory_created(&mut self, key: Key, desc: MemDesc) {

@@ -302,6 +302,25 @@ fn the_legacy_default_stream_synchronizes_with_blocking_streams_only() {
 }
 
 #[test]
+fn a_stream_handle_reused_as_a_non_blocking_stream_leaves_the_legacy_streams_group() {
+    let mut h = Harness::new(Capture::All);
+    h.cuda_stream(10, true, QueueSync::LegacyDefault);
+    h.cuda_stream(11, true, QueueSync::Blocking);
+    h.cuda_stream(12, true, QueueSync::Blocking);
+    h.kernel(11, &[], None); // 0
+    h.kernel(12, &[], None); // 1
+    h.sync();
+    h.rec.queue_released(12, "cuStreamDestroy", &h.device);
+    h.cuda_stream(11, true, QueueSync::Independent); // the handle of a new, non-blocking stream
+    h.cuda_stream(13, true, QueueSync::Blocking);
+    h.kernel(11, &[], None); // 2
+    h.kernel(13, &[], None); // 3
+    h.kernel(10, &[], None); // 4: waits for the live blocking stream 13 only
+    h.sync();
+    assert_eq!(h.edges(), [(3, 4, DefaultStream)]);
+}
+
+#[test]
 fn an_event_on_the_legacy_stream_stands_for_the_blocking_streams_earlier_work() {
     // simpleStreams: copies on its own (blocking) streams, then an event recorded on the legacy
     // stream and waited for: the copies are done when the wait returns.
