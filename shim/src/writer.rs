@@ -1,13 +1,17 @@
 //! The background thread that owns the trace file: records and blobs reach it over a bounded
-//! channel, so hashing, compression and file writes stay off the program's threads. A blob is
-//! named by a provisional id until the writer has hashed it; records sent after it name it by
-//! that id, which the writer replaces with the content hash.
+//! channel, so hashing, compression and file writes stay off the program's threads. Large blobs
+//! are hashed and compressed on preparing threads (`blob_preparers`), several at once, and
+//! everything is stored in the order it came. A blob is named by a provisional id until the
+//! writer has hashed it; records sent after it name it by that id, which the writer replaces
+//! with the content hash.
 
 use crate::entry;
 use crate::fast_hash::HashMap;
 use crate::recorder::Sink;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
+use crate::blob_preparers::{Preparers, Preparing};
+use std::collections::VecDeque;
 use std::sync::{mpsc, Arc, Mutex, PoisonError};
 use std::time::Duration;
 use trace_format::{BlobId, FormatError, Record, TraceWriter};
@@ -106,48 +110,104 @@ impl Sink for WriterSink {
     }
 }
 
+/// A message taken off the channel, kept in order while its blob (if any) is prepared.
+enum Queued {
+    Records(Vec<Record>),
+    Blob(BlobId, Preparing),
+    Flush,
+    Finish(mpsc::Sender<()>),
+}
+
+/// Blobs being prepared before the writer waits for the oldest: bounds the memory they hold (as
+/// `CHANNEL_DEPTH` bounds the messages queued behind one).
+const BLOBS_IN_FLIGHT: usize = 16;
+
 fn write_all<W: std::io::Write + Send>(mut writer: TraceWriter<W>, receiver: mpsc::Receiver<Message>, path: &str, spare: &Spare) {
     // The content hash of each provisional id handed out so far.
     let mut hashes: HashMap<BlobId, BlobId> = HashMap::default();
-    for message in receiver {
-        let written = match message {
-            Message::Record(mut record) => {
-                resolve(&mut record, &hashes);
-                writer.record(&record)
-            }
-            Message::Records(mut records) => {
-                let written = records.iter_mut().try_for_each(|record| {
-                    resolve(record, &hashes);
-                    writer.record(record)
+    let mut preparers = Preparers::default();
+    // What came, in order: blobs are hashed and compressed in parallel and stored in this order.
+    let mut queue: VecDeque<Queued> = VecDeque::new();
+    let mut preparing = 0;
+    let mut open = true;
+    while open || !queue.is_empty() {
+        // Wait for a message only when nothing is queued; else take what has come meanwhile.
+        let message = match queue.is_empty() {
+            true => receiver.recv().map_err(|_| mpsc::TryRecvError::Disconnected),
+            false => receiver.try_recv(),
+        };
+        let idle = match message {
+            Ok(message) => {
+                preparing += usize::from(matches!(message, Message::Blob(..)));
+                queue.push_back(match message {
+                    Message::Record(record) => Queued::Records(vec![*record]),
+                    Message::Records(records) => Queued::Records(records),
+                    Message::Blob(provisional, bytes) => Queued::Blob(provisional, preparers.prepare(bytes)),
+                    Message::Flush => Queued::Flush,
+                    Message::Finish(done) => Queued::Finish(done),
                 });
-                // Emptied here, so the records' memory is freed off the program's threads.
-                records.clear();
-                let mut spare = spare.lock().unwrap_or_else(PoisonError::into_inner);
-                if spare.len() < SPARE_BUFFERS && records.capacity() <= SPARE_CAPACITY {
-                    spare.push(records);
-                }
-                written
+                false
             }
-            Message::Blob(provisional, bytes) => {
-                let hash = BlobId::of(&bytes);
-                hashes.insert(provisional, hash);
-                writer.blob_with_id(hash, &bytes).map(drop)
-            }
-            Message::Flush => writer.flush(),
-            Message::Finish(done) => {
-                let finished = writer.finish().map(drop);
-                if let Err(error) = finished {
-                    entry::stop_recording(format_args!("cannot finish the trace {path}: {error}"));
-                }
-                let _ = done.send(());
-                return;
+            Err(mpsc::TryRecvError::Empty) => true,
+            Err(mpsc::TryRecvError::Disconnected) => {
+                open = false;
+                true
             }
         };
-        if let Err(error) = written {
-            entry::stop_recording(format_args!("cannot write the trace {path}: {error}"));
-            return;
+        // Store what is ready, in order; with nothing else to do, or too much in flight, wait
+        // for the oldest blob.
+        loop {
+            let wait = idle || preparing >= BLOBS_IN_FLIGHT || queue.len() >= CHANNEL_DEPTH;
+            let ready = match queue.front_mut() {
+                None => break,
+                Some(Queued::Blob(_, blob)) => wait || blob.poll(),
+                Some(_) => true,
+            };
+            if !ready {
+                break;
+            }
+            let written = match queue.pop_front() {
+                Some(Queued::Blob(provisional, blob)) => {
+                    preparing -= 1;
+                    match blob.wait() {
+                        Some(blob) => {
+                            hashes.insert(provisional, blob.id);
+                            writer.prepared_blob(&blob).map(drop)
+                        }
+                        None => Err(FormatError::Io(std::io::Error::other("a thread preparing blobs stopped"))),
+                    }
+                }
+                Some(Queued::Records(records)) => write_records(&mut writer, records, &hashes, spare),
+                Some(Queued::Flush) => writer.flush(),
+                Some(Queued::Finish(done)) => {
+                    if let Err(error) = writer.finish() {
+                        entry::stop_recording(format_args!("cannot finish the trace {path}: {error}"));
+                    }
+                    let _ = done.send(());
+                    return;
+                }
+                None => break,
+            };
+            if let Err(error) = written {
+                entry::stop_recording(format_args!("cannot write the trace {path}: {error}"));
+                return;
+            }
         }
     }
+}
+
+fn write_records<W: std::io::Write + Send>(writer: &mut TraceWriter<W>, mut records: Vec<Record>, hashes: &HashMap<BlobId, BlobId>, spare: &Spare) -> Result<(), FormatError> {
+    let written = records.iter_mut().try_for_each(|record| {
+        resolve(record, hashes);
+        writer.record(record)
+    });
+    // Emptied here, so the records' memory is freed off the program's threads.
+    records.clear();
+    let mut spare = spare.lock().unwrap_or_else(PoisonError::into_inner);
+    if spare.len() < SPARE_BUFFERS && records.capacity() <= SPARE_CAPACITY {
+        spare.push(records);
+    }
+    written
 }
 
 /// Names `record`'s blobs by their content hashes.
@@ -157,4 +217,48 @@ fn resolve(record: &mut Record, hashes: &HashMap<BlobId, BlobId>) {
             *blob = hash;
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use trace_format::{Api, Header, MemId, MemKind, MemState, Memory, SegmentId};
+
+    /// Large blobs are prepared on other threads, several at once; the trace still holds each
+    /// record after the blobs sent before it, naming each blob by its content.
+    #[test]
+    fn blobs_prepared_in_parallel_are_stored_in_order_under_their_content_ids() {
+        let path = std::env::temp_dir().join(format!("reprise-writer-{}.trace", std::process::id()));
+        let mut sink = WriterSink::start(&path).expect("a trace file");
+        let header = Header { api: Api::Cuda, producer: "test".into(), command_line: vec![], process_id: 1, started_unix_s: 0 };
+        sink.record(Record::Header(header));
+        sink.record(Record::Memory(Memory { kind: MemKind::Buffer, size: 3 << 20, address: 0, flags: 0, device: None }));
+        // Large (handed to preparing threads) and small blobs, compressible and not, alternating.
+        let contents: Vec<Vec<u8>> = (0..24u32)
+            .map(|index| match index % 3 {
+                0 => vec![index as u8; 3 << 20],
+                1 => (0..(2u32 << 20)).map(|at| (at.wrapping_mul(2654435761).wrapping_add(index) >> 13) as u8).collect(),
+                _ => vec![index as u8; 100],
+            })
+            .collect();
+        for (segment, bytes) in contents.iter().enumerate() {
+            let blob = sink.blob(bytes.clone());
+            let segment = SegmentId(segment as u32);
+            sink.records(vec![
+                Record::SegmentBegin { ordinal: u64::from(segment.0) },
+                Record::InitialState { segment, state: MemState { mem: MemId(0), blob } },
+                Record::SegmentEnd { segment, ended_by: "test".into(), expected: vec![] },
+            ]);
+        }
+        sink.finish();
+        let read = trace_format::read_trace(&path).expect("a readable trace");
+        std::fs::remove_file(&path).expect("removed");
+        assert_eq!(read.completeness, trace_format::Completeness::Complete);
+        assert_eq!(read.trace.segments.len(), contents.len());
+        for (segment, bytes) in read.trace.segments.iter().zip(&contents) {
+            let blob = segment.initial[0].blob;
+            assert_eq!(blob, BlobId::of(bytes));
+            assert_eq!(&*read.blobs.get(blob).expect("stored"), &bytes[..]);
+        }
+    }
 }

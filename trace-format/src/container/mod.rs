@@ -26,7 +26,7 @@ pub use blobs::BlobStore;
 pub use error::FormatError;
 pub use read::{read_trace, read_trace_bytes, Completeness, Segments, TraceFile, TraceReader};
 pub use record::Record;
-pub use write::{write_trace, write_trace_to, TraceWriter};
+pub use write::{write_trace, write_trace_to, PreparedBlob, TraceWriter};
 
 /// The format version this build writes and the newest it reads. Version 2 added
 /// `Arg::ValueWithPointers` and `MemKind::Global` after the existing variants, so version-1

@@ -70,21 +70,35 @@ impl<W: Write> TraceWriter<W> {
         if self.written_blobs.contains(&id) {
             return Ok(id);
         }
-        let codec = self.compress(bytes);
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let codec = compress(bytes, &mut scratch);
+        let stored = if codec == Codec::Lz4 { &scratch[..] } else { bytes };
+        let result = self.blob_frame(id, codec, bytes.len(), stored);
+        self.scratch = scratch;
+        result.map(|()| id)
+    }
+
+    /// Stores a blob hashed and compressed elsewhere (`PreparedBlob::new`, on any thread), once
+    /// per trace; returns its id.
+    pub fn prepared_blob(&mut self, blob: &PreparedBlob) -> Result<BlobId, FormatError> {
+        if !self.written_blobs.contains(&blob.id) {
+            let stored = blob.compressed.as_deref().unwrap_or(&blob.bytes);
+            self.blob_frame(blob.id, blob.codec(), blob.bytes.len(), stored)?;
+        }
+        Ok(blob.id)
+    }
+
+    fn blob_frame(&mut self, id: BlobId, codec: Codec, raw_len: usize, stored: &[u8]) -> Result<(), FormatError> {
         let mut prefix = [0u8; super::frame::BLOB_PREFIX_LEN];
         prefix[..16].copy_from_slice(&id.0.to_le_bytes());
         prefix[16] = codec as u8;
-        prefix[17..25].copy_from_slice(&(bytes.len() as u64).to_le_bytes());
+        prefix[17..25].copy_from_slice(&(raw_len as u64).to_le_bytes());
         let position = self.position;
-        let scratch = std::mem::take(&mut self.scratch);
-        let stored = if codec == Codec::Lz4 { &scratch[..] } else { bytes };
-        let result = self.frame(FrameKind::Blob, &[&prefix, stored]);
-        self.scratch = scratch;
-        result?;
+        self.frame(FrameKind::Blob, &[&prefix, stored])?;
         // Only a blob that was written counts as stored, so a failed write is not deduplicated away.
         self.written_blobs.insert(id);
         self.index.blobs.push(position);
-        Ok(id)
+        Ok(())
     }
 
     /// Bytes written so far, header included.
@@ -113,32 +127,6 @@ impl<W: Write> TraceWriter<W> {
         Ok(self.out)
     }
 
-    /// Compresses into `scratch` when it shrinks the blob by at least an eighth; incompressible
-    /// data is detected on a prefix so it costs little.
-    fn compress(&mut self, bytes: &[u8]) -> Codec {
-        if bytes.len() < MIN_COMPRESSED_LEN {
-            return Codec::Raw;
-        }
-        let worth_it = |input: &[u8], scratch: &mut Vec<u8>| {
-            scratch.resize(lz4_flex::block::get_maximum_output_size(input.len()), 0);
-            match lz4_flex::block::compress_into(input, scratch) {
-                Ok(n) if n < input.len() - input.len() / 8 => {
-                    scratch.truncate(n);
-                    true
-                }
-                _ => false,
-            }
-        };
-        if bytes.len() > PROBE_LEN && !worth_it(&bytes[..PROBE_LEN], &mut self.scratch) {
-            return Codec::Raw;
-        }
-        if worth_it(bytes, &mut self.scratch) {
-            Codec::Lz4
-        } else {
-            Codec::Raw
-        }
-    }
-
     fn frame(&mut self, kind: FrameKind, parts: &[&[u8]]) -> Result<(), FormatError> {
         // Checked before writing anything: a length that wrapped would corrupt every later frame.
         let len = parts.iter().map(|p| p.len() as u64).sum::<u64>();
@@ -152,6 +140,54 @@ impl<W: Write> TraceWriter<W> {
         }
         self.position += header.len() as u64 + len;
         Ok(())
+    }
+}
+
+/// A blob's bytes with their content id and, where that pays, their compressed form: made on
+/// whichever thread has the time (hashing and compressing large blobs in parallel), stored in
+/// order by `TraceWriter::prepared_blob`.
+pub struct PreparedBlob {
+    pub id: BlobId,
+    pub bytes: Vec<u8>,
+    compressed: Option<Vec<u8>>,
+}
+
+impl PreparedBlob {
+    pub fn new(bytes: Vec<u8>) -> PreparedBlob {
+        let id = BlobId::of(&bytes);
+        let mut compressed = Vec::new();
+        let compressed = (compress(&bytes, &mut compressed) == Codec::Lz4).then_some(compressed);
+        PreparedBlob { id, bytes, compressed }
+    }
+
+    fn codec(&self) -> Codec {
+        if self.compressed.is_some() { Codec::Lz4 } else { Codec::Raw }
+    }
+}
+
+/// Compresses `bytes` into `scratch` when that shrinks them by at least an eighth; incompressible
+/// data is detected on a prefix so it costs little.
+fn compress(bytes: &[u8], scratch: &mut Vec<u8>) -> Codec {
+    if bytes.len() < MIN_COMPRESSED_LEN {
+        return Codec::Raw;
+    }
+    let worth_it = |input: &[u8], scratch: &mut Vec<u8>| {
+        scratch.resize(lz4_flex::block::get_maximum_output_size(input.len()), 0);
+        match lz4_flex::block::compress_into(input, scratch) {
+            Ok(n) if n < input.len() - input.len() / 8 => {
+                scratch.truncate(n);
+                true
+            }
+            _ => false,
+        }
+    };
+    if bytes.len() > PROBE_LEN && !worth_it(&bytes[..PROBE_LEN], scratch) {
+        return Codec::Raw;
+    }
+    if worth_it(bytes, scratch) {
+        Codec::Lz4
+    } else {
+        Codec::Raw
     }
 }
 

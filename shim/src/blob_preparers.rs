@@ -1,0 +1,83 @@
+//! Threads that hash and compress large blobs for the writer thread, which stores them in the
+//! order they came: a program copying 64 MB back per step outruns one thread's lz4, and the
+//! trace writer's backlog then held the program at exit (simpleStreams: 2.4 s).
+
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex, PoisonError};
+use trace_format::PreparedBlob;
+
+/// Blobs smaller than this are prepared on the writer thread: handing them over costs more.
+const HANDED_OVER_FROM: usize = 1 << 20;
+/// At most this many preparing threads, started when the first large blob comes.
+const MAX_THREADS: usize = 4;
+
+type Job = (Vec<u8>, mpsc::SyncSender<PreparedBlob>);
+
+/// A blob ready to store, or still being prepared.
+pub enum Preparing {
+    Ready(PreparedBlob),
+    Pending(mpsc::Receiver<PreparedBlob>),
+}
+
+impl Preparing {
+    /// Whether `wait` would return at once (the blob is prepared, or its thread is gone).
+    pub fn poll(&mut self) -> bool {
+        let Preparing::Pending(result) = self else { return true };
+        match result.try_recv() {
+            Ok(blob) => {
+                *self = Preparing::Ready(blob);
+                true
+            }
+            Err(mpsc::TryRecvError::Empty) => false,
+            Err(mpsc::TryRecvError::Disconnected) => true,
+        }
+    }
+
+    /// The prepared blob; `None` if the thread preparing it is gone.
+    pub fn wait(self) -> Option<PreparedBlob> {
+        match self {
+            Preparing::Ready(blob) => Some(blob),
+            Preparing::Pending(result) => result.recv().ok(),
+        }
+    }
+}
+
+#[derive(Default)]
+pub struct Preparers {
+    jobs: Option<mpsc::Sender<Job>>,
+}
+
+impl Preparers {
+    /// Starts preparing `bytes`: on a preparing thread when large, here otherwise.
+    pub fn prepare(&mut self, bytes: Vec<u8>) -> Preparing {
+        if bytes.len() < HANDED_OVER_FROM {
+            return Preparing::Ready(PreparedBlob::new(bytes));
+        }
+        let jobs = self.jobs.get_or_insert_with(start);
+        let (done, result) = mpsc::sync_channel(1);
+        match jobs.send((bytes, done)) {
+            Ok(()) => Preparing::Pending(result),
+            // No thread could be started: prepared here.
+            Err(mpsc::SendError((bytes, _))) => Preparing::Ready(PreparedBlob::new(bytes)),
+        }
+    }
+}
+
+/// Starts the preparing threads (one fewer than the machine's cores, at least one).
+fn start() -> mpsc::Sender<Job> {
+    let (jobs, queue) = mpsc::channel::<Job>();
+    let queue = Arc::new(Mutex::new(queue));
+    let cores = std::thread::available_parallelism().map_or(2, usize::from);
+    for index in 0..cores.saturating_sub(1).clamp(1, MAX_THREADS) {
+        let queue = Arc::clone(&queue);
+        let spawned = std::thread::Builder::new().name(format!("reprise-blobs-{index}")).spawn(move || loop {
+            let job = queue.lock().unwrap_or_else(PoisonError::into_inner).recv();
+            let Ok((bytes, done)) = job else { return };
+            let _ = done.send(PreparedBlob::new(bytes));
+        });
+        if spawned.is_err() {
+            break;
+        }
+    }
+    jobs
+}
