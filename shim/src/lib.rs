@@ -12,6 +12,7 @@ mod entry;
 mod failure;
 mod fast_hash;
 mod interpose;
+mod large_buffers;
 mod level_zero;
 mod log;
 mod opencl;

@@ -6,6 +6,7 @@
 //! with the content hash.
 
 use crate::entry;
+use crate::large_buffers;
 use crate::fast_hash::HashMap;
 use crate::recorder::Sink;
 use std::path::Path;
@@ -172,7 +173,9 @@ fn write_all<W: std::io::Write + Send>(mut writer: TraceWriter<W>, receiver: mps
                     match blob.wait() {
                         Some(blob) => {
                             hashes.insert(provisional, blob.id);
-                            writer.prepared_blob(&blob).map(drop)
+                            let stored = writer.prepared_blob(&blob).map(drop);
+                            large_buffers::give_back(blob.bytes);
+                            stored
                         }
                         None => Err(FormatError::Io(std::io::Error::other("a thread preparing blobs stopped"))),
                     }

@@ -186,7 +186,7 @@ impl DeviceAccess<'_> {
     /// `mem` read on the shim's stream, after its stream-ordered allocation and, with
     /// `after_submitted`, after the submitting stream's earlier work.
     fn read_ordered(&self, mem: Key, size: u64, after_submitted: bool) -> Option<Vec<u8>> {
-        let mut contents = vec![0u8; usize::try_from(size).ok()?];
+        let mut contents = crate::large_buffers::of_len(usize::try_from(size).ok()?);
         let _relaxed = RelaxedCapture::enter();
         let context = self.state.memory_contexts.get(&mem).copied();
         let status = in_context(context, || {

@@ -76,7 +76,7 @@ impl MemoryAccess for DeviceAccess<'_> {
     fn read(&self, mem: Key, size: u64) -> Option<Vec<u8>> {
         let object = self.memories.objects.get(&mem)?;
         let queue = self.queue(object.context)?;
-        let mut contents = vec![0u8; usize::try_from(size).ok()?];
+        let mut contents = crate::large_buffers::of_len(usize::try_from(size).ok()?);
         let (length, into) = (contents.len(), contents.as_mut_ptr().cast::<c_void>());
         let status = if object.svm {
             call!(clEnqueueSVMMemcpy(queue, CL_TRUE, into, mem as usize as *const c_void, length, 0, null(), null_mut()))

@@ -646,7 +646,7 @@ impl Recorder {
             for (from, to) in written {
                 host_writes::rearm(from, to - from);
                 // SAFETY: watched memory the program allocated and has not freed (freeing stops the watch).
-                let bytes = unsafe { std::slice::from_raw_parts(from as *const u8, (to - from) as usize) }.to_vec();
+                let bytes = crate::large_buffers::copy_of(unsafe { std::slice::from_raw_parts(from as *const u8, (to - from) as usize) });
                 let blob = self.blob(bytes);
                 if let Some(entry) = self.memory.get_mut(key) {
                     let while_running = entry.capture.pending_writes > 0;
@@ -838,7 +838,7 @@ impl Recorder {
     fn host_bytes(&mut self, region: HostRegion) -> BlobId {
         // SAFETY: the API module names host memory the program handed to the API for this
         // command, which stays valid until the command's window closes or `capture_received`.
-        let bytes = unsafe { std::slice::from_raw_parts(region.address as *const u8, region.len) }.to_vec();
+        let bytes = crate::large_buffers::copy_of(unsafe { std::slice::from_raw_parts(region.address as *const u8, region.len) });
         self.blob(bytes)
     }
 }
