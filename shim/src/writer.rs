@@ -13,7 +13,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use crate::blob_preparers::{Preparers, Preparing};
 use std::collections::VecDeque;
-use std::sync::{mpsc, Arc, Mutex, PoisonError};
+use std::sync::{mpsc, Arc, Condvar, Mutex, PoisonError};
 use std::time::Duration;
 use trace_format::{BlobId, FormatError, Record, TraceWriter};
 
@@ -45,6 +45,40 @@ enum Message {
     Finish(mpsc::Sender<()>),
 }
 
+/// Bytes of blobs sent and not yet stored past which a program's thread waits for the writer
+/// (one larger blob still goes, alone): the channel's depth counts messages, not their size.
+const BLOB_BYTES_IN_FLIGHT: usize = 1 << 30;
+
+/// Bytes of blobs on their way to the file, and whether the writer still stores them.
+#[derive(Default)]
+struct InFlight {
+    state: Mutex<(usize, bool)>,
+    stored: Condvar,
+}
+
+impl InFlight {
+    /// Waits until `bytes` more fit (or the writer is gone), then counts them.
+    fn enter(&self, bytes: usize) {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        while state.0 > 0 && state.0 + bytes > BLOB_BYTES_IN_FLIGHT && !state.1 {
+            state = self.stored.wait(state).unwrap_or_else(PoisonError::into_inner);
+        }
+        state.0 += bytes;
+    }
+
+    fn leave(&self, bytes: usize) {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        state.0 = state.0.saturating_sub(bytes);
+        self.stored.notify_all();
+    }
+
+    /// The writer stopped: nobody waits for it any more.
+    fn close(&self) {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner).1 = true;
+        self.stored.notify_all();
+    }
+}
+
 /// The program's side of the writer thread.
 #[derive(Clone)]
 pub struct WriterSink {
@@ -52,6 +86,7 @@ pub struct WriterSink {
     /// Provisional blob ids handed out.
     blobs: Arc<AtomicU64>,
     spare: Spare,
+    in_flight: Arc<InFlight>,
 }
 
 impl WriterSink {
@@ -62,10 +97,13 @@ impl WriterSink {
         let shown = path.display().to_string();
         let spare = Spare::default();
         let returned = spare.clone();
-        std::thread::Builder::new()
-            .name("reprise-writer".to_string())
-            .spawn(move || write_all(writer, receiver, &shown, &returned))?;
-        Ok(WriterSink { sender, blobs: Arc::new(AtomicU64::new(0)), spare })
+        let in_flight = Arc::new(InFlight::default());
+        let stored = Arc::clone(&in_flight);
+        std::thread::Builder::new().name("reprise-writer".to_string()).spawn(move || {
+            write_all(writer, receiver, &shown, &returned, &stored);
+            stored.close();
+        })?;
+        Ok(WriterSink { sender, blobs: Arc::new(AtomicU64::new(0)), spare, in_flight })
     }
 
     /// Writes the index and trailer, waiting until they are on disk (or the writer is gone).
@@ -102,6 +140,7 @@ impl Sink for WriterSink {
 
     fn blob(&mut self, bytes: Vec<u8>) -> BlobId {
         let id = BlobId(PROVISIONAL | u128::from(self.blobs.fetch_add(1, Ordering::Relaxed)));
+        self.in_flight.enter(bytes.len());
         self.send(Message::Blob(id, bytes));
         id
     }
@@ -123,7 +162,7 @@ enum Queued {
 /// `CHANNEL_DEPTH` bounds the messages queued behind one).
 const BLOBS_IN_FLIGHT: usize = 16;
 
-fn write_all<W: std::io::Write + Send>(mut writer: TraceWriter<W>, receiver: mpsc::Receiver<Message>, path: &str, spare: &Spare) {
+fn write_all<W: std::io::Write + Send>(mut writer: TraceWriter<W>, receiver: mpsc::Receiver<Message>, path: &str, spare: &Spare, in_flight: &InFlight) {
     // The content hash of each provisional id handed out so far.
     let mut hashes: HashMap<BlobId, BlobId> = HashMap::default();
     let mut preparers = Preparers::default();
@@ -174,6 +213,7 @@ fn write_all<W: std::io::Write + Send>(mut writer: TraceWriter<W>, receiver: mps
                         Some(blob) => {
                             hashes.insert(provisional, blob.id);
                             let stored = writer.prepared_blob(&blob).map(drop);
+                            in_flight.leave(blob.bytes.len());
                             large_buffers::give_back(blob.bytes);
                             stored
                         }
@@ -226,6 +266,30 @@ fn resolve(record: &mut Record, hashes: &HashMap<BlobId, BlobId>) {
 mod tests {
     use super::*;
     use trace_format::{Api, Header, MemId, MemKind, MemState, Memory, SegmentId};
+
+    #[test]
+    fn a_blob_past_the_bytes_in_flight_waits_until_the_writer_stored_some_or_stopped() {
+        let in_flight = Arc::new(InFlight::default());
+        in_flight.enter(BLOB_BYTES_IN_FLIGHT - 10);
+        let entered = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let sender = {
+            let (in_flight, entered) = (Arc::clone(&in_flight), Arc::clone(&entered));
+            std::thread::spawn(move || {
+                in_flight.enter(100);
+                entered.store(true, Ordering::SeqCst);
+            })
+        };
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(!entered.load(Ordering::SeqCst), "sent past the bytes in flight");
+        in_flight.leave(BLOB_BYTES_IN_FLIGHT - 10);
+        sender.join().expect("the sender");
+        assert!(entered.load(Ordering::SeqCst));
+        // One blob larger than the limit goes alone; a stopped writer holds nobody back.
+        in_flight.leave(100);
+        in_flight.enter(2 * BLOB_BYTES_IN_FLIGHT);
+        in_flight.close();
+        in_flight.enter(1);
+    }
 
     /// Large blobs are prepared on other threads, several at once; the trace still holds each
     /// record after the blobs sent before it, naming each blob by its content.
