@@ -152,6 +152,7 @@ impl Sink for WriterSink {
 
 /// A message taken off the channel, kept in order while its blob (if any) is prepared.
 enum Queued {
+    Record(Box<Record>),
     Records(Vec<Record>),
     Blob(BlobId, Preparing),
     Flush,
@@ -180,7 +181,7 @@ fn write_all<W: std::io::Write + Send>(mut writer: TraceWriter<W>, receiver: mps
             Ok(message) => {
                 preparing += usize::from(matches!(message, Message::Blob(..)));
                 queue.push_back(match message {
-                    Message::Record(record) => Queued::Records(vec![*record]),
+                    Message::Record(record) => Queued::Record(record),
                     Message::Records(records) => Queued::Records(records),
                     Message::Blob(provisional, bytes) => Queued::Blob(provisional, preparers.prepare(bytes)),
                     Message::Flush => Queued::Flush,
@@ -219,6 +220,10 @@ fn write_all<W: std::io::Write + Send>(mut writer: TraceWriter<W>, receiver: mps
                         }
                         None => Err(FormatError::Io(std::io::Error::other("a thread preparing blobs stopped"))),
                     }
+                }
+                Some(Queued::Record(mut record)) => {
+                    resolve(&mut record, &hashes);
+                    writer.record(&record)
                 }
                 Some(Queued::Records(records)) => write_records(&mut writer, records, &hashes, spare),
                 Some(Queued::Flush) => writer.flush(),
