@@ -48,10 +48,11 @@ pub struct Preparers {
 }
 
 impl Preparers {
-    /// Starts preparing `bytes`: on a preparing thread when large, here otherwise.
-    pub fn prepare(&mut self, bytes: Vec<u8>) -> Preparing {
+    /// Starts preparing `bytes`: on a preparing thread when large, here otherwise (not
+    /// compressing what `stored` says the trace holds already).
+    pub fn prepare(&mut self, bytes: Vec<u8>, stored: impl Fn(trace_format::BlobId) -> bool) -> Preparing {
         if bytes.len() < HANDED_OVER_FROM {
-            return Preparing::Ready(PreparedBlob::new(bytes));
+            return Preparing::Ready(PreparedBlob::unless_stored(bytes, stored));
         }
         let jobs = self.jobs.get_or_insert_with(start);
         let (done, result) = mpsc::sync_channel(1);

@@ -183,7 +183,7 @@ fn write_all<W: std::io::Write + Send>(mut writer: TraceWriter<W>, receiver: mps
                 queue.push_back(match message {
                     Message::Record(record) => Queued::Record(record),
                     Message::Records(records) => Queued::Records(records),
-                    Message::Blob(provisional, bytes) => Queued::Blob(provisional, preparers.prepare(bytes)),
+                    Message::Blob(provisional, bytes) => Queued::Blob(provisional, preparers.prepare(bytes, |id| writer.holds(id))),
                     Message::Flush => Queued::Flush,
                     Message::Finish(done) => Queued::Finish(done),
                 });
@@ -306,13 +306,15 @@ mod tests {
         sink.record(Record::Header(header));
         sink.record(Record::Memory(Memory { kind: MemKind::Buffer, size: 3 << 20, address: 0, flags: 0, device: None }));
         // Large (handed to preparing threads) and small blobs, compressible and not, alternating.
-        let contents: Vec<Vec<u8>> = (0..24u32)
+        let mut contents: Vec<Vec<u8>> = (0..24u32)
             .map(|index| match index % 3 {
                 0 => vec![index as u8; 3 << 20],
                 1 => (0..(2u32 << 20)).map(|at| (at.wrapping_mul(2654435761).wrapping_add(index) >> 13) as u8).collect(),
                 _ => vec![index as u8; 100],
             })
             .collect();
+        // Blobs the trace holds already, small and large, are stored once and named alike.
+        contents.extend([contents[2].clone(), contents[1].clone()]);
         for (segment, bytes) in contents.iter().enumerate() {
             let blob = sink.blob(bytes.clone());
             let segment = SegmentId(segment as u32);

@@ -101,6 +101,11 @@ impl<W: Write> TraceWriter<W> {
         Ok(())
     }
 
+    /// Whether the trace holds blob `id` already.
+    pub fn holds(&self, id: BlobId) -> bool {
+        self.written_blobs.contains(&id)
+    }
+
     /// Bytes written so far, header included.
     pub fn position(&self) -> u64 {
         self.position
@@ -154,9 +159,15 @@ pub struct PreparedBlob {
 
 impl PreparedBlob {
     pub fn new(bytes: Vec<u8>) -> PreparedBlob {
+        PreparedBlob::unless_stored(bytes, |_| false)
+    }
+
+    /// As `new`, but a blob `stored` says the trace already holds is not compressed (it is not
+    /// written again).
+    pub fn unless_stored(bytes: Vec<u8>, stored: impl Fn(BlobId) -> bool) -> PreparedBlob {
         let id = BlobId::of(&bytes);
         let mut compressed = Vec::new();
-        let compressed = (compress(&bytes, &mut compressed) == Codec::Lz4).then_some(compressed);
+        let compressed = (!stored(id) && compress(&bytes, &mut compressed) == Codec::Lz4).then_some(compressed);
         PreparedBlob { id, bytes, compressed }
     }
 
