@@ -358,9 +358,10 @@ fn what_kernels_print_is_compared_with_the_recording() {
         let values = words(&(7..7 + N as u32).collect::<Vec<u32>>());
         let (mut trace, mut blobs) = single_segment(vec![buffer], vec![say], &[], vec![values.clone()], &[values]);
         let dir = common::scratch(&format!("printed-{}", device.replace(' ', "-")));
-        // PoCL's work-items print from its own threads, and a line can come out late under load:
-        // the failing case differs by more than one late line could explain.
-        for (printed, passes) in [("item 9\nitem 7\nitem 8\n", true), ("item 7\n", false)] {
+        // PoCL's work-items print from its own threads, and a line can come out late under load,
+        // so that replay runs differ and those bytes count as unstable: the failing case differs
+        // from the first byte on, which every run prints alike.
+        for (printed, passes) in [("item 9\nitem 7\nitem 8\n", true), ("line 7\nline 8\nline 9\n", false)] {
             trace.segments[0].printed = Some(blobs.insert(printed.as_bytes().to_vec()));
             let path = common::write(&dir, "printed.trace", &(trace.clone(), blobs.clone()));
             for mode in ["graph", "eager"] {
