@@ -7,6 +7,7 @@
 //! compared within a tolerance, element by element.
 
 use super::addresses::address_words;
+use super::printed::{Lines, PrintedRuns};
 use crate::memory_diff::{hex, ByteDifference};
 use serde::Serialize;
 use std::collections::HashMap;
@@ -212,7 +213,7 @@ pub struct Mismatch {
     /// The copy whose host data was compared, for data the program received.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node: Option<u32>,
-    /// What the segment's kernels printed (sorted lines) was compared.
+    /// What the segment's kernels printed was compared (its stable lines, sorted).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub printed: bool,
     /// Stable bytes that differ from the recording.
@@ -225,11 +226,29 @@ pub struct Mismatch {
 }
 
 impl Mismatch {
+    /// `stable` (sorted, not empty) are the bytes where `actual` differs from `expected`.
+    fn of(segment: u32, subject: Subject, stable: &[Range<usize>], expected: &[u8], actual: &[u8]) -> Mismatch {
+        let start = stable[0].start / UNSTABLE_WORD * UNSTABLE_WORD;
+        let difference = ByteDifference {
+            first_offset: stable[0].start as u64,
+            differing_bytes: total(stable),
+            expected_len: expected.len() as u64,
+            actual_len: actual.len() as u64,
+        };
+        let (mem, node) = match subject {
+            Subject::Memory(mem) => (Some(mem.0), None),
+            Subject::Received(node) => (None, Some(node.0)),
+            Subject::Printed => (None, None),
+        };
+        let word = |bytes: &[u8]| bytes.get(start..(start + UNSTABLE_WORD).min(bytes.len())).map(hex).unwrap_or_default();
+        Mismatch { segment, mem, node, printed: subject == Subject::Printed, difference, expected_word: word(expected), actual_word: word(actual) }
+    }
+
     pub fn subject(&self) -> String {
         match (self.mem, self.node, self.printed) {
             (Some(mem), _, _) => format!("memory {mem}"),
             (_, Some(node), _) => format!("data received by node {node}"),
-            (_, _, true) => "what the device printed (sorted lines)".to_string(),
+            (_, _, true) => "what the device printed (stable lines, sorted)".to_string(),
             _ => "contents".to_string(),
         }
     }
@@ -325,6 +344,8 @@ pub struct Checker {
     /// so unstable; by the byte ranges that race (all of them, or the pages the host wrote while
     /// the device wrote the same memory).
     racy: HashMap<(u32, Subject), Vec<Range<usize>>>,
+    /// What each segment's first runs printed.
+    printed: HashMap<u32, PrintedRuns>,
     pub comparison: Comparison,
 }
 
@@ -351,6 +372,9 @@ impl Checker {
     }
 
     pub fn check(&mut self, run: Run, segment: u32, subject: Subject, expected: &[u8], actual: Vec<u8>, rule: Rule) {
+        if subject == Subject::Printed {
+            return self.check_printed(run, segment, expected, &actual);
+        }
         let word = match rule {
             Rule::Exact => UNSTABLE_WORD,
             Rule::Within(element, _) => element.size(),
@@ -385,31 +409,41 @@ impl Checker {
                     let addresses = address_words(expected, &actual, &stable);
                     self.comparison.address_bytes += total(&addresses);
                     stable = without(&stable, &addresses);
-                    // Over all that differs: the values unstable between runs moved too. Printed
-                    // lines are compared sorted already.
-                    let reordering = (subject != Subject::Printed).then(|| reordered(expected, &actual, &differing)).flatten();
-                    if let Some(span) = reordering {
+                    // Over all that differs: the values unstable between runs moved too.
+                    if let Some(span) = reordered(expected, &actual, &differing) {
                         self.comparison.reordered_bytes += span.len() as u64;
                         stable.clear();
                     }
                 }
-                if let Some(first_range) = stable.first() {
-                    let difference = ByteDifference {
-                        first_offset: first_range.start as u64,
-                        differing_bytes: total(&stable),
-                        expected_len: expected.len() as u64,
-                        actual_len: actual.len() as u64,
-                    };
-                    let (mem, node) = match subject {
-                        Subject::Memory(mem) => (Some(mem.0), None),
-                        Subject::Received(node) => (None, Some(node.0)),
-                        Subject::Printed => (None, None),
-                    };
-                    let printed = subject == Subject::Printed;
-                    let start = first_range.start / UNSTABLE_WORD * UNSTABLE_WORD;
-                    let word = |bytes: &[u8]| bytes.get(start..(start + UNSTABLE_WORD).min(bytes.len())).map(hex).unwrap_or_default();
-                    let (expected_word, actual_word) = (word(expected), word(&actual));
-                    self.comparison.mismatches.push(Mismatch { segment, mem, node, printed, difference, expected_word, actual_word });
+                if !stable.is_empty() {
+                    self.comparison.mismatches.push(Mismatch::of(segment, subject, &stable, expected, &actual));
+                }
+            }
+        }
+    }
+
+    /// Printed output is judged by its lines (`PrintedRuns`): those whose count varied between
+    /// runs are unstable, the others must be printed as often as recorded.
+    fn check_printed(&mut self, run: Run, segment: u32, recorded: &[u8], printed: &[u8]) {
+        let now = Lines::of(printed);
+        match run {
+            Run::First => {
+                self.printed.insert(segment, PrintedRuns::new(now));
+            }
+            Run::Middle => {
+                if let Some(runs) = self.printed.get_mut(&segment) {
+                    runs.later(&now);
+                }
+            }
+            Run::Last => {
+                let mut runs = self.printed.remove(&segment).unwrap_or_else(|| PrintedRuns::new(Lines::of(printed)));
+                runs.later(&now);
+                let (expected, actual, unstable_bytes) = runs.stable_texts(&Lines::of(recorded), &now);
+                self.comparison.compared += 1;
+                self.comparison.unstable_bytes += unstable_bytes;
+                let stable = differences(&expected, &actual, Rule::Exact);
+                if !stable.is_empty() {
+                    self.comparison.mismatches.push(Mismatch::of(segment, Subject::Printed, &stable, &expected, &actual));
                 }
             }
         }

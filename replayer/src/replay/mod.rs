@@ -282,8 +282,8 @@ impl<'r> Replayer<'r> {
                 if let Some(checker) = checker.as_mut() {
                     self.compare_segment(&graph, placement.family, compared_run, &options.rules, checker)?;
                     if let (Some(recorded), Some(printed)) = (graph.recorded.printed, printed) {
-                        let expected = printed::sorted_lines(&self.reader.blobs().get(recorded)?);
-                        checker.check(compared_run, graph.segment.0, Subject::Printed, &expected, printed::sorted_lines(&printed), Rule::Exact);
+                        let expected = self.reader.blobs().get(recorded)?;
+                        checker.check(compared_run, graph.segment.0, Subject::Printed, &expected, printed, Rule::Exact);
                     }
                 }
             }

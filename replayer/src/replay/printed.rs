@@ -2,6 +2,7 @@
 //! standard output through the C library, as it reached the program's; to compare it with the
 //! recording, file descriptor 1 is pointed at a memory file while the segment runs.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -72,12 +73,55 @@ fn flush_all() -> io::Result<()> {
     Ok(())
 }
 
-/// `text` with its lines sorted: threads of a kernel print in no fixed order, so what counts is
-/// which lines were printed, each as often as printed.
-pub fn sorted_lines(text: &[u8]) -> Vec<u8> {
-    let mut lines: Vec<&[u8]> = text.split_inclusive(|&byte| byte == b'\n').collect();
-    lines.sort_unstable();
-    lines.concat()
+/// Printed lines and how often each was printed: threads of a kernel print in no fixed order, so
+/// what counts is which lines were printed, each as often as printed.
+#[derive(Debug, Default, PartialEq)]
+pub struct Lines(BTreeMap<Vec<u8>, usize>);
+
+impl Lines {
+    pub fn of(text: &[u8]) -> Lines {
+        let mut lines = BTreeMap::new();
+        for line in text.split_inclusive(|&byte| byte == b'\n') {
+            *lines.entry(line.to_vec()).or_insert(0) += 1;
+        }
+        Lines(lines)
+    }
+
+    fn count(&self, line: &[u8]) -> usize {
+        self.0.get(line).copied().unwrap_or(0)
+    }
+
+    /// The lines in sorted order, each as often as printed, leaving out `skipped`.
+    fn text_without(&self, skipped: &BTreeSet<Vec<u8>>) -> Vec<u8> {
+        let kept = self.0.iter().filter(|(line, _)| !skipped.contains(*line));
+        kept.flat_map(|(line, &count)| std::iter::repeat_n(line.as_slice(), count)).collect::<Vec<_>>().concat()
+    }
+}
+
+/// What replays of one segment printed: the first run's lines, and the lines whose count varied
+/// between runs (a line can come out late, from a runtime's own thread, or not at all): unstable.
+pub struct PrintedRuns {
+    first: Lines,
+    unstable: BTreeSet<Vec<u8>>,
+}
+
+impl PrintedRuns {
+    pub fn new(first: Lines) -> PrintedRuns {
+        PrintedRuns { first, unstable: BTreeSet::new() }
+    }
+
+    /// A later run printed `now`: lines it printed a different number of times are unstable.
+    pub fn later(&mut self, now: &Lines) {
+        let varied = self.first.0.keys().chain(now.0.keys()).filter(|line| self.first.count(line) != now.count(line));
+        self.unstable.extend(varied.cloned().collect::<Vec<_>>());
+    }
+
+    /// The recorded and the last run's stable lines as sorted text, and the bytes of unstable
+    /// lines the last run printed.
+    pub fn stable_texts(&self, recorded: &Lines, last: &Lines) -> (Vec<u8>, Vec<u8>, u64) {
+        let unstable_bytes = self.unstable.iter().map(|line| (line.len() * last.count(line)) as u64).sum();
+        (recorded.text_without(&self.unstable), last.text_without(&self.unstable), unstable_bytes)
+    }
 }
 
 #[cfg(test)]
@@ -85,9 +129,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn lines_compare_in_any_order() {
-        assert_eq!(sorted_lines(b"b 2\na 1\nb 2\nc"), b"a 1\nb 2\nb 2\nc");
-        assert_eq!(sorted_lines(b""), b"");
+    fn lines_compare_in_any_order_each_as_often_as_printed() {
+        assert_eq!(Lines::of(b"b 2\na 1\nb 2\n"), Lines::of(b"a 1\nb 2\nb 2\n"));
+        assert_eq!(Lines::of(b"a\nb\na\n").text_without(&BTreeSet::new()), b"a\na\nb\n");
+        assert_ne!(Lines::of(b"a\n"), Lines::of(b"a\na\n"));
+    }
+
+    #[test]
+    fn lines_whose_count_varies_between_runs_are_left_out_and_counted() {
+        let mut runs = PrintedRuns::new(Lines::of(b"x\ny\n"));
+        runs.later(&Lines::of(b"y\n"));
+        let (recorded, last, _) = runs.stable_texts(&Lines::of(b"y\nz\nx\n"), &Lines::of(b"y\nx\n"));
+        assert_eq!((recorded.as_slice(), last.as_slice()), (b"y\nz\n".as_slice(), b"y\n".as_slice()));
+        assert_eq!(runs.stable_texts(&Lines::default(), &Lines::of(b"x\nx\n")).2, 4);
     }
 
     #[test]
