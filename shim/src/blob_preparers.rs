@@ -1,10 +1,13 @@
 //! Threads that hash and compress large blobs for the writer thread, which stores them in the
 //! order they came: a program copying 64 MB back per step outruns one thread's lz4, and the
-//! trace writer's backlog then held the program at exit (simpleStreams: 2.4 s).
+//! trace writer's backlog then held the program at exit (simpleStreams: 2.4 s). A blob whose
+//! contents another large blob had already is not compressed again: the trace stores it once
+//! (simpleStreams receives the same 64 MB at every step).
 
+use crate::fast_hash::HashSet;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, PoisonError};
-use trace_format::PreparedBlob;
+use trace_format::{BlobId, PreparedBlob};
 
 /// Blobs smaller than this are prepared on the writer thread: handing them over costs more.
 const HANDED_OVER_FROM: usize = 1 << 20;
@@ -45,6 +48,9 @@ impl Preparing {
 #[derive(Default)]
 pub struct Preparers {
     jobs: Option<mpsc::Sender<Job>>,
+    /// The content ids of the large blobs prepared so far (compressed by whichever thread came
+    /// first; another blob with the same contents may still be stored first, uncompressed).
+    seen: Arc<Mutex<HashSet<BlobId>>>,
 }
 
 impl Preparers {
@@ -54,31 +60,56 @@ impl Preparers {
         if bytes.len() < HANDED_OVER_FROM {
             return Preparing::Ready(PreparedBlob::unless_stored(bytes, stored));
         }
-        let jobs = self.jobs.get_or_insert_with(start);
+        let seen = &self.seen;
+        let jobs = self.jobs.get_or_insert_with(|| start(seen));
         let (done, result) = mpsc::sync_channel(1);
         match jobs.send((bytes, done)) {
             Ok(()) => Preparing::Pending(result),
             // No thread could be started: prepared here.
-            Err(mpsc::SendError((bytes, _))) => Preparing::Ready(PreparedBlob::new(bytes)),
+            Err(mpsc::SendError((bytes, _))) => Preparing::Ready(prepare_large(bytes, seen)),
         }
     }
 }
 
+/// Hashes `bytes` and compresses them unless a large blob with the same contents came before.
+fn prepare_large(bytes: Vec<u8>, seen: &Mutex<HashSet<BlobId>>) -> PreparedBlob {
+    PreparedBlob::unless_stored(bytes, |id| !seen.lock().unwrap_or_else(PoisonError::into_inner).insert(id))
+}
+
 /// Starts the preparing threads (one fewer than the machine's cores, at least one).
-fn start() -> mpsc::Sender<Job> {
+fn start(seen: &Arc<Mutex<HashSet<BlobId>>>) -> mpsc::Sender<Job> {
     let (jobs, queue) = mpsc::channel::<Job>();
     let queue = Arc::new(Mutex::new(queue));
     let cores = std::thread::available_parallelism().map_or(2, usize::from);
     for index in 0..cores.saturating_sub(1).clamp(1, MAX_THREADS) {
-        let queue = Arc::clone(&queue);
+        let (queue, seen) = (Arc::clone(&queue), Arc::clone(seen));
         let spawned = std::thread::Builder::new().name(format!("reprise-blobs-{index}")).spawn(move || loop {
             let job = queue.lock().unwrap_or_else(PoisonError::into_inner).recv();
             let Ok((bytes, done)) = job else { return };
-            let _ = done.send(PreparedBlob::new(bytes));
+            let _ = done.send(prepare_large(bytes, &seen));
         });
         if spawned.is_err() {
             break;
         }
     }
     jobs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn large_blobs_with_contents_seen_before_are_hashed_not_compressed_again() {
+        let mut preparers = Preparers::default();
+        let large = vec![3u8; 2 * HANDED_OVER_FROM];
+        let prepared: Vec<PreparedBlob> = [large.clone(), large.clone(), vec![4u8; 2 * HANDED_OVER_FROM], large.clone()]
+            .into_iter()
+            .map(|bytes| preparers.prepare(bytes, |_| false))
+            .map(|preparing| preparing.wait().expect("a preparing thread"))
+            .collect();
+        assert!(prepared.iter().all(|blob| blob.id == BlobId::of(&blob.bytes)));
+        let compressed: Vec<bool> = prepared.iter().map(PreparedBlob::is_compressed).collect();
+        assert_eq!(compressed, [true, false, true, false]);
+    }
 }

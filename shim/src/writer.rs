@@ -314,7 +314,9 @@ mod tests {
             })
             .collect();
         // Blobs the trace holds already, small and large, are stored once and named alike.
-        contents.extend([contents[2].clone(), contents[1].clone()]);
+        // Large ones with the same contents may be prepared at once, any of them first.
+        contents.extend([contents[2].clone(), contents[1].clone(), contents[0].clone()]);
+        contents.extend(std::iter::repeat_n(vec![200u8; 3 << 20], 4));
         for (segment, bytes) in contents.iter().enumerate() {
             let blob = sink.blob(bytes.clone());
             let segment = SegmentId(segment as u32);

@@ -78,7 +78,7 @@ impl<W: Write> TraceWriter<W> {
         result.map(|()| id)
     }
 
-    /// Stores a blob hashed and compressed elsewhere (`PreparedBlob::new`, on any thread), once
+    /// Stores a blob hashed and compressed elsewhere (`PreparedBlob::unless_stored`, on any thread), once
     /// per trace; returns its id.
     pub fn prepared_blob(&mut self, blob: &PreparedBlob) -> Result<BlobId, FormatError> {
         if !self.written_blobs.contains(&blob.id) {
@@ -158,12 +158,8 @@ pub struct PreparedBlob {
 }
 
 impl PreparedBlob {
-    pub fn new(bytes: Vec<u8>) -> PreparedBlob {
-        PreparedBlob::unless_stored(bytes, |_| false)
-    }
-
-    /// As `new`, but a blob `stored` says the trace already holds is not compressed (it is not
-    /// written again).
+    /// Hashes `bytes` and compresses them, unless `stored` says the trace holds (or will hold)
+    /// the same contents already: those are not written again.
     pub fn unless_stored(bytes: Vec<u8>, stored: impl Fn(BlobId) -> bool) -> PreparedBlob {
         let id = BlobId::of(&bytes);
         let mut compressed = Vec::new();
@@ -171,8 +167,13 @@ impl PreparedBlob {
         PreparedBlob { id, bytes, compressed }
     }
 
+    /// Whether it is stored compressed (if the trace does not hold it already).
+    pub fn is_compressed(&self) -> bool {
+        self.compressed.is_some()
+    }
+
     fn codec(&self) -> Codec {
-        if self.compressed.is_some() { Codec::Lz4 } else { Codec::Raw }
+        if self.is_compressed() { Codec::Lz4 } else { Codec::Raw }
     }
 }
 
