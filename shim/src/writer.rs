@@ -52,29 +52,37 @@ const BLOB_BYTES_IN_FLIGHT: usize = 1 << 30;
 /// Bytes of blobs on their way to the file, and whether the writer still stores them.
 #[derive(Default)]
 struct InFlight {
-    state: Mutex<(usize, bool)>,
+    state: Mutex<InFlightState>,
     stored: Condvar,
+}
+
+#[derive(Default)]
+struct InFlightState {
+    /// Bytes of blobs sent and not yet stored.
+    bytes: usize,
+    /// The writer stopped.
+    closed: bool,
 }
 
 impl InFlight {
     /// Waits until `bytes` more fit (or the writer is gone), then counts them.
     fn enter(&self, bytes: usize) {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        while state.0 > 0 && state.0 + bytes > BLOB_BYTES_IN_FLIGHT && !state.1 {
+        while state.bytes > 0 && state.bytes + bytes > BLOB_BYTES_IN_FLIGHT && !state.closed {
             state = self.stored.wait(state).unwrap_or_else(PoisonError::into_inner);
         }
-        state.0 += bytes;
+        state.bytes += bytes;
     }
 
     fn leave(&self, bytes: usize) {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        state.0 = state.0.saturating_sub(bytes);
+        state.bytes = state.bytes.saturating_sub(bytes);
         self.stored.notify_all();
     }
 
     /// The writer stopped: nobody waits for it any more.
     fn close(&self) {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner).1 = true;
+        self.state.lock().unwrap_or_else(PoisonError::into_inner).closed = true;
         self.stored.notify_all();
     }
 }
