@@ -344,7 +344,7 @@ pub struct Checker {
     /// so unstable; by the byte ranges that race (all of them, or the pages the host wrote while
     /// the device wrote the same memory).
     racy: HashMap<(u32, Subject), Vec<Range<usize>>>,
-    /// What each segment's first runs printed.
+    /// What the first run of each segment printed where it differed from the recording.
     printed: HashMap<u32, PrintedRuns>,
     pub comparison: Comparison,
 }
@@ -427,8 +427,11 @@ impl Checker {
     fn check_printed(&mut self, run: Run, segment: u32, recorded: &[u8], printed: &[u8]) {
         let now = Lines::of(printed);
         match run {
+            // As with memory, only a first run that differed from the recording is kept.
             Run::First => {
-                self.printed.insert(segment, PrintedRuns::new(now));
+                if now != Lines::of(recorded) {
+                    self.printed.insert(segment, PrintedRuns::new(now));
+                }
             }
             Run::Middle => {
                 if let Some(runs) = self.printed.get_mut(&segment) {
@@ -436,7 +439,7 @@ impl Checker {
                 }
             }
             Run::Last => {
-                let mut runs = self.printed.remove(&segment).unwrap_or_else(|| PrintedRuns::new(Lines::of(printed)));
+                let mut runs = self.printed.remove(&segment).unwrap_or_else(|| PrintedRuns::new(Lines::of(recorded)));
                 runs.later(&now);
                 let (expected, actual, unstable_bytes) = runs.stable_texts(&Lines::of(recorded), &now);
                 self.comparison.compared += 1;
@@ -655,5 +658,26 @@ mod tests {
         checker.check(Run::Last, 0, MEMORY, b"abcd", b"abXY".to_vec(), Rule::Exact);
         assert!(checker.comparison.passed());
         assert_eq!(checker.comparison.unstable_bytes, 4);
+    }
+
+    #[test]
+    fn printed_lines_count_in_any_order_and_lines_runs_disagree_on_are_unstable() {
+        let printed = |first: &[u8], last: &[u8], recorded: &[u8]| {
+            let mut checker = Checker::default();
+            checker.check(Run::First, 0, Subject::Printed, recorded, first.to_vec(), Rule::Exact);
+            checker.check(Run::Last, 0, Subject::Printed, recorded, last.to_vec(), Rule::Exact);
+            checker.comparison
+        };
+        let reordered = printed(b"b\na\n", b"a\nb\n", b"a\nb\n");
+        assert!(reordered.passed() && reordered.unstable_bytes == 0);
+        // A line one run printed late (or not at all) is unstable: 2 bytes.
+        let late = printed(b"a\nb\n", b"b\n", b"b\na\n");
+        assert!(late.passed() && late.unstable_bytes == 2, "the first run matched: {late:?}");
+        let late = printed(b"b\n", b"a\nb\n", b"b\na\n");
+        assert!(late.passed() && late.unstable_bytes == 2, "{late:?}");
+        // A recorded line no run prints fails, whatever else varies.
+        let missing = printed(b"x\nb\n", b"b\n", b"a\nb\n");
+        let [mismatch] = &missing.mismatches[..] else { panic!("one mismatch: {missing:?}") };
+        assert!(mismatch.printed && mismatch.expected_word.starts_with("610a"), "{mismatch:?}");
     }
 }

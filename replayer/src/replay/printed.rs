@@ -117,9 +117,9 @@ impl PrintedRuns {
     }
 
     /// The recorded and the last run's stable lines as sorted text, and the bytes of unstable
-    /// lines the last run printed.
+    /// lines (as often as the recording or the last run printed them, whichever more).
     pub fn stable_texts(&self, recorded: &Lines, last: &Lines) -> (Vec<u8>, Vec<u8>, u64) {
-        let unstable_bytes = self.unstable.iter().map(|line| (line.len() * last.count(line)) as u64).sum();
+        let unstable_bytes = self.unstable.iter().map(|line| (line.len() * recorded.count(line).max(last.count(line))) as u64).sum();
         (recorded.text_without(&self.unstable), last.text_without(&self.unstable), unstable_bytes)
     }
 }
@@ -142,6 +142,7 @@ mod tests {
         let (recorded, last, _) = runs.stable_texts(&Lines::of(b"y\nz\nx\n"), &Lines::of(b"y\nx\n"));
         assert_eq!((recorded.as_slice(), last.as_slice()), (b"y\nz\n".as_slice(), b"y\n".as_slice()));
         assert_eq!(runs.stable_texts(&Lines::default(), &Lines::of(b"x\nx\n")).2, 4);
+        assert_eq!(runs.stable_texts(&Lines::of(b"x\nx\nx\n"), &Lines::default()).2, 6);
     }
 
     #[test]
