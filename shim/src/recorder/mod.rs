@@ -167,7 +167,7 @@ pub struct Recorder {
     counts: Counts,
     partial_reported: HashSet<(String, String)>,
     /// A window's nodes and edges while it is written, kept for their capacity.
-    closing: Vec<PendingNode>,
+    closing: Vec<Box<PendingNode>>,
     closing_edges: Vec<Edge>,
     /// Whether `HostWrites::Watchable` memory is watched (`REPRISE_HOST_WRITES=watch`), or read
     /// again after host synchronizations like `HostWrites::Unseen`.
@@ -289,7 +289,7 @@ impl Recorder {
             true => uses.iter().map(|use_| (use_.root, use_.write)).collect(),
             false => Vec::new(),
         };
-        let id = self.pending.add(PendingNode { node, queue: submission.queue, preds, received: submission.received, uses, user_event: None });
+        let id = self.pending.add(Box::new(PendingNode { node, queue: submission.queue, preds, received: submission.received, uses, user_event: None }));
         self.note_users(id, submission.queue, &users);
         if let Some(event) = submission.signals {
             self.pending.set_event(event, vec![id]);
@@ -804,7 +804,7 @@ impl Recorder {
 
     fn add_host_task(&mut self, kind: HostTaskKind, call: &'static str, preds: Vec<(PendingId, EdgeKind)>, user_event: Option<Key>) -> PendingId {
         let node = Node { queue: None, segment: SegmentId(0), command: Command::HostTask(kind), call: call.into() };
-        self.pending.add(PendingNode { node, queue: None, preds, received: None, uses: Vec::new(), user_event })
+        self.pending.add(Box::new(PendingNode { node, queue: None, preds, received: None, uses: Vec::new(), user_event }))
     }
 
     fn queue_ref(&mut self, key: Key) -> Option<QueueRef> {

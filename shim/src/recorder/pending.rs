@@ -95,7 +95,9 @@ pub(super) struct QueueRef {
 
 #[derive(Default)]
 pub(super) struct Pending {
-    nodes: HashMap<PendingId, PendingNode>,
+    /// Boxed: a node (about 330 bytes) is moved several times between its launch and its window's
+    /// records, a box's pointer instead.
+    nodes: HashMap<PendingId, Box<PendingNode>>,
     next_id: PendingId,
     queues: BTreeMap<Key, QueueTrack>,
     /// What waiting on an event means: the nodes it stands for.
@@ -157,7 +159,7 @@ impl Pending {
     }
 
     /// Adds a node after `preds`; returns its id.
-    pub fn add(&mut self, node: PendingNode) -> PendingId {
+    pub fn add(&mut self, node: Box<PendingNode>) -> PendingId {
         let id = self.next_id;
         self.next_id += 1;
         if let Some(region) = node.received {
@@ -184,7 +186,7 @@ impl Pending {
     }
 
     pub fn node_mut(&mut self, id: PendingId) -> Option<&mut PendingNode> {
-        self.nodes.get_mut(&id)
+        self.nodes.get_mut(&id).map(|node| &mut **node)
     }
 
     /// An event recorded on `queue` now stands for all work submitted to it so far.
@@ -320,7 +322,7 @@ impl Pending {
     }
 
     /// Takes the nodes `ids` (a closure, in order) out of the pending graph, onto `removed`.
-    pub fn remove_into(&mut self, ids: &[PendingId], removed: &mut Vec<PendingNode>) {
+    pub fn remove_into(&mut self, ids: &[PendingId], removed: &mut Vec<Box<PendingNode>>) {
         for node in ids.iter().filter_map(|id| self.nodes.remove(id)) {
             if let Some(event) = node.user_event {
                 self.user_event_nodes.remove(&event);
@@ -336,7 +338,7 @@ impl Pending {
     /// The host set user event `event` to an error: its host task and every node after it
     /// through an edge the runtime keeps (an event, the queue's order; not `EdgeKind::Memory`,
     /// the shim's own) never run. They are taken out, onto `removed`.
-    pub fn terminate_user_event(&mut self, event: Key, removed: &mut Vec<PendingNode>) {
+    pub fn terminate_user_event(&mut self, event: Key, removed: &mut Vec<Box<PendingNode>>) {
         let Some(&root) = self.user_event_nodes.get(&event) else { return };
         let mut later: Vec<PendingId> = self.nodes.keys().copied().filter(|&id| id > root).collect();
         later.sort_unstable();
