@@ -167,6 +167,7 @@ pub struct Recorder {
     counts: Counts,
     partial_reported: HashSet<(String, String)>,
     /// A window's nodes and edges while it is written, kept for their capacity.
+    #[allow(clippy::vec_box, reason = "the pending map's boxes, moved by pointer")]
     closing: Vec<Box<PendingNode>>,
     closing_edges: Vec<Edge>,
     /// Whether `HostWrites::Watchable` memory is watched (`REPRISE_HOST_WRITES=watch`), or read

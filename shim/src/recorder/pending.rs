@@ -275,6 +275,20 @@ impl Pending {
     /// user event not set yet (`unset` says which) cannot have finished and stay pending, with
     /// what depends on them.
     pub fn closure(&mut self, scope: SyncScope<'_>, in_order: impl Fn(Key) -> bool, unset: &dyn Fn(Key) -> bool) -> Vec<PendingId> {
+        // Where one in-order queue holds every pending node, its tail follows them all: the
+        // closure is everything pending, with no walk (a program synchronizing its one stream).
+        let holds_all = |queue: &Key| in_order(*queue) && self.queues.get(queue).is_some_and(|track| track.pending as usize == self.nodes.len());
+        let everything = match scope {
+            SyncScope::Everything => true,
+            SyncScope::Queues(queues) => queues.iter().any(holds_all),
+            SyncScope::LastCommandOf(queue) => holds_all(&queue),
+            SyncScope::Events(_) => false,
+        };
+        if everything {
+            let mut ids: Vec<PendingId> = self.nodes.keys().copied().collect();
+            ids.sort_unstable();
+            return self.without_blocked(ids, unset);
+        }
         let frontier: Vec<PendingId> = match scope {
             SyncScope::Everything => self.nodes.keys().copied().collect(),
             SyncScope::Queues(queues) => queues
@@ -286,7 +300,7 @@ impl Pending {
             SyncScope::Events(events) => events.iter().flat_map(|&event| self.event_nodes(event)).collect(),
         };
         // Scratch sets kept between windows: growing them afresh each time is most of a window's cost.
-        let (mut seen, mut blocked) = std::mem::take(&mut self.scratch);
+        let (mut seen, blocked) = std::mem::take(&mut self.scratch);
         let mut stack: Vec<PendingId> = frontier.into_iter().filter(|id| self.nodes.contains_key(id)).collect();
         while let Some(id) = stack.pop() {
             if !seen.insert(id) {
@@ -305,23 +319,31 @@ impl Pending {
         }
         let mut ids: Vec<PendingId> = seen.drain().collect();
         ids.sort_unstable();
+        seen.shrink_to(SCRATCH_CAPACITY);
+        self.scratch = (seen, blocked);
+        self.without_blocked(ids, unset)
+    }
+
+    /// `ids` (in order) without the nodes blocked by a user event not set yet, and what follows them.
+    fn without_blocked(&mut self, mut ids: Vec<PendingId>, unset: &dyn Fn(Key) -> bool) -> Vec<PendingId> {
+        let mut blocked = std::mem::take(&mut self.scratch.1);
         ids.retain(|id| {
             let node = &self.nodes[id];
             let is_blocked = node.user_event.is_some_and(unset)
-                || node.preds.iter().any(|(pred, _)| blocked.contains(pred));
+                || (!blocked.is_empty() && node.preds.iter().any(|(pred, _)| blocked.contains(pred)));
             if is_blocked {
                 blocked.insert(*id);
             }
             !is_blocked
         });
         blocked.clear();
-        seen.shrink_to(SCRATCH_CAPACITY);
         blocked.shrink_to(SCRATCH_CAPACITY);
-        self.scratch = (seen, blocked);
+        self.scratch.1 = blocked;
         ids
     }
 
     /// Takes the nodes `ids` (a closure, in order) out of the pending graph, onto `removed`.
+    #[allow(clippy::vec_box, reason = "the pending map's boxes move on, unopened, to the window's records")]
     pub fn remove_into(&mut self, ids: &[PendingId], removed: &mut Vec<Box<PendingNode>>) {
         for node in ids.iter().filter_map(|id| self.nodes.remove(id)) {
             if let Some(event) = node.user_event {
@@ -338,6 +360,7 @@ impl Pending {
     /// The host set user event `event` to an error: its host task and every node after it
     /// through an edge the runtime keeps (an event, the queue's order; not `EdgeKind::Memory`,
     /// the shim's own) never run. They are taken out, onto `removed`.
+    #[allow(clippy::vec_box, reason = "as `remove_into`")]
     pub fn terminate_user_event(&mut self, event: Key, removed: &mut Vec<Box<PendingNode>>) {
         let Some(&root) = self.user_event_nodes.get(&event) else { return };
         let mut later: Vec<PendingId> = self.nodes.keys().copied().filter(|&id| id > root).collect();

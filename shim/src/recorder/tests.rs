@@ -853,3 +853,28 @@ fn a_capture_starting_after_other_work_waits_for_it_first() {
     h.kernel(1, &[], None);
     assert_eq!(*h.device.drains.borrow(), 1, "once, before the first captured command");
 }
+
+/// A queue that holds every pending command closes them all when waited for, without a walk of
+/// the graph; once another queue has work pending, the same wait closes only its own.
+#[test]
+fn a_wait_on_the_queue_holding_everything_closes_everything_and_only_that() {
+    let mut h = Harness::new(Capture::All);
+    h.queue(1, true);
+    h.queue(2, false);
+    h.kernel(1, &[], None); // 0
+    h.kernel(1, &[], None); // 1
+    h.sync_on(SyncScope::LastCommandOf(1));
+    h.kernel(2, &[], Some(0xe2)); // 2, on the out-of-order queue
+    h.kernel(1, &[], None); // 3
+    h.kernel(1, &[0xe2], None); // 4: waits for the other queue
+    h.sync_on(SyncScope::Queues(&[2]));
+    h.sync_on(SyncScope::LastCommandOf(1));
+    assert_eq!(h.segments(), [vec![0, 1], vec![2], vec![3, 4]]);
+    // An out-of-order queue's last command stands for no other: the walk decides.
+    h.kernel(2, &[], None); // 5
+    h.kernel(2, &[], None); // 6
+    h.sync_on(SyncScope::LastCommandOf(2));
+    h.sync();
+    // Nodes are numbered as written: the last command closed first, alone, the other after.
+    assert_eq!(h.segments(), [vec![0, 1], vec![2], vec![3, 4], vec![5], vec![6]]);
+}
