@@ -224,6 +224,39 @@ impl serde::Serialize for SegmentRuns {
 /// How many of the largest blobs the plain report lists.
 const BLOBS_SHOWN: usize = 10;
 
+/// How many lines of families the plain report prints.
+const FAMILY_LINES_SHOWN: usize = 50;
+
+/// One line of the plain report's families: a family, or a run of families of one segment each
+/// (their base), consecutive, as a trace whose every segment differs has them.
+struct FamilyLine {
+    text: String,
+    families: usize,
+}
+
+impl fmt::Display for FamilyLine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+fn family_lines(families: &[FamilyInfo]) -> Vec<FamilyLine> {
+    let alone = |family: &FamilyInfo| family.segments.runs() == [(family.base, family.base)];
+    let mut lines = Vec::new();
+    let mut index = 0;
+    while index < families.len() {
+        let first = &families[index];
+        let run = families[index..].iter().zip(first.base..).take_while(|(family, base)| alone(family) && family.base == *base).count();
+        let text = match run {
+            0 | 1 => format!("base {}: segments {} ({} patches each)", first.base, first.segments, first.patches_per_segment),
+            _ => format!("bases {}-{}: one segment each, the base itself", first.base, first.base + run as u32 - 1),
+        };
+        lines.push(FamilyLine { text, families: run.max(1) });
+        index += run.max(1);
+    }
+    lines
+}
+
 /// `total (n kind, ...)`, or just `total` when there is nothing to break down.
 fn with_counts<K: fmt::Display>(total: usize, counts: &BTreeMap<K, usize>) -> String {
     if counts.is_empty() {
@@ -255,8 +288,13 @@ impl fmt::Display for TraceInfo {
         match &self.families {
             Some(families) => {
                 writeln!(f, "families:   {} (if every command is recorded)", families.len())?;
-                for family in families {
-                    writeln!(f, "  base {}: segments {} ({} patches each)", family.base, family.segments, family.patches_per_segment)?;
+                let lines = family_lines(families);
+                for line in lines.iter().take(FAMILY_LINES_SHOWN) {
+                    writeln!(f, "  {line}")?;
+                }
+                if lines.len() > FAMILY_LINES_SHOWN {
+                    let shown: usize = lines[..FAMILY_LINES_SHOWN].iter().map(|line| line.families).sum();
+                    writeln!(f, "  ... {} more families (all are listed by --json)", families.len() - shown)?;
                 }
             }
             None => writeln!(f, "families:   not computed (the trace has problems)")?,
@@ -331,6 +369,27 @@ mod tests {
         assert!(text.contains("nodes:      4 (2 host_task, 2 kernel)"), "{text}");
         assert!(text.contains("  base 0: segments 0-1 (0 patches each)"), "{text}");
         assert!(text.contains("partial:    recording stopped at clFoo: not supported"), "{text}");
+    }
+
+    #[test]
+    fn families_of_one_segment_each_print_as_runs_and_the_lines_are_capped() {
+        let family = |base: u32, segments: &[u32]| {
+            let mut runs = SegmentRuns::default();
+            segments.iter().for_each(|&segment| runs.push(SegmentId(segment)));
+            FamilyInfo { base, members: segments.len(), segments: runs, patches_per_segment: usize::from(segments.len() > 1) }
+        };
+        let families = [family(0, &[0]), family(1, &[1]), family(2, &[2, 5, 6]), family(3, &[3]), family(4, &[4]), family(7, &[7])];
+        let lines: Vec<String> = family_lines(&families).iter().map(ToString::to_string).collect();
+        assert_eq!(lines, ["bases 0-1: one segment each, the base itself", "base 2: segments 2, 5-6 (1 patches each)", "bases 3-4: one segment each, the base itself", "base 7: segments 7 (0 patches each)"]);
+        let many: Vec<FamilyInfo> = (0..200).map(|base| family(base * 2, &[base * 2, base * 2 + 1])).collect();
+        assert_eq!(family_lines(&many).len(), 200);
+        let mut b = TraceBuilder::new();
+        let segment = b.segment();
+        b.node(segment, Command::Barrier);
+        let mut info = trace_info(&b.reader()).expect("the trace reads");
+        info.families = Some(many);
+        let text = info.to_string();
+        assert!(text.contains("  base 98: segments 98-99 (1 patches each)\n  ... 150 more families (all are listed by --json)"), "{text}");
     }
 
     #[test]
