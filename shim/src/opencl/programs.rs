@@ -258,7 +258,14 @@ pub unsafe fn set_arg(
     if !succeeded(forward) {
         return Ok(());
     }
-    set(kernel, index, unsafe { argument(size, value) });
+    match value.is_null() {
+        true => set(kernel, index, ArgValue::Local(size as u64)),
+        false => {
+            // SAFETY: the call succeeded, so `value` holds the `size` bytes it names.
+            let bytes = unsafe { std::slice::from_raw_parts(value.cast::<u8>(), size) };
+            with_state(|state| state.kernels.entry(key(kernel)).or_default().set_bytes(index as usize, bytes));
+        }
+    }
     Ok(())
 }
 

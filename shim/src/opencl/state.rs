@@ -58,7 +58,7 @@ impl KernelArgs {
     /// bytes nor local memory.
     pub fn set(&mut self, index: usize, argument: ArgValue) {
         let null = match &argument {
-            ArgValue::Bytes(bytes) => bytes.len() == size_of::<cl_mem>() && bytes.iter().all(|&b| b == 0),
+            ArgValue::Bytes(bytes) => is_null_handle(bytes),
             ArgValue::Local(size) => *size == size_of::<cl_mem>() as u64,
             _ => false,
         };
@@ -71,6 +71,21 @@ impl KernelArgs {
         }
         self.values[index] = Some(argument);
     }
+
+    /// `set` with a value: into the bytes the argument holds where they are as long (a loop
+    /// setting its arguments anew before every launch allocates nothing).
+    pub fn set_bytes(&mut self, index: usize, bytes: &[u8]) {
+        let null_memory = is_null_handle(bytes) && self.pointers.get(index) == Some(&true);
+        match self.values.get_mut(index) {
+            Some(Some(ArgValue::Bytes(held))) if held.len() == bytes.len() && !null_memory => held.copy_from_slice(bytes),
+            _ => self.set(index, ArgValue::Bytes(bytes.to_vec())),
+        }
+    }
+}
+
+/// Whether `bytes` are a null `cl_mem`.
+fn is_null_handle(bytes: &[u8]) -> bool {
+    bytes.len() == size_of::<cl_mem>() && bytes.iter().all(|&b| b == 0)
 }
 
 /// A region the program mapped, until it unmaps it.
@@ -185,5 +200,20 @@ mod tests {
         args.set(1, ArgValue::Local(8));
         args.set(2, ArgValue::Local(8));
         assert_eq!(args.values, [Some(ArgValue::NullMemory), Some(ArgValue::NullMemory), Some(ArgValue::Local(8))]);
+    }
+
+    #[test]
+    fn a_value_set_again_replaces_the_held_bytes_whatever_it_was() {
+        let mut args = KernelArgs { values: Vec::new(), pointers: vec![true, false] };
+        args.set_bytes(1, &7u32.to_ne_bytes());
+        args.set_bytes(1, &9u32.to_ne_bytes());
+        args.set_bytes(0, &0x55u64.to_ne_bytes());
+        assert_eq!(args.values, [Some(ArgValue::Bytes(0x55u64.to_ne_bytes().to_vec())), Some(ArgValue::Bytes(9u32.to_ne_bytes().to_vec()))]);
+        // A null handle for a pointer is a null buffer even where a buffer's handle was held.
+        args.set_bytes(0, &[0; 8]);
+        args.set_bytes(1, &[1, 2]);
+        args.set(1, ArgValue::Local(16));
+        args.set_bytes(1, &[3; 16]);
+        assert_eq!(args.values, [Some(ArgValue::NullMemory), Some(ArgValue::Bytes(vec![3; 16]))]);
     }
 }
