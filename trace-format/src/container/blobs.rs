@@ -106,18 +106,24 @@ impl BlobStore {
 
 fn read_blob(file: &Source, id: BlobId, blob: &StoredBlob) -> Result<Vec<u8>, FormatError> {
     let StoredBlob { offset, payload_len, codec, raw_len, crc } = *blob;
-    let mut payload = vec![0u8; payload_len as usize];
-    file.read_at(offset + FRAME_HEADER_LEN as u64, &mut payload)?;
-    if crc32fast::hash(&payload) != crc {
+    let malformed = |problem: String| FormatError::Malformed { offset, problem };
+    // The prefix is read apart from the stored bytes, which then need no move to the front (a
+    // 1 GB blob's took a fifth of a comparison's time); the checksum covers both.
+    let start = offset + FRAME_HEADER_LEN as u64;
+    let mut prefix = [0u8; BLOB_PREFIX_LEN];
+    let stored_len = (payload_len as usize).checked_sub(BLOB_PREFIX_LEN).ok_or_else(|| malformed(format!("holds blob {id} shorter than its prefix")))?;
+    let mut stored = vec![0u8; stored_len];
+    file.read_at(start, &mut prefix)?;
+    file.read_at(start + BLOB_PREFIX_LEN as u64, &mut stored)?;
+    let mut checksum = crc32fast::Hasher::new();
+    checksum.update(&prefix);
+    checksum.update(&stored);
+    if checksum.finalize() != crc {
         return Err(FormatError::Checksum { offset });
     }
-    let malformed = |problem: String| FormatError::Malformed { offset, problem };
     let bytes = match codec {
-        Codec::Raw => {
-            payload.drain(..BLOB_PREFIX_LEN);
-            payload
-        }
-        Codec::Lz4 => lz4_flex::block::decompress(&payload[BLOB_PREFIX_LEN..], raw_len as usize)
+        Codec::Raw => stored,
+        Codec::Lz4 => lz4_flex::block::decompress(&stored, raw_len as usize)
             .map_err(|e| malformed(format!("holds blob {id} that does not decompress: {e}")))?,
     };
     // The checksum guards the stored bytes; the length guards the codec.
