@@ -20,9 +20,13 @@ proptest! {
         prop_assert_eq!(&file.trace, &trace);
         prop_assert_eq!(file.completeness, Completeness::Complete);
         prop_assert_eq!(file.blobs.len(), blobs.len());
+        // One buffer read into again and again holds each blob exactly, longer or shorter.
+        let mut reused = vec![7u8; 3];
         for (id, content) in ids.iter().zip(&contents) {
             prop_assert_eq!(&*file.blobs.get(*id).unwrap(), &content[..]);
             prop_assert!(file.blobs.stored_len(*id).unwrap() <= content.len() as u64);
+            file.blobs.get_into(*id, &mut reused).unwrap();
+            prop_assert_eq!(&reused[..], &content[..]);
         }
     }
 }

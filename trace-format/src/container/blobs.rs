@@ -93,8 +93,23 @@ impl BlobStore {
             Stored::Owned(bytes) => Ok(Cow::Borrowed(bytes)),
             Stored::InFile(blob) => {
                 let file = self.file.as_ref().ok_or(FormatError::MissingBlob(id))?;
-                read_blob(file, id, blob).map(Cow::Owned)
+                let mut bytes = Vec::new();
+                read_blob(file, id, blob, &mut bytes)?;
+                Ok(Cow::Owned(bytes))
             }
+        }
+    }
+
+    /// `get` into `buffer` (its contents replaced): a caller reading one large blob after another
+    /// reuses one buffer instead of having fresh pages faulted in and zeroed for each.
+    pub fn get_into(&self, id: BlobId, buffer: &mut Vec<u8>) -> Result<(), FormatError> {
+        match self.blobs.get(&id).ok_or(FormatError::MissingBlob(id))? {
+            Stored::Owned(bytes) => {
+                buffer.clear();
+                buffer.extend_from_slice(bytes);
+                Ok(())
+            }
+            Stored::InFile(blob) => read_blob(self.file.as_ref().ok_or(FormatError::MissingBlob(id))?, id, blob, buffer),
         }
     }
 
@@ -104,7 +119,7 @@ impl BlobStore {
     }
 }
 
-fn read_blob(file: &Source, id: BlobId, blob: &StoredBlob) -> Result<Vec<u8>, FormatError> {
+fn read_blob(file: &Source, id: BlobId, blob: &StoredBlob, out: &mut Vec<u8>) -> Result<(), FormatError> {
     let StoredBlob { offset, payload_len, codec, raw_len, crc } = *blob;
     let malformed = |problem: String| FormatError::Malformed { offset, problem };
     // The prefix is read apart from the stored bytes, which then need no move to the front (a
@@ -112,23 +127,32 @@ fn read_blob(file: &Source, id: BlobId, blob: &StoredBlob) -> Result<Vec<u8>, Fo
     let start = offset + FRAME_HEADER_LEN as u64;
     let mut prefix = [0u8; BLOB_PREFIX_LEN];
     let stored_len = (payload_len as usize).checked_sub(BLOB_PREFIX_LEN).ok_or_else(|| malformed(format!("holds blob {id} shorter than its prefix")))?;
-    let mut stored = vec![0u8; stored_len];
+    let raw_len = usize::try_from(raw_len).map_err(|_| malformed(format!("holds blob {id} of {raw_len} bytes, more than this machine addresses")))?;
     file.read_at(start, &mut prefix)?;
-    file.read_at(start + BLOB_PREFIX_LEN as u64, &mut stored)?;
     let mut checksum = crc32fast::Hasher::new();
     checksum.update(&prefix);
-    checksum.update(&stored);
+    let mut compressed = Vec::new();
+    // Raw bytes go straight into `out`; compressed ones through a buffer of their own.
+    let stored = match codec {
+        Codec::Raw => &mut *out,
+        Codec::Lz4 => &mut compressed,
+    };
+    stored.clear();
+    stored.resize(stored_len, 0);
+    file.read_at(start + BLOB_PREFIX_LEN as u64, stored)?;
+    checksum.update(stored);
     if checksum.finalize() != crc {
         return Err(FormatError::Checksum { offset });
     }
-    let bytes = match codec {
-        Codec::Raw => stored,
-        Codec::Lz4 => lz4_flex::block::decompress(&stored, raw_len as usize)
-            .map_err(|e| malformed(format!("holds blob {id} that does not decompress: {e}")))?,
-    };
-    // The checksum guards the stored bytes; the length guards the codec.
-    if bytes.len() as u64 != raw_len {
-        return Err(malformed(format!("holds blob {id} that decompresses to {} bytes, not {raw_len}", bytes.len())));
+    if codec == Codec::Lz4 {
+        out.clear();
+        out.resize(raw_len, 0);
+        let decompressed = lz4_flex::block::decompress_into(&compressed, out).map_err(|e| malformed(format!("holds blob {id} that does not decompress: {e}")))?;
+        out.truncate(decompressed);
     }
-    Ok(bytes)
+    // The checksum guards the stored bytes; the length guards the codec.
+    if out.len() != raw_len {
+        return Err(malformed(format!("holds blob {id} that decompresses to {} bytes, not {raw_len}", out.len())));
+    }
+    Ok(())
 }
