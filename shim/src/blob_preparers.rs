@@ -56,7 +56,7 @@ pub struct Preparers {
 impl Preparers {
     /// Starts preparing `bytes`: on a preparing thread when large, here otherwise (not
     /// compressing what `stored` says the trace holds already).
-    pub fn prepare(&mut self, bytes: Vec<u8>, stored: impl Fn(trace_format::BlobId) -> bool) -> Preparing {
+    pub fn prepare(&mut self, bytes: Vec<u8>, stored: impl Fn(BlobId) -> bool) -> Preparing {
         if bytes.len() < HANDED_OVER_FROM {
             return Preparing::Ready(PreparedBlob::unless_stored(bytes, stored));
         }

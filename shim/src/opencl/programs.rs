@@ -259,11 +259,11 @@ pub unsafe fn set_arg(
         return Ok(());
     }
     match value.is_null() {
-        true => set(kernel, index, ArgValue::Local(size as u64)),
+        true => arguments_of(kernel, |args| args.set(index as usize, ArgValue::Local(size as u64))),
         false => {
             // SAFETY: the call succeeded, so `value` holds the `size` bytes it names.
             let bytes = unsafe { std::slice::from_raw_parts(value.cast::<u8>(), size) };
-            with_state(|state| state.kernels.entry(key(kernel)).or_default().set_bytes(index as usize, bytes));
+            arguments_of(kernel, |args| args.set_bytes(index as usize, bytes));
         }
     }
     Ok(())
@@ -285,11 +285,12 @@ pub unsafe fn set_arg_svm_pointer(
     value: *const c_void,
 ) -> Recorded {
     if succeeded(forward) {
-        set(kernel, index, ArgValue::Svm(value as usize as u64));
+        arguments_of(kernel, |args| args.set(index as usize, ArgValue::Svm(value as usize as u64)));
     }
     Ok(())
 }
 
-fn set(kernel: cl_kernel, index: cl_uint, argument: ArgValue) {
-    with_state(|state| state.kernels.entry(key(kernel)).or_default().set(index as usize, argument));
+/// Runs `work` on what the shim keeps of `kernel`'s arguments.
+fn arguments_of(kernel: cl_kernel, work: impl FnOnce(&mut KernelArgs)) {
+    with_state(|state| work(state.kernels.entry(key(kernel)).or_default()));
 }
