@@ -13,6 +13,8 @@ use trace_format::{BlobId, PreparedBlob};
 const HANDED_OVER_FROM: usize = 1 << 20;
 /// At most this many preparing threads, started when the first large blob comes.
 const MAX_THREADS: usize = 4;
+/// A thread keeps its compression buffer between blobs unless it grew beyond this.
+const KEPT_SCRATCH: usize = 256 << 20;
 
 type Job = (Vec<u8>, mpsc::SyncSender<PreparedBlob>);
 
@@ -51,6 +53,8 @@ pub struct Preparers {
     /// The content ids of the large blobs prepared so far (compressed by whichever thread came
     /// first; another blob with the same contents may still be stored first, uncompressed).
     seen: Arc<Mutex<HashSet<BlobId>>>,
+    /// The compression buffer of blobs prepared here.
+    scratch: Vec<u8>,
 }
 
 impl Preparers {
@@ -58,7 +62,7 @@ impl Preparers {
     /// compressing what `stored` says the trace holds already).
     pub fn prepare(&mut self, bytes: Vec<u8>, stored: impl Fn(BlobId) -> bool) -> Preparing {
         if bytes.len() < HANDED_OVER_FROM {
-            return Preparing::Ready(PreparedBlob::unless_stored(bytes, stored));
+            return Preparing::Ready(PreparedBlob::unless_stored(bytes, stored, &mut self.scratch));
         }
         let seen = &self.seen;
         let jobs = self.jobs.get_or_insert_with(|| start(seen));
@@ -66,14 +70,18 @@ impl Preparers {
         match jobs.send((bytes, done)) {
             Ok(()) => Preparing::Pending(result),
             // No thread could be started: prepared here.
-            Err(mpsc::SendError((bytes, _))) => Preparing::Ready(prepare_large(bytes, seen)),
+            Err(mpsc::SendError((bytes, _))) => Preparing::Ready(prepare_large(bytes, seen, &mut self.scratch)),
         }
     }
 }
 
 /// Hashes `bytes` and compresses them unless a large blob with the same contents came before.
-fn prepare_large(bytes: Vec<u8>, seen: &Mutex<HashSet<BlobId>>) -> PreparedBlob {
-    PreparedBlob::unless_stored(bytes, |id| !seen.lock().unwrap_or_else(PoisonError::into_inner).insert(id))
+fn prepare_large(bytes: Vec<u8>, seen: &Mutex<HashSet<BlobId>>, scratch: &mut Vec<u8>) -> PreparedBlob {
+    let prepared = PreparedBlob::unless_stored(bytes, |id| !seen.lock().unwrap_or_else(PoisonError::into_inner).insert(id), scratch);
+    if scratch.len() > KEPT_SCRATCH {
+        *scratch = Vec::new();
+    }
+    prepared
 }
 
 /// Starts the preparing threads (one fewer than the machine's cores, at least one).
@@ -83,10 +91,13 @@ fn start(seen: &Arc<Mutex<HashSet<BlobId>>>) -> mpsc::Sender<Job> {
     let cores = std::thread::available_parallelism().map_or(2, usize::from);
     for index in 0..cores.saturating_sub(1).clamp(1, MAX_THREADS) {
         let (queue, seen) = (Arc::clone(&queue), Arc::clone(seen));
-        let spawned = std::thread::Builder::new().name(format!("reprise-blobs-{index}")).spawn(move || loop {
-            let job = queue.lock().unwrap_or_else(PoisonError::into_inner).recv();
-            let Ok((bytes, done)) = job else { return };
-            let _ = done.send(prepare_large(bytes, &seen));
+        let spawned = std::thread::Builder::new().name(format!("reprise-blobs-{index}")).spawn(move || {
+            let mut scratch = Vec::new();
+            loop {
+                let job = queue.lock().unwrap_or_else(PoisonError::into_inner).recv();
+                let Ok((bytes, done)) = job else { return };
+                let _ = done.send(prepare_large(bytes, &seen, &mut scratch));
+            }
         });
         if spawned.is_err() {
             break;

@@ -71,9 +71,10 @@ impl<W: Write> TraceWriter<W> {
             return Ok(id);
         }
         let mut scratch = std::mem::take(&mut self.scratch);
-        let codec = compress(bytes, &mut scratch);
-        let stored = if codec == Codec::Lz4 { &scratch[..] } else { bytes };
-        let result = self.blob_frame(id, codec, bytes.len(), stored);
+        let result = match compress(bytes, &mut scratch) {
+            Some(len) => self.blob_frame(id, Codec::Lz4, bytes.len(), &scratch[..len]),
+            None => self.blob_frame(id, Codec::Raw, bytes.len(), bytes),
+        };
         self.scratch = scratch;
         result.map(|()| id)
     }
@@ -158,12 +159,12 @@ pub struct PreparedBlob {
 }
 
 impl PreparedBlob {
-    /// Hashes `bytes` and compresses them, unless `stored` says the trace holds (or will hold)
-    /// the same contents already: those are not written again.
-    pub fn unless_stored(bytes: Vec<u8>, stored: impl Fn(BlobId) -> bool) -> PreparedBlob {
+    /// Hashes `bytes` and compresses them (through `scratch`, which its caller keeps between
+    /// blobs), unless `stored` says the trace holds (or will hold) the same contents already:
+    /// those are not written again.
+    pub fn unless_stored(bytes: Vec<u8>, stored: impl Fn(BlobId) -> bool, scratch: &mut Vec<u8>) -> PreparedBlob {
         let id = BlobId::of(&bytes);
-        let mut compressed = Vec::new();
-        let compressed = (!stored(id) && compress(&bytes, &mut compressed) == Codec::Lz4).then_some(compressed);
+        let compressed = if stored(id) { None } else { compress(&bytes, scratch).map(|len| scratch[..len].to_vec()) };
         PreparedBlob { id, bytes, compressed }
     }
 
@@ -177,30 +178,24 @@ impl PreparedBlob {
     }
 }
 
-/// Compresses `bytes` into `scratch` when that shrinks them by at least an eighth; incompressible
-/// data is detected on a prefix so it costs little.
-fn compress(bytes: &[u8], scratch: &mut Vec<u8>) -> Codec {
+/// Compresses `bytes` into the start of `scratch` when that shrinks them by at least an eighth and
+/// returns the compressed length; incompressible data is detected on a prefix so it costs little.
+/// `scratch` only grows: zeroing a 64 MB output buffer for every blob cost as much as compressing.
+fn compress(bytes: &[u8], scratch: &mut Vec<u8>) -> Option<usize> {
     if bytes.len() < MIN_COMPRESSED_LEN {
-        return Codec::Raw;
+        return None;
     }
-    let worth_it = |input: &[u8], scratch: &mut Vec<u8>| {
-        scratch.resize(lz4_flex::block::get_maximum_output_size(input.len()), 0);
-        match lz4_flex::block::compress_into(input, scratch) {
-            Ok(n) if n < input.len() - input.len() / 8 => {
-                scratch.truncate(n);
-                true
-            }
-            _ => false,
+    let mut compressed_len = |input: &[u8]| {
+        let needed = lz4_flex::block::get_maximum_output_size(input.len());
+        if scratch.len() < needed {
+            scratch.resize(needed, 0);
         }
+        lz4_flex::block::compress_into(input, scratch).ok().filter(|&len| len < input.len() - input.len() / 8)
     };
-    if bytes.len() > PROBE_LEN && !worth_it(&bytes[..PROBE_LEN], scratch) {
-        return Codec::Raw;
+    if bytes.len() > PROBE_LEN && compressed_len(&bytes[..PROBE_LEN]).is_none() {
+        return None;
     }
-    if worth_it(bytes, scratch) {
-        Codec::Lz4
-    } else {
-        Codec::Raw
-    }
+    compressed_len(bytes)
 }
 
 /// Writes a whole in-memory trace to a file, with every blob of `blobs`.
