@@ -64,12 +64,17 @@ directive() { sed -n "s|^// gpu-check-$1: ||p" "$2" | head -n 1; }
 # A replay's JSON report: lines kernels printed can come before it, and after it as the replayer exits.
 read_report="import sys; sys.path.insert(0, '$(dirname "$0")'); import replay_report; d=replay_report.read(sys.argv[1])"
 median() { python3 -c "$read_report"'; print("%.1f" % d["time_per_iteration_us"]["median"])' "$1" 2>/dev/null || echo "-"; }
+# timed MODE FILE: a mode's median in a `--mode both` report; timed ratio FILE: eager over graph.
+timed() { python3 -c "$read_report"'; m=sys.argv[2]; print("%.2f" % d["eager_over_graph"] if m == "ratio" else "%.1f" % d[m]["time_per_iteration_us"]["median"])' "$2" "$1" 2>/dev/null || echo "-"; }
+# Timed iterations for about 0.1 s a run, from a replay report's median.
+iterations_for() { python3 -c "$read_report"'; print(max(10, min(500, int(1e5 / max(d["time_per_iteration_us"]["median"], 1)))))' "$1" 2>/dev/null || echo 10; }
 # A comparison of nothing (a trace with no expected contents) is not a pass.
 passed() { python3 -c "$read_report"'; c=d["comparison"]; sys.exit(0 if c["passed"] and c["compared"] > 0 else 1)' "$1" 2>/dev/null; }
 program_time() { sed -n 's/^time: us_per_iteration \([0-9.]*\).*/\1/p' "$1" | head -n 1; }
 
-echo "| program | native == shim | graph --compare | eager --compare | program µs/iter | graph µs/iter | eager µs/iter |" >"$table"
-echo "| --- | --- | --- | --- | --- | --- | --- |" >>"$table"
+# Replay times come from a run of their own that alternates graph and eager rounds (4 each).
+echo "| program | native == shim | graph --compare | eager --compare | program µs/iter | graph µs/iter | eager µs/iter | eager / graph |" >"$table"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- |" >>"$table"
 
 # check NAME COMMAND...: one row of the table.
 check() {
@@ -97,7 +102,9 @@ check() {
   done
   [ "${RECORDINGS:-1}" -gt 1 ] && [ "$graph" = pass ] && [ "$eager" = pass ] && graph="pass (${RECORDINGS} recordings)" eager="pass (${RECORDINGS} recordings)"
   [ "$same" = yes ] && [ "${graph%% *}" = pass ] && [ "${eager%% *}" = pass ] || failures=$((failures + 1))
-  echo "| $name | $same | $graph | $eager | $(program_time "$log.native") | $(median "$log.graph.json") | $(median "$log.eager.json") |" >>"$table"
+  "$replayer" replay "$work/$name.trace" --mode both --rounds 4 --iterations "$(iterations_for "$log.graph.json")" --json \
+    ${REPLAY_DEVICE:+--device "$REPLAY_DEVICE"} ${REPLAY_OPTIONS:-} >"$log.timed.json" 2>"$log.timed.err"
+  echo "| $name | $same | $graph | $eager | $(program_time "$log.native") | $(timed graph "$log.timed.json") | $(timed eager "$log.timed.json") | $(timed ratio "$log.timed.json") |" >>"$table"
   # Traces come back with the logs unless large (PyTorch's holds its fatbins).
   if [ -f "$work/$name.trace" ] && [ "$(stat -c %s "$work/$name.trace")" -lt 20000000 ]; then cp "$work/$name.trace" "$out/logs/"; fi
 }
@@ -130,7 +137,7 @@ wait
 for source in "${sources[@]}"; do
   name=$(basename "${source%.*}")
   if [ ! -x "$work/$name" ]; then
-    echo "| $name | build failed | | | | | |" >>"$table"; failures=$((failures + 1)); continue
+    echo "| $name | build failed | | | | | | |" >>"$table"; failures=$((failures + 1)); continue
   fi
   read -r -a args <<<"$(eval echo "$(directive args "$source")")"
   RECORDINGS=$(directive recordings "$source") REPLAY_OPTIONS=$(directive replay "$source") RECORD_ENV=$(directive env "$source") \
@@ -152,7 +159,7 @@ if gcc -O2 -I/usr/local/cuda/include -o "$work/vector_add_cl" tests/examples/vec
   "$work/vector_add_cl" >/dev/null 2>&1; then
   REPLAY_DEVICE=nvidia check opencl_vector_add "$work/vector_add_cl"
 else
-  echo "| opencl_vector_add | no NVIDIA OpenCL here | | | | | |" >>"$table"
+  echo "| opencl_vector_add | no NVIDIA OpenCL here | | | | | | |" >>"$table"
 fi
 
 # Topology: the multi-stream program's recorded graph against the graph CUDA's own stream capture builds

@@ -107,6 +107,23 @@ fn graph_then_eager_on_one_backend_both_match_the_recording() {
 }
 
 #[test]
+fn rounds_alternate_the_modes_and_pool_each_mode_s_times() {
+    let dir = scratch("opencl-rounds");
+    let trace = write(&dir, "jacobi.trace", &jacobi(Api::OpenCl, 4));
+    let report = json(&replayer(&["replay", path_str(&trace), "--mode", "both", "--rounds", "3", "--iterations", "2", "--compare", "--json"]));
+    for mode in ["graph", "eager"] {
+        assert_eq!(report[mode]["iterations"], 6, "{report}");
+        // Compared in the first round only: each of the 4 segments' memory and read.
+        assert_eq!(report[mode]["comparison"]["passed"], true, "{report}");
+        assert_eq!(report[mode]["comparison"]["compared"], 8, "{report}");
+    }
+    // The family's command buffer is built once, in the first graph round.
+    assert_eq!(report["graph"]["command_buffers_built"], 1, "{report}");
+    let outcome = replayer(&["replay", path_str(&trace), "--mode", "graph", "--rounds", "0"]);
+    assert_eq!(outcome.code, 2, "{}", outcome.stderr);
+}
+
+#[test]
 fn the_profile_has_one_event_per_node_in_time_order() {
     let dir = scratch("opencl-profile");
     let trace = write(&dir, "jacobi.trace", &jacobi(Api::OpenCl, 3));

@@ -52,6 +52,11 @@ pub struct ReplayArgs {
     /// Timed iterations (a warm-up iteration runs first and is not counted).
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
     iterations: u32,
+    /// With `--mode both`: alternate graph and eager runs this many times and pool each mode's
+    /// times, so that the machine's drift in speed falls on both modes alike (comparisons are
+    /// made in the first round).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    rounds: u32,
     /// Compare what the program's segments left (expected memory, data received on the host)
     /// with the recording after every run; bytes that differ between runs are unstable and
     /// only counted (exit 1 when stable bytes differ). Unordered nodes that use the same
@@ -130,28 +135,33 @@ pub fn replay(args: &ReplayArgs) -> Result<ExitCode, Failure> {
         eprintln!("replayer: note: {note}");
     }
     let mut replayer = Replayer::new(backend, &reader, overrides)?;
-    let modes: &[Mode] = match args.mode {
-        ModeArg::Graph => &[Mode::Graph],
-        ModeArg::Eager => &[Mode::Eager],
-        ModeArg::Both => &[Mode::Graph, Mode::Eager],
+    let (modes, rounds): (&[Mode], u32) = match args.mode {
+        ModeArg::Graph => (&[Mode::Graph], 1),
+        ModeArg::Eager => (&[Mode::Eager], 1),
+        ModeArg::Both => (&[Mode::Graph, Mode::Eager], args.rounds),
     };
     let rules = rules(&reader, args)?;
-    let mut reports = Vec::new();
-    for &mode in modes {
-        let run = RunOptions {
-            mode,
-            iterations: args.iterations as usize,
-            compare: args.compare,
-            profile: args.profile.is_some(),
-            inputs: inputs.clone(),
-            rules: rules.clone(),
-        };
-        let mut progress = Progress::new(&format!("replay ({})", mode_name(mode)));
-        let report = replayer.run(&run, &mut |done, total| progress.update(done, total)).map_err(|error| match error {
-            ReplayError::Blob(error) => unreadable(&args.trace, error),
-            other => other.into(),
-        })?;
-        reports.push(report);
+    let mut reports: Vec<RunReport> = Vec::new();
+    for round in 0..rounds {
+        for (index, &mode) in modes.iter().enumerate() {
+            let run = RunOptions {
+                mode,
+                iterations: args.iterations as usize,
+                compare: args.compare && round == 0,
+                profile: args.profile.is_some() && round == 0,
+                inputs: inputs.clone(),
+                rules: rules.clone(),
+            };
+            let mut progress = Progress::new(&format!("replay ({})", mode_name(mode)));
+            let report = replayer.run(&run, &mut |done, total| progress.update(done, total)).map_err(|error| match error {
+                ReplayError::Blob(error) => unreadable(&args.trace, error),
+                other => other.into(),
+            })?;
+            match reports.get_mut(index) {
+                Some(earlier) => earlier.pool(report),
+                None => reports.push(report),
+            }
+        }
     }
     write_outputs(&mut replayer, trace, args)?;
     // With `--mode both`, the graph run's times: the command buffers are what is profiled.

@@ -84,6 +84,9 @@ pub struct RunReport {
     pub native_updates: usize,
     pub rebuilds: usize,
     pub time_per_iteration_us: Option<TimeStats>,
+    /// The timed iterations' times, in microseconds.
+    #[serde(skip)]
+    pub iteration_us: Vec<f64>,
     /// `None` unless a comparison was asked for.
     pub comparison: Option<Comparison>,
     /// Device times of the last iteration's nodes, with `RunOptions::profile`.
@@ -93,6 +96,20 @@ pub struct RunReport {
     /// nothing runs on that device after it, so later iterations do not run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ended_as_recorded: Option<Fault>,
+}
+
+impl RunReport {
+    /// Adds a later run of the same mode (without comparison or profile): its times join these,
+    /// its command buffer work adds up.
+    pub fn pool(&mut self, later: RunReport) {
+        self.iterations += later.iterations;
+        self.iteration_us.extend(later.iteration_us);
+        self.time_per_iteration_us = summarize(&self.iteration_us);
+        self.command_buffers_built += later.command_buffers_built;
+        self.native_updates += later.native_updates;
+        self.rebuilds += later.rebuilds;
+        self.ended_as_recorded = self.ended_as_recorded.take().or(later.ended_as_recorded);
+    }
 }
 
 /// A synchronization that failed with a device fault, in a segment.
@@ -307,6 +324,7 @@ impl<'r> Replayer<'r> {
             native_updates: counters.native_updates,
             rebuilds: counters.rebuilds,
             time_per_iteration_us: summarize(&iteration_us),
+            iteration_us,
             comparison: checker.map(|checker| checker.comparison),
             timings,
             ended_as_recorded,
