@@ -12,7 +12,7 @@ use trace_format::{BlobId, PreparedBlob};
 /// Blobs smaller than this are prepared on the writer thread: handing them over costs more.
 const HANDED_OVER_FROM: usize = 1 << 20;
 /// At most this many preparing threads, started when the first large blob comes.
-const MAX_THREADS: usize = 4;
+const MAX_THREADS: usize = 8;
 /// A thread keeps its compression buffer between blobs unless it grew beyond this.
 const KEPT_SCRATCH: usize = 256 << 20;
 

@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crate::blob_preparers::{Preparers, Preparing};
 use std::collections::VecDeque;
 use std::sync::{mpsc, Arc, Condvar, Mutex, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use trace_format::{BlobId, FormatError, Record, TraceWriter};
 
 /// Messages in flight before the program's threads wait for the writer (bounds the memory
@@ -54,6 +54,8 @@ const BLOB_BYTES_IN_FLIGHT: usize = 1 << 30;
 struct InFlight {
     state: Mutex<InFlightState>,
     stored: Condvar,
+    /// Nanoseconds the program's threads spent waiting here (reported at the end).
+    waited_ns: AtomicU64,
 }
 
 #[derive(Default)]
@@ -68,8 +70,13 @@ impl InFlight {
     /// Waits until `bytes` more fit (or the writer is gone), then counts them.
     fn enter(&self, bytes: usize) {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        while state.bytes > 0 && state.bytes + bytes > BLOB_BYTES_IN_FLIGHT && !state.closed {
-            state = self.stored.wait(state).unwrap_or_else(PoisonError::into_inner);
+        let full = |state: &InFlightState| state.bytes > 0 && state.bytes + bytes > BLOB_BYTES_IN_FLIGHT && !state.closed;
+        if full(&state) {
+            let began = Instant::now();
+            while full(&state) {
+                state = self.stored.wait(state).unwrap_or_else(PoisonError::into_inner);
+            }
+            self.waited_ns.fetch_add(began.elapsed().as_nanos() as u64, Ordering::Relaxed);
         }
         state.bytes += bytes;
     }
@@ -116,10 +123,17 @@ impl WriterSink {
 
     /// Writes the index and trailer, waiting until they are on disk (or the writer is gone).
     pub fn finish(&self) {
+        let began = Instant::now();
         let (done, finished) = mpsc::channel();
         if self.sender.send(Message::Finish(done)).is_ok() && finished.recv_timeout(FINISH_TIMEOUT).is_err() {
             crate::log::error!("the trace writer did not finish in {} s; the trace has no index", FINISH_TIMEOUT.as_secs());
         }
+        // Where recording held the program up, for users who measure it.
+        crate::log::info!(
+            "the program's threads waited {} ms for blobs to be stored, and its exit {} ms for the trace to be completed",
+            self.in_flight.waited_ns.load(Ordering::Relaxed) / 1_000_000,
+            began.elapsed().as_millis()
+        );
     }
 
     /// Makes everything sent so far durable.

@@ -195,6 +195,10 @@ impl Backend for CudaBackend {
     }
 
     fn stage(&mut self, ids: &[NodeId], nodes: &[Node], blobs: &BlobStore) -> BackendResult<()> {
+        // What the last segment received is no longer asked for. Held here, its landing buffers
+        // could not go back to the pool: each segment freed and pinned them anew, inside the
+        // timed run (eager replays without --compare: 4.5 ms per iteration instead of 0.7).
+        self.received.clear();
         let objects = self.objects_mut()?;
         if let Some(node) = nodes.first() {
             objects.relocation.at_segment(node.segment.0);
