@@ -11,7 +11,8 @@ pub mod transfers;
 
 use super::access::DeviceAccess;
 use super::state::{with_recorder, State};
-use super::{key, sync, Failure, Recorded};
+use super::{key, succeeded, sync, Failure, Recorded};
+use crate::entry::Forward;
 use crate::session;
 use crate::recorder::{Access, HostRegion, Key, Order, Prepared, Recorder, Submission, SyncScope};
 use libc::size_t;
@@ -62,6 +63,19 @@ pub(super) fn prepare(accesses: impl FnOnce(&State, &Recorder) -> Vec<Access>) -
         let accesses = if recorder.capturing() { accesses(state, recorder) } else { Vec::new() };
         recorder.prepare(accesses, &DeviceAccess::new(&state.memories))
     })
+}
+
+/// Outside the capture, a command that never blocks is only passed through and counted, its
+/// arguments not even decoded: returns whether that happened (launch-bound loops that are not
+/// captured then cost the hook's entry and this).
+pub(super) fn passed_uncaptured(forward: &mut Forward<'_, cl_int>) -> bool {
+    if session::commands_captured() {
+        return false;
+    }
+    if succeeded(forward) {
+        session::uncaptured_command();
+    }
+    true
 }
 
 /// After the real call succeeded: records the command `build` makes (a barrier, and the trace
