@@ -3,7 +3,9 @@
 //! page faults on every read (simpleStreams reads 64 MB back per step: 22 ms a step, most of it
 //! faulting in new pages), a kept one only the copy.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 /// Buffers smaller than this come from the allocator as usual.
 const LARGE: usize = 1 << 20;
@@ -42,8 +44,27 @@ pub fn of_len(len: usize) -> Vec<u8> {
     }
 }
 
+/// Bytes of large copies made so far, and the nanoseconds they took (reported at the end).
+static COPIED: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
+
+/// How many bytes the large copies made so far held, and how long they took.
+pub fn copied() -> (u64, Duration) {
+    (COPIED[0].load(Ordering::Relaxed), Duration::from_nanos(COPIED[1].load(Ordering::Relaxed)))
+}
+
 /// A copy of `bytes`.
 pub fn copy_of(bytes: &[u8]) -> Vec<u8> {
+    if bytes.len() < LARGE {
+        return bytes.to_vec();
+    }
+    let began = Instant::now();
+    let copy = large_copy_of(bytes);
+    COPIED[0].fetch_add(bytes.len() as u64, Ordering::Relaxed);
+    COPIED[1].fetch_add(began.elapsed().as_nanos() as u64, Ordering::Relaxed);
+    copy
+}
+
+fn large_copy_of(bytes: &[u8]) -> Vec<u8> {
     if bytes.len() < COPIED_IN_PIECES_FROM {
         return match take(bytes.len()) {
             Some(mut buffer) => {
