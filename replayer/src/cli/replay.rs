@@ -143,6 +143,10 @@ pub fn replay(args: &ReplayArgs) -> Result<ExitCode, Failure> {
     let rules = rules(&reader, args)?;
     let mut reports: Vec<RunReport> = Vec::new();
     for round in 0..rounds {
+        // Nothing runs on a device after the fault a replay ended with, as the recording did.
+        if reports.iter().any(|report| report.ended_as_recorded.is_some()) {
+            break;
+        }
         for (index, &mode) in modes.iter().enumerate() {
             let run = RunOptions {
                 mode,
