@@ -67,9 +67,10 @@ fn synchronizing(forward: &mut Forward<'_, CUresult>, call: &str, scope: SyncSco
     }
 }
 
-/// `cuCtxSynchronize`: everything submitted so far.
+/// `cuCtxSynchronize`: everything submitted before it began.
 pub unsafe fn synchronize(forward: &mut Forward<'_, CUresult>, call: &str) -> Recorded {
-    synchronizing(forward, call, SyncScope::Everything)
+    let before = with_recorder(|_, recorder| recorder.mark())?;
+    synchronizing(forward, call, SyncScope::SubmittedBefore(before))
 }
 
 pub unsafe fn synchronize_context(forward: &mut Forward<'_, CUresult>, call: &str, _context: CUcontext) -> Recorded {
@@ -190,11 +191,11 @@ pub unsafe fn profiler_stop(forward: &mut Forward<'_, CUresult>, call: &str) -> 
 pub fn settle(call: &str) -> Recorded {
     let busy = with_recorder(|state, recorder| {
         let live = |queue: &Key| !state.destroyed.contains(queue);
-        (!quiet(state) && recorder.has_pending()).then(|| recorder.busy_queues().into_iter().filter(live).collect::<Vec<_>>())
+        (!quiet(state) && recorder.has_pending()).then(|| (recorder.busy_queues().into_iter().filter(live).collect::<Vec<_>>(), recorder.mark()))
     })?;
-    if let Some(busy) = busy {
+    if let Some((busy, before)) = busy {
         busy.iter().for_each(|&queue| wait_for(queue, false));
-        closed(call, SyncScope::Everything)?;
+        closed(call, SyncScope::SubmittedBefore(before))?;
     }
     Ok(())
 }

@@ -36,7 +36,7 @@ mod tests;
 
 pub use memory::{HostWrites, MemDesc, MemShape};
 pub use objects::{QueueDesc, QueueSync, TextureDesc};
-pub use pending::SyncScope;
+pub use pending::{Mark, SyncScope};
 pub use sink::{MemoryAccess, Sink};
 
 use crate::config::{Capture, Verify};
@@ -436,6 +436,12 @@ impl Recorder {
     /// Whether commands no host synchronization covered yet are pending.
     pub fn has_pending(&self) -> bool {
         !self.pending.is_empty()
+    }
+
+    /// Where the submitted work stands now, for a wait about to begin: `SyncScope::SubmittedBefore`
+    /// closes what was submitted before this.
+    pub fn mark(&self) -> Mark {
+        self.pending.mark()
     }
 
     /// The queues whose commands no host synchronization has covered yet.

@@ -20,6 +20,11 @@ pub(super) type PendingId = u64;
 pub enum SyncScope<'a> {
     /// Every command submitted so far (a context-wide wait, a capture marker).
     Everything,
+    /// Every command submitted before the mark (`Recorder::mark`), taken as a wait began:
+    /// what other threads submit while it waits is not covered by it, however soon after it
+    /// returns the window closes (a stream callback's thread freeing memory, an implicit
+    /// context-wide wait, while another thread submits a copy whose data has not arrived).
+    SubmittedBefore(Mark),
     /// All work submitted to these queues so far, and what it waited for (`clFinish`,
     /// `cuStreamSynchronize`).
     Queues(&'a [Key]),
@@ -28,6 +33,10 @@ pub enum SyncScope<'a> {
     /// The work these events stand for (`clWaitForEvents`, `cuEventSynchronize`).
     Events(&'a [Key]),
 }
+
+/// Where the pending nodes stood at a moment (`Recorder::mark`): the first id not given yet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Mark(PendingId);
 
 /// A memory object a pending node uses: its root key and generation (see `MemoryTable`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -158,6 +167,11 @@ impl Pending {
         self.events.remove(&event);
     }
 
+    /// Where the pending nodes stand now: nodes added later come after the mark.
+    pub fn mark(&self) -> Mark {
+        Mark(self.next_id)
+    }
+
     /// Adds a node after `preds`; returns its id.
     pub fn add(&mut self, node: Box<PendingNode>) -> PendingId {
         let id = self.next_id;
@@ -278,8 +292,14 @@ impl Pending {
         // Where one in-order queue holds every pending node, its tail follows them all: the
         // closure is everything pending, with no walk (a program synchronizing its one stream).
         let holds_all = |queue: &Key| in_order(*queue) && self.queues.get(queue).is_some_and(|track| track.pending as usize == self.nodes.len());
+        if let SyncScope::SubmittedBefore(Mark(first_later)) = scope {
+            let mut ids: Vec<PendingId> = self.nodes.keys().copied().filter(|&id| id < first_later).collect();
+            ids.sort_unstable();
+            return self.without_blocked(ids, unset);
+        }
         let everything = match scope {
             SyncScope::Everything => true,
+            SyncScope::SubmittedBefore(_) => false,
             SyncScope::Queues(queues) => queues.iter().any(holds_all),
             SyncScope::LastCommandOf(queue) => holds_all(&queue),
             SyncScope::Events(_) => false,
@@ -290,7 +310,7 @@ impl Pending {
             return self.without_blocked(ids, unset);
         }
         let frontier: Vec<PendingId> = match scope {
-            SyncScope::Everything => self.nodes.keys().copied().collect(),
+            SyncScope::Everything | SyncScope::SubmittedBefore(_) => self.nodes.keys().copied().collect(),
             SyncScope::Queues(queues) => queues
                 .iter()
                 .filter_map(|queue| self.queues.get(queue).map(|track| track.frontier(in_order(*queue))))

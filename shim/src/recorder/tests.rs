@@ -698,6 +698,23 @@ fn a_synchronization_closes_only_what_it_waited_for() {
 }
 
 #[test]
+fn a_context_wide_wait_closes_what_was_submitted_before_it_began() {
+    let mut h = Harness::new(Capture::All);
+    h.queue(1, true);
+    h.queue(2, true);
+    h.kernel(1, &[], None); // 0
+    h.kernel(2, &[], None); // 1
+    let before = h.rec.mark();
+    // Another thread submits while this one waits: the wait does not cover it.
+    h.kernel(2, &[], None); // 2
+    h.kernel(1, &[], None); // 3
+    h.sync_on(SyncScope::SubmittedBefore(before));
+    assert_eq!(h.segments(), [vec![0, 1]]);
+    h.sync_on(SyncScope::Everything);
+    assert_eq!(h.segments(), [vec![0, 1], vec![2, 3]]);
+}
+
+#[test]
 fn a_blocking_command_on_an_out_of_order_queue_closes_itself_and_what_it_waited_for() {
     let mut h = Harness::new(Capture::All);
     h.queue(1, false);
