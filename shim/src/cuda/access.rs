@@ -103,6 +103,58 @@ pub fn context_gone(context: Key) {
     }
 }
 
+/// Where a stream's work stood at `mark_streams`: an event of the shim's recorded on it, or the
+/// whole context where only a device-wide wait reaches the stream (another thread's default).
+pub enum StreamMark {
+    Event(usize),
+    Context,
+}
+
+/// Marks where the streams behind `queues` stand, under the recorder's lock, which a stream's
+/// destruction takes before the driver sees it: a stream is named to the driver only while it
+/// lives. `wait_for_marks` then waits without the lock, naming the shim's events only (waiting
+/// on the streams themselves crashed inside libcuda where another thread destroyed one meanwhile).
+pub fn mark_streams(queues: &[Key]) -> Vec<StreamMark> {
+    let _relaxed = RelaxedCapture::enter();
+    let mark = |queue: Key| {
+        let DriverStream::Handle(stream) = driver_stream(queue) else { return StreamMark::Context };
+        let mut event: *mut c_void = std::ptr::null_mut();
+        // SAFETY: an out-parameter of the right type, and a live stream of the program (above).
+        unsafe {
+            if driver::cuEventCreate(&mut event, NO_TIMING) != CUDA_SUCCESS {
+                return StreamMark::Context;
+            }
+            if real::cuEventRecord(event, stream) != CUDA_SUCCESS {
+                driver::cuEventDestroy_v2(event);
+                return StreamMark::Context;
+            }
+        }
+        StreamMark::Event(event as usize)
+    };
+    queues.iter().map(|&queue| mark(queue)).collect()
+}
+
+/// Waits until the work marked by `mark_streams` has finished.
+pub fn wait_for_marks(marks: Vec<StreamMark>) {
+    let _relaxed = RelaxedCapture::enter();
+    for mark in marks {
+        // SAFETY: events the shim created and recorded, destroyed once waited for.
+        let status = unsafe {
+            match mark {
+                StreamMark::Event(event) => {
+                    let status = real::cuEventSynchronize(event as *mut c_void);
+                    driver::cuEventDestroy_v2(event as *mut c_void);
+                    status
+                }
+                StreamMark::Context => real::cuCtxSynchronize(),
+            }
+        };
+        if status != CUDA_SUCCESS {
+            crate::log::warning!("cannot wait for the program's streams (error {status})");
+        }
+    }
+}
+
 /// Waits for all work submitted to the stream behind `queue`. While any stream captures
 /// (`capture_active`), the legacy stream and other threads' default streams (only a
 /// device-wide wait reaches those) are not waited for.

@@ -144,6 +144,7 @@ driver! {
     cuCtxPushCurrent_v2(context: CUcontext);
     cuCtxPopCurrent_v2(context: *mut CUcontext);
     cuEventCreate(event: *mut *mut c_void, flags: c_uint);
+    cuEventDestroy_v2(event: *mut c_void);
 }
 
 hooks! {

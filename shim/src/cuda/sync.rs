@@ -1,7 +1,7 @@
 //! Host synchronizations (each closes what it waited for as a window), the program's own stream
 //! capture, profiler markers (capture ranges), and calls whose work is not recorded.
 
-use super::access::{wait_for, DeviceAccess};
+use super::access::{mark_streams, wait_for_marks, DeviceAccess};
 use super::hooks::CUcontext;
 use super::state::{with_recorder, with_state, State};
 use super::hooks::driver;
@@ -191,10 +191,13 @@ pub unsafe fn profiler_stop(forward: &mut Forward<'_, CUresult>, call: &str) -> 
 pub fn settle(call: &str) -> Recorded {
     let busy = with_recorder(|state, recorder| {
         let live = |queue: &Key| !state.destroyed.contains(queue);
-        (!quiet(state) && recorder.has_pending()).then(|| (recorder.busy_queues().into_iter().filter(live).collect::<Vec<_>>(), recorder.mark()))
+        (!quiet(state) && recorder.has_pending()).then(|| {
+            let busy: Vec<Key> = recorder.busy_queues().into_iter().filter(live).collect();
+            (mark_streams(&busy), recorder.mark())
+        })
     })?;
-    if let Some((busy, before)) = busy {
-        busy.iter().for_each(|&queue| wait_for(queue, false));
+    if let Some((marks, before)) = busy {
+        wait_for_marks(marks);
         closed(call, SyncScope::SubmittedBefore(before))?;
     }
     Ok(())
