@@ -15,9 +15,11 @@ use super::{key, succeeded, CUresult, Recorded};
 use crate::entry::Forward;
 use crate::recorder::{Key, SyncScope};
 
-/// Before `context` is destroyed: its work closes (destroying a context waits for it), the
-/// final contents of its memory are read, and that memory is forgotten.
+/// Before `context` is destroyed: its work closes (destroying a context waits for it, so the
+/// shim waits for it first: copies still delivering data into pinned memory are taken once
+/// done), the final contents of its memory are read, and that memory is forgotten.
 fn ending(context: Key, call: &str) -> Recorded {
+    super::sync::settle(call)?;
     with_recorder(|state, recorder| {
         let freed: Vec<Key> = state.memory_contexts.iter().filter(|&(_, &owner)| owner == context).map(|(&mem, _)| mem).collect();
         let access = DeviceAccess::new(state);
