@@ -64,8 +64,8 @@ directive() { sed -n "s|^// gpu-check-$1: ||p" "$2" | head -n 1; }
 # A replay's JSON report: lines kernels printed can come before it, and after it as the replayer exits.
 read_report="import sys; sys.path.insert(0, '$(dirname "$0")'); import replay_report; d=replay_report.read(sys.argv[1])"
 median() { python3 -c "$read_report"'; print("%.1f" % d["time_per_iteration_us"]["median"])' "$1" 2>/dev/null || echo "-"; }
-# timed MODE FILE: a mode's median in a `--mode both` report; timed ratio FILE: eager over graph.
-timed() { python3 -c "$read_report"'; m=sys.argv[2]; print("%.2f" % d["eager_over_graph"] if m == "ratio" else "%.1f" % d[m]["time_per_iteration_us"]["median"])' "$2" "$1" 2>/dev/null || echo "-"; }
+# replay_time MODE FILE: a mode's median in a `--mode both` report; replay_time ratio FILE: eager over graph.
+replay_time() { python3 -c "$read_report"'; m=sys.argv[2]; print("%.2f" % d["eager_over_graph"] if m == "ratio" else "%.1f" % d[m]["time_per_iteration_us"]["median"])' "$2" "$1" 2>/dev/null || echo "-"; }
 # Timed iterations for about 0.1 s a run, from a replay report's median.
 iterations_for() { python3 -c "$read_report"'; print(max(10, min(500, int(1e5 / max(d["time_per_iteration_us"]["median"], 1)))))' "$1" 2>/dev/null || echo 10; }
 # A comparison of nothing (a trace with no expected contents) is not a pass.
@@ -104,7 +104,7 @@ check() {
   [ "$same" = yes ] && [ "${graph%% *}" = pass ] && [ "${eager%% *}" = pass ] || failures=$((failures + 1))
   "$replayer" replay "$work/$name.trace" --mode both --rounds 4 --iterations "$(iterations_for "$log.graph.json")" --json \
     ${REPLAY_DEVICE:+--device "$REPLAY_DEVICE"} ${REPLAY_OPTIONS:-} >"$log.timed.json" 2>"$log.timed.err"
-  echo "| $name | $same | $graph | $eager | $(program_time "$log.native") | $(timed graph "$log.timed.json") | $(timed eager "$log.timed.json") | $(timed ratio "$log.timed.json") |" >>"$table"
+  echo "| $name | $same | $graph | $eager | $(program_time "$log.native") | $(replay_time graph "$log.timed.json") | $(replay_time eager "$log.timed.json") | $(replay_time ratio "$log.timed.json") |" >>"$table"
   # Traces come back with the logs unless large (PyTorch's holds its fatbins).
   if [ -f "$work/$name.trace" ] && [ "$(stat -c %s "$work/$name.trace")" -lt 20000000 ]; then cp "$work/$name.trace" "$out/logs/"; fi
 }

@@ -13,8 +13,9 @@ use trace_format::{BlobId, PreparedBlob};
 const HANDED_OVER_FROM: usize = 1 << 20;
 /// At most this many preparing threads, started when the first large blob comes.
 const MAX_THREADS: usize = 8;
-/// A thread keeps its compression buffer between blobs unless it grew beyond this.
-const KEPT_SCRATCH: usize = 256 << 20;
+/// A busy thread keeps its compression buffer between blobs unless it grew beyond this; an idle
+/// one lets it go (it is zeroed, so resident: 8 threads would hold it in the program for good).
+const KEPT_SCRATCH: usize = 128 << 20;
 
 type Job = (Vec<u8>, mpsc::SyncSender<PreparedBlob>);
 
@@ -94,8 +95,17 @@ fn start(seen: &Arc<Mutex<HashSet<BlobId>>>) -> mpsc::Sender<Job> {
         let spawned = std::thread::Builder::new().name(format!("reprise-blobs-{index}")).spawn(move || {
             let mut scratch = Vec::new();
             loop {
-                let job = queue.lock().unwrap_or_else(PoisonError::into_inner).recv();
-                let Ok((bytes, done)) = job else { return };
+                let job = queue.lock().unwrap_or_else(PoisonError::into_inner).try_recv();
+                let job = match job {
+                    Ok(job) => job,
+                    Err(mpsc::TryRecvError::Disconnected) => return,
+                    Err(mpsc::TryRecvError::Empty) => {
+                        scratch = Vec::new();
+                        let Ok(job) = queue.lock().unwrap_or_else(PoisonError::into_inner).recv() else { return };
+                        job
+                    }
+                };
+                let (bytes, done) = job;
                 let _ = done.send(prepare_large(bytes, &seen, &mut scratch));
             }
         });

@@ -6,6 +6,7 @@
 // submitting. Their copies must not close with the frees (their data had not arrived), and no
 // destroyed stream may be waited for (the driver crashed).
 #include <atomic>
+#include <mutex>
 #include <thread>
 #include <vector>
 #include "check.h"
@@ -23,11 +24,16 @@ struct Work {
     int *host;
     int *device;
     cudaStream_t stream;
+    // Set once the worker's last call on the stream returned: the stream is destroyed after it.
+    std::atomic<bool> submitted{false};
 };
 
 static std::atomic<int> right{0}, finished{0};
+static std::mutex finishers_lock;
+static std::vector<std::thread> finishers;
 
 static void finish(Work *work) {
+    while (!work->submitted) std::this_thread::yield();
     bool ok = true;
     for (int i = 0; i < N && ok; i += 101) ok = work->host[i] == work->id + i + 1;
     right += ok;
@@ -39,8 +45,8 @@ static void finish(Work *work) {
 
 static void CUDART_CB done(cudaStream_t, cudaError_t status, void *data) {
     EXPECT(status == cudaSuccess, "callback status %d", status);
-    Work *work = static_cast<Work *>(data);
-    std::thread(finish, work).detach();
+    std::lock_guard<std::mutex> hold(finishers_lock);
+    finishers.emplace_back(finish, static_cast<Work *>(data));
 }
 
 static void submit(Work *work) {
@@ -52,6 +58,7 @@ static void submit(Work *work) {
     add_one<<<(N + 255) / 256, 256, 0, work->stream>>>(work->device, N);
     CHECK(cudaMemcpyAsync(work->host, work->device, N * sizeof(int), cudaMemcpyDeviceToHost, work->stream));
     CHECK(cudaStreamAddCallback(work->stream, done, work, 0));
+    work->submitted = true;
 }
 
 int main() {
@@ -62,7 +69,14 @@ int main() {
         submitters.emplace_back(submit, &works[w]);
     }
     for (auto &t : submitters) t.join();
-    while (finished < WORKERS) std::this_thread::yield();
+    double deadline = seconds_now() + 60;
+    while (finished < WORKERS) {
+        EXPECT(seconds_now() < deadline, "%d of %d callbacks' threads finished in 60 s", finished.load(), WORKERS);
+        std::this_thread::yield();
+    }
+    // Every finisher that counted itself is in the list: each was added under the lock as it started.
+    std::lock_guard<std::mutex> hold(finishers_lock);
+    for (auto &t : finishers) t.join();
     EXPECT(right == WORKERS, "%d of %d workers saw their results", right.load(), WORKERS);
     printf("callback_frees: %d workers, each result checked by a callback's thread\n", WORKERS);
     return 0;

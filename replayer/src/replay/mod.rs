@@ -99,8 +99,8 @@ pub struct RunReport {
 }
 
 impl RunReport {
-    /// Adds a later run of the same mode (without comparison or profile): its times join these,
-    /// its command buffer work adds up.
+    /// Adds a later run of the same mode (without comparison): its times join these, its command
+    /// buffer work adds up; the profile stays the first run's.
     pub fn pool(&mut self, later: RunReport) {
         self.iterations += later.iterations;
         self.iteration_us.extend(later.iteration_us);

@@ -12,7 +12,7 @@
 use super::arrays::packed_read;
 use super::hooks::{driver, real, CUcontext};
 use super::state::State;
-use super::streams::{driver_stream, DriverStream, LEGACY};
+use super::streams::{driver_stream, DriverStream, LEGACY, PER_THREAD};
 use super::sync::quiet;
 use super::CUDA_SUCCESS;
 use crate::fast_hash::HashMap;
@@ -26,6 +26,8 @@ const CAPTURE_MODE_RELAXED: c_int = 2;
 const NON_BLOCKING: c_uint = 1;
 /// `CU_EVENT_DISABLE_TIMING`.
 const NO_TIMING: c_uint = 2;
+/// `CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING`: a wait on it sleeps instead of spinning a core.
+const BLOCKING_NO_TIMING: c_uint = 3;
 
 /// The shim's own stream of a context, and an event it orders that stream with.
 #[derive(Clone, Copy)]
@@ -103,10 +105,12 @@ pub fn context_gone(context: Key) {
     }
 }
 
-/// Where a stream's work stood at `mark_streams`: an event of the shim's recorded on it, or the
-/// whole context where only a device-wide wait reaches the stream (another thread's default).
+/// Where a stream's work stood at `mark_streams`: an event of the shim's recorded on it; a default
+/// stream of this thread, which nobody can destroy, waited for itself; or the whole context where
+/// only a device-wide wait reaches the stream (another thread's default stream).
 pub enum StreamMark {
     Event(usize),
+    Default(usize),
     Context,
 }
 
@@ -114,22 +118,33 @@ pub enum StreamMark {
 /// destruction takes before the driver sees it: a stream is named to the driver only while it
 /// lives. `wait_for_marks` then waits without the lock, naming the shim's events only (waiting
 /// on the streams themselves crashed inside libcuda where another thread destroyed one meanwhile).
+/// Each event is made in its stream's context, which need not be the current one.
 pub fn mark_streams(queues: &[Key]) -> Vec<StreamMark> {
     let _relaxed = RelaxedCapture::enter();
     let mark = |queue: Key| {
         let DriverStream::Handle(stream) = driver_stream(queue) else { return StreamMark::Context };
-        let mut event: *mut c_void = std::ptr::null_mut();
-        // SAFETY: an out-parameter of the right type, and a live stream of the program (above).
-        unsafe {
-            if driver::cuEventCreate(&mut event, NO_TIMING) != CUDA_SUCCESS {
-                return StreamMark::Context;
-            }
-            if real::cuEventRecord(event, stream) != CUDA_SUCCESS {
-                driver::cuEventDestroy_v2(event);
-                return StreamMark::Context;
-            }
+        if queue == LEGACY || queue & 0xf == PER_THREAD {
+            return StreamMark::Default(stream as usize);
         }
-        StreamMark::Event(event as usize)
+        let mut context: CUcontext = std::ptr::null_mut();
+        // SAFETY: a live stream of the program (above) and an out-parameter of the right type.
+        if unsafe { driver::cuStreamGetCtx(stream, &mut context) } != CUDA_SUCCESS {
+            return StreamMark::Context;
+        }
+        in_context(Some(context as Key), || {
+            let mut event: *mut c_void = std::ptr::null_mut();
+            // SAFETY: as above; the event belongs to the stream's context, current here.
+            unsafe {
+                if driver::cuEventCreate(&mut event, BLOCKING_NO_TIMING) != CUDA_SUCCESS {
+                    return StreamMark::Context;
+                }
+                if real::cuEventRecord(event, stream) != CUDA_SUCCESS {
+                    driver::cuEventDestroy_v2(event);
+                    return StreamMark::Context;
+                }
+            }
+            StreamMark::Event(event as usize)
+        })
     };
     queues.iter().map(|&queue| mark(queue)).collect()
 }
@@ -138,7 +153,8 @@ pub fn mark_streams(queues: &[Key]) -> Vec<StreamMark> {
 pub fn wait_for_marks(marks: Vec<StreamMark>) {
     let _relaxed = RelaxedCapture::enter();
     for mark in marks {
-        // SAFETY: events the shim created and recorded, destroyed once waited for.
+        // SAFETY: events the shim created and recorded, destroyed once waited for; default
+        // streams of this thread.
         let status = unsafe {
             match mark {
                 StreamMark::Event(event) => {
@@ -146,6 +162,7 @@ pub fn wait_for_marks(marks: Vec<StreamMark>) {
                     driver::cuEventDestroy_v2(event as *mut c_void);
                     status
                 }
+                StreamMark::Default(stream) => real::cuStreamSynchronize(stream as *mut c_void),
                 StreamMark::Context => real::cuCtxSynchronize(),
             }
         };

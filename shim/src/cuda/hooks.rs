@@ -145,6 +145,7 @@ driver! {
     cuCtxPopCurrent_v2(context: *mut CUcontext);
     cuEventCreate(event: *mut *mut c_void, flags: c_uint);
     cuEventDestroy_v2(event: *mut c_void);
+    cuStreamGetCtx(stream: CUstream, context: *mut CUcontext);
 }
 
 hooks! {

@@ -17,7 +17,7 @@ use std::ffi::{c_int, c_uint, c_void};
 /// `CU_STREAM_LEGACY`: the legacy default stream, also what stream 0 means.
 pub const LEGACY: Key = 0x1;
 /// `CU_STREAM_PER_THREAD`: the calling thread's default stream.
-const PER_THREAD: Key = 0x2;
+pub const PER_THREAD: Key = 0x2;
 /// `CU_STREAM_NON_BLOCKING`: no implicit synchronization with the legacy default stream.
 const CU_STREAM_NON_BLOCKING: c_uint = 0x1;
 
