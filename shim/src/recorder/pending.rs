@@ -292,25 +292,22 @@ impl Pending {
         // Where one in-order queue holds every pending node, its tail follows them all: the
         // closure is everything pending, with no walk (a program synchronizing its one stream).
         let holds_all = |queue: &Key| in_order(*queue) && self.queues.get(queue).is_some_and(|track| track.pending as usize == self.nodes.len());
-        if let SyncScope::SubmittedBefore(Mark(first_later)) = scope {
+        // Scopes that cover every node submitted before some point: no walk either.
+        let everything_before = match scope {
+            SyncScope::Everything => Some(self.next_id),
+            SyncScope::SubmittedBefore(Mark(first_later)) => Some(first_later),
+            SyncScope::Queues(queues) => queues.iter().any(holds_all).then_some(self.next_id),
+            SyncScope::LastCommandOf(queue) => holds_all(&queue).then_some(self.next_id),
+            SyncScope::Events(_) => None,
+        };
+        if let Some(first_later) = everything_before {
             let mut ids: Vec<PendingId> = self.nodes.keys().copied().filter(|&id| id < first_later).collect();
             ids.sort_unstable();
             return self.without_blocked(ids, unset);
         }
-        let everything = match scope {
-            SyncScope::Everything => true,
-            SyncScope::SubmittedBefore(_) => false,
-            SyncScope::Queues(queues) => queues.iter().any(holds_all),
-            SyncScope::LastCommandOf(queue) => holds_all(&queue),
-            SyncScope::Events(_) => false,
-        };
-        if everything {
-            let mut ids: Vec<PendingId> = self.nodes.keys().copied().collect();
-            ids.sort_unstable();
-            return self.without_blocked(ids, unset);
-        }
         let frontier: Vec<PendingId> = match scope {
-            SyncScope::Everything | SyncScope::SubmittedBefore(_) => self.nodes.keys().copied().collect(),
+            // Covered above.
+            SyncScope::Everything | SyncScope::SubmittedBefore(_) => Vec::new(),
             SyncScope::Queues(queues) => queues
                 .iter()
                 .filter_map(|queue| self.queues.get(queue).map(|track| track.frontier(in_order(*queue))))
