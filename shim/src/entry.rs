@@ -78,14 +78,36 @@ pub fn intercept<R: Copy, E: std::fmt::Display>(
     quiet_panics();
     INSIDE.set(true);
     let mut forward = Forward { real, result: None };
-    match catch_unwind(AssertUnwindSafe(|| record(&mut forward))) {
+    contain(call, || record(&mut forward));
+    let result = forward.call();
+    INSIDE.set(false);
+    result
+}
+
+/// Runs a hook whose recorder only notes what the real function did, calling no API itself
+/// (tracking state): the real function runs first, then `note` gets its result. Lighter than
+/// `intercept` (no `Forward`), for calls as frequent as setting a kernel's argument.
+#[inline(always)]
+pub fn observe<R: Copy, E: std::fmt::Display>(call: &str, real: impl FnOnce() -> R, note: impl FnOnce(R) -> Result<(), E>) -> R {
+    if !recording() || INSIDE.get() {
+        return real();
+    }
+    quiet_panics();
+    INSIDE.set(true);
+    let result = real();
+    contain(call, || note(result));
+    INSIDE.set(false);
+    result
+}
+
+/// Runs a recorder's `work`; a failure or panic stops recording (the call goes through anyway).
+#[inline(always)]
+fn contain<E: std::fmt::Display>(call: &str, work: impl FnOnce() -> Result<(), E>) {
+    match catch_unwind(AssertUnwindSafe(work)) {
         Ok(Ok(())) => {}
         Ok(Err(error)) => stop_recording(format_args!("{call}: {error}")),
         Err(panic) => stop_recording(format_args!("{call}: internal error: {}", panic_message(&*panic))),
     }
-    let result = forward.call();
-    INSIDE.set(false);
-    result
 }
 
 /// Runs shim work outside any hook (exit handlers) with the guard set, so that API calls it

@@ -3,9 +3,11 @@
 //! `first(list)`: the first object of a list; `loader`: only from a loaded library), and the
 //! function that records it (`unsupported`: passed through, the trace marked partial; `pass`:
 //! only passed through, hooked so that the shim's own calls find the real function).
+//! An attribute names a faster kind of hook (see `hook_body`).
 
 #![allow(non_snake_case, clippy::too_many_arguments)]
 
+use super::commands::pass_when_uncaptured;
 use super::{commands, extensions, images, memory, programs, queues, samplers, sync, unsupported, ContextNotify, EventNotify, NotFound, ProgramNotify};
 use crate::interpose::Hook;
 use libc::size_t;
@@ -43,8 +45,36 @@ macro_rules! record {
     };
 }
 
+/// A hook's body, by the kind its entry names: none (the recorder gets a `Forward` and runs the
+/// real function when it wants), `pass_when_uncaptured` (a command that never blocks: outside the
+/// capture it is passed through before the hook's entry, see `commands::pass_when_uncaptured`) or
+/// `observed` (the recorder only notes the real function's result: `entry::observe`, for calls
+/// as frequent as setting an argument).
+macro_rules! hook_body {
+    (, $name:ident, ($($arg:ident: $ty:ty),*) -> $ret:ty, $($record:ident)::+) => {{
+        let real = || unsafe { real::$name($($arg),*) };
+        crate::entry::intercept(stringify!($name), &real, |forward| record!($($record)::+, $name, forward, $($arg),*))
+    }};
+    (pass_when_uncaptured, $name:ident, ($($arg:ident: $ty:ty),*) -> $ret:ty, $($record:ident)::+) => {{
+        // Apart, so that the fast path's registers are not spilled for the entry's closures.
+        #[inline(never)]
+        unsafe fn intercepted($($arg: $ty),*) -> $ret {
+            hook_body!(, $name, ($($arg: $ty),*) -> $ret, $($record)::+)
+        }
+        match pass_when_uncaptured(|| unsafe { real::$name($($arg),*) }) {
+            Some(result) => result,
+            None => unsafe { intercepted($($arg),*) },
+        }
+    }};
+    (observed, $name:ident, ($($arg:ident: $ty:ty),*) -> $ret:ty, $($record:ident)::+) => {
+        crate::entry::observe(stringify!($name), || unsafe { real::$name($($arg),*) }, |result| unsafe {
+            $($record)::+(result, $($arg),*)
+        })
+    };
+}
+
 macro_rules! hooks {
-    ($( $name:ident($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty, $how:ident$(($object:ident))? => $($record:ident)::+; )*) => {
+    ($( $(#[$kind:ident])? $name:ident($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty, $how:ident$(($object:ident))? => $($record:ident)::+; )*) => {
         /// The real functions, for the hooks and for the shim's own calls.
         pub mod real {
             use super::*;
@@ -70,8 +100,7 @@ macro_rules! hooks {
             /// As the OpenCL function of this name.
             #[no_mangle]
             pub unsafe extern "C" fn $name($($arg: $ty),*) -> $ret {
-                let real = || unsafe { real::$name($($arg),*) };
-                crate::entry::intercept(stringify!($name), &real, |forward| record!($($record)::+, $name, forward, $($arg),*))
+                hook_body!($($kind)?, $name, ($($arg: $ty),*) -> $ret, $($record)::+)
             }
         )*
 
@@ -196,16 +225,20 @@ hooks! {
         object(kernel) => programs::retain_kernel;
     clReleaseKernel(kernel: cl_kernel) -> cl_int,
         object(kernel) => programs::release_kernel;
+    #[observed]
     clSetKernelArg(kernel: cl_kernel, arg_index: cl_uint, arg_size: size_t, arg_value: *const c_void) -> cl_int,
         object(kernel) => programs::set_arg;
+    #[observed]
     clSetKernelArgSVMPointer(kernel: cl_kernel, arg_index: cl_uint, arg_value: *const c_void) -> cl_int,
         object(kernel) => programs::set_arg_svm_pointer;
 
     // Commands.
+    #[pass_when_uncaptured]
     clEnqueueNDRangeKernel(command_queue: cl_command_queue, kernel: cl_kernel, work_dim: cl_uint,
         global_work_offset: *const size_t, global_work_size: *const size_t, local_work_size: *const size_t,
         num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int,
         object(command_queue) => commands::kernels::nd_range_kernel;
+    #[pass_when_uncaptured]
     clEnqueueTask(command_queue: cl_command_queue, kernel: cl_kernel, num_events_in_wait_list: cl_uint,
         event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int,
         object(command_queue) => commands::kernels::task;

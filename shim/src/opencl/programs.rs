@@ -248,14 +248,8 @@ pub unsafe fn release_kernel(forward: &mut Forward<'_, cl_int>, kernel: cl_kerne
     Ok(())
 }
 
-pub unsafe fn set_arg(
-    forward: &mut Forward<'_, cl_int>,
-    kernel: cl_kernel,
-    index: cl_uint,
-    size: size_t,
-    value: *const c_void,
-) -> Recorded {
-    if !succeeded(forward) {
+pub unsafe fn set_arg(result: cl_int, kernel: cl_kernel, index: cl_uint, size: size_t, value: *const c_void) -> Recorded {
+    if result != CL_SUCCESS {
         return Ok(());
     }
     match value.is_null() {
@@ -278,13 +272,8 @@ pub(super) unsafe fn argument(size: size_t, value: *const c_void) -> ArgValue {
     }
 }
 
-pub unsafe fn set_arg_svm_pointer(
-    forward: &mut Forward<'_, cl_int>,
-    kernel: cl_kernel,
-    index: cl_uint,
-    value: *const c_void,
-) -> Recorded {
-    if succeeded(forward) {
+pub unsafe fn set_arg_svm_pointer(result: cl_int, kernel: cl_kernel, index: cl_uint, value: *const c_void) -> Recorded {
+    if result == CL_SUCCESS {
         arguments_of(kernel, |args| args.set(index as usize, ArgValue::Svm(value as usize as u64)));
     }
     Ok(())

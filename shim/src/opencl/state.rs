@@ -85,7 +85,7 @@ impl KernelArgs {
 
 /// Whether `bytes` are a null `cl_mem`.
 fn is_null_handle(bytes: &[u8]) -> bool {
-    bytes.len() == size_of::<cl_mem>() && bytes.iter().all(|&b| b == 0)
+    <[u8; size_of::<cl_mem>()]>::try_from(bytes).is_ok_and(|handle| usize::from_ne_bytes(handle) == 0)
 }
 
 /// A region the program mapped, until it unmaps it.
@@ -184,6 +184,7 @@ pub fn with_recorder<R>(work: impl FnOnce(&mut State, &mut Recorder) -> R) -> Re
 }
 
 /// Runs `work` with the OpenCL state only (tracking that needs no recorder).
+#[inline(always)]
 pub fn with_state<R>(work: impl FnOnce(&mut State) -> R) -> R {
     let mut state = STATE.lock().unwrap_or_else(PoisonError::into_inner);
     work(state.get_or_insert_with(State::default))

@@ -1,7 +1,7 @@
 //! Kernel launches: each argument as the program last set it, memory ones (buffers and images)
 //! relocated, samplers as texture objects.
 
-use super::{passed_uncaptured, prepare, record, Enqueued, UNKNOWN_MEMORY};
+use super::{prepare, record, Enqueued, UNKNOWN_MEMORY};
 use crate::entry::Forward;
 use crate::opencl::state::{ArgValue, State};
 use crate::opencl::{key, succeeded, Recorded};
@@ -141,9 +141,6 @@ pub unsafe fn nd_range_kernel(
     waits: *const cl_event,
     event: *mut cl_event,
 ) -> Recorded {
-    if passed_uncaptured(forward) {
-        return Ok(());
-    }
     let launch = unsafe { nd_range(work_dim, global_work_offset, global_work_size, local_work_size) };
     let enqueued = Enqueued::new("clEnqueueNDRangeKernel", queue, wait_count, waits, event);
     unsafe { launch_kernel(forward, enqueued, kernel, launch) }
@@ -157,9 +154,6 @@ pub unsafe fn task(
     waits: *const cl_event,
     event: *mut cl_event,
 ) -> Recorded {
-    if passed_uncaptured(forward) {
-        return Ok(());
-    }
     let launch = Launch::NdRange { dims: 1, offset: [0; 3], global: [1; 3], local: Some([1; 3]) };
     let enqueued = Enqueued::new("clEnqueueTask", queue, wait_count, waits, event);
     unsafe { launch_kernel(forward, enqueued, kernel, launch) }

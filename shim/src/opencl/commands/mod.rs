@@ -11,8 +11,7 @@ pub mod transfers;
 
 use super::access::DeviceAccess;
 use super::state::{with_recorder, State};
-use super::{key, succeeded, sync, Failure, Recorded};
-use crate::entry::Forward;
+use super::{key, sync, Failure, Recorded};
 use crate::session;
 use crate::recorder::{Access, HostRegion, Key, Order, Prepared, Recorder, Submission, SyncScope};
 use libc::size_t;
@@ -65,17 +64,19 @@ pub(super) fn prepare(accesses: impl FnOnce(&State, &Recorder) -> Vec<Access>) -
     })
 }
 
-/// Outside the capture, a command that never blocks is only passed through and counted, its
-/// arguments not even decoded: returns whether that happened (launch-bound loops that are not
-/// captured then cost the hook's entry and this).
-pub(super) fn passed_uncaptured(forward: &mut Forward<'_, cl_int>) -> bool {
+/// Outside the capture, a command that never blocks is only passed through and counted, before
+/// the hook's entry (`#[pass_when_uncaptured]` in `hooks`): a launch-bound loop that is not
+/// captured pays two atomic loads and a store per launch. `None`: the hook records the command.
+#[inline(always)]
+pub(in crate::opencl) fn pass_when_uncaptured(real: impl FnOnce() -> cl_int) -> Option<cl_int> {
     if session::commands_captured() {
-        return false;
+        return None;
     }
-    if succeeded(forward) {
+    let result = real();
+    if result == CL_SUCCESS {
         session::uncaptured_command();
     }
-    true
+    Some(result)
 }
 
 /// After the real call succeeded: records the command `build` makes (a barrier, and the trace
