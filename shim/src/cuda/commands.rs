@@ -110,7 +110,7 @@ pub fn enqueue_described<D>(
     if !succeeded(forward) {
         return Ok(());
     }
-    with_recorder(|_, recorder| {
+    let blocked_on = with_recorder(|_, recorder| {
         let submission =
             Submission { call, queue: Some(queue), order: Order::Command, waits: &enqueued.waits, signals: None, received: enqueued.received, host_ordered: enqueued.synchronous };
         recorder.submit(prepared, submission, |recorder| {
@@ -120,12 +120,14 @@ pub fn enqueue_described<D>(
                 recorder.partial(call, reason);
                 Command::Barrier
             })
-        })
+        });
+        // Taken with the command: what another thread submits to the queue next is not covered.
+        enqueued.blocking.then(|| recorder.wait_begins(SyncScope::LastCommandOf(queue)))
     })?;
-    if enqueued.blocking {
-        closed(call, SyncScope::LastCommandOf(queue))?;
+    match blocked_on {
+        Some(scope) => closed(call, scope),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// The place of a device pointer inside a tracked allocation.

@@ -52,9 +52,11 @@ fn device_fault(status: CUresult) -> Option<&'static str> {
     })
 }
 
-/// Runs a synchronization with `scope`: a window closes if it succeeded, or failed with a
-/// device fault (which the trace keeps as the window's outcome).
+/// Runs a synchronization with `scope` (taken as it begins: work other threads submit while it
+/// waits is not covered): a window closes if it succeeded, or failed with a device fault (which
+/// the trace keeps as the window's outcome).
 fn synchronizing(forward: &mut Forward<'_, CUresult>, call: &str, scope: SyncScope<'_>) -> Recorded {
+    let scope = with_recorder(|_, recorder| recorder.wait_begins(scope))?;
     match forward.call() {
         CUDA_SUCCESS => closed(call, scope),
         status => match device_fault(status) {
@@ -69,8 +71,7 @@ fn synchronizing(forward: &mut Forward<'_, CUresult>, call: &str, scope: SyncSco
 
 /// `cuCtxSynchronize`: everything submitted before it began.
 pub unsafe fn synchronize(forward: &mut Forward<'_, CUresult>, call: &str) -> Recorded {
-    let before = with_recorder(|_, recorder| recorder.mark())?;
-    synchronizing(forward, call, SyncScope::SubmittedBefore(before))
+    synchronizing(forward, call, SyncScope::Everything)
 }
 
 pub unsafe fn synchronize_context(forward: &mut Forward<'_, CUresult>, call: &str, _context: CUcontext) -> Recorded {
@@ -193,12 +194,12 @@ pub fn settle(call: &str) -> Recorded {
         let live = |queue: &Key| !state.destroyed.contains(queue);
         (!quiet(state) && recorder.has_pending()).then(|| {
             let busy: Vec<Key> = recorder.busy_queues().into_iter().filter(live).collect();
-            (mark_streams(&busy), recorder.mark())
+            (mark_streams(&busy), recorder.wait_begins(SyncScope::Everything))
         })
     })?;
-    if let Some((marks, before)) = busy {
+    if let Some((marks, scope)) = busy {
         wait_for_marks(marks);
-        closed(call, SyncScope::SubmittedBefore(before))?;
+        closed(call, scope)?;
     }
     Ok(())
 }

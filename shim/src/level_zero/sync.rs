@@ -10,8 +10,10 @@ use crate::entry::Forward;
 use crate::recorder::{Key, SyncScope};
 use ze_sys::*;
 
-/// The host waited for the work `scope` covers: it closes as a window.
+/// The host waits for the work `scope` covers, taken as the wait begins (work other threads
+/// submit while it waits is not covered): it closes as a window.
 fn closed(forward: &mut Forward<'_, ze_result_t>, call: &str, scope: SyncScope<'_>) -> Recorded {
+    let scope = with_recorder(|_, recorder| recorder.wait_begins(scope))?;
     // A timeout (`ZE_RESULT_NOT_READY`) waited for nothing.
     if succeeded(forward) {
         with_recorder(|state, recorder| {

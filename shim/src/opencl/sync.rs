@@ -16,20 +16,27 @@ pub fn closed(call: &str, scope: SyncScope<'_>) -> Recorded {
     })
 }
 
-pub unsafe fn finish(forward: &mut Forward<'_, cl_int>, queue: cl_command_queue) -> Recorded {
-    if succeeded(forward) {
-        closed("clFinish", SyncScope::Queues(&[key(queue)]))?;
+/// Runs a wait for `scope`, taken as it begins (work other threads submit while it waits is
+/// not covered): a window closes if it succeeded.
+fn waiting(forward: &mut Forward<'_, cl_int>, call: &str, scope: SyncScope<'_>) -> Recorded {
+    let scope = with_recorder(|_, recorder| recorder.wait_begins(scope))?;
+    match succeeded(forward) {
+        true => closed(call, scope),
+        false => Ok(()),
     }
-    Ok(())
+}
+
+pub unsafe fn finish(forward: &mut Forward<'_, cl_int>, queue: cl_command_queue) -> Recorded {
+    waiting(forward, "clFinish", SyncScope::Queues(&[key(queue)]))
 }
 
 pub unsafe fn wait_for_events(forward: &mut Forward<'_, cl_int>, count: cl_uint, events: *const cl_event) -> Recorded {
-    if succeeded(forward) {
-        // SAFETY: the call succeeded, so the list held `count` events.
-        let events: Vec<Key> = unsafe { std::slice::from_raw_parts(events, count as usize) }.iter().map(|&event| key(event)).collect();
-        closed("clWaitForEvents", SyncScope::Events(&events))?;
-    }
-    Ok(())
+    let events: Vec<Key> = match events.is_null() {
+        true => Vec::new(),
+        // SAFETY: a non-null list holds `count` events (the call fails otherwise, and closes nothing).
+        false => unsafe { std::slice::from_raw_parts(events, count as usize) }.iter().map(|&event| key(event)).collect(),
+    };
+    waiting(forward, "clWaitForEvents", SyncScope::Events(&events))
 }
 
 pub unsafe fn create_user_event(forward: &mut Forward<'_, cl_event>, _context: cl_context, errcode_ret: *mut cl_int) -> Recorded {

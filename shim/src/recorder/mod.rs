@@ -36,7 +36,7 @@ mod tests;
 
 pub use memory::{HostWrites, MemDesc, MemShape};
 pub use objects::{QueueDesc, QueueSync, TextureDesc};
-pub use pending::{Mark, SyncScope};
+pub use pending::SyncScope;
 pub use sink::{MemoryAccess, Sink};
 
 use crate::config::{Capture, Verify};
@@ -385,10 +385,8 @@ impl Recorder {
     pub fn host_sync(&mut self, call: &str, scope: SyncScope<'_>, access: &dyn MemoryAccess) -> Option<SegmentId> {
         self.syncs += 1;
         self.take_host_writes();
-        let objects = &self.objects;
-        let in_order = |queue: Key| objects.queues.get(&queue).is_none_or(|(desc, _)| desc.in_order);
         let unset = &self.unset_user_events;
-        let closed = self.pending.closure(scope, in_order, &|event| unset.contains_key(&event));
+        let closed = self.pending.closure(scope, self.objects.in_order(), &|event| unset.contains_key(&event));
         let uncaptured = std::mem::take(&mut self.uncaptured_work);
         if closed.is_empty() && !uncaptured {
             return None;
@@ -438,10 +436,10 @@ impl Recorder {
         !self.pending.is_empty()
     }
 
-    /// Where the submitted work stands now, for a wait about to begin: `SyncScope::SubmittedBefore`
-    /// closes what was submitted before this.
-    pub fn mark(&self) -> Mark {
-        self.pending.mark()
+    /// What a wait about to begin stands for: closing `SyncScope::Began` with it once the wait
+    /// returns covers no work submitted in between.
+    pub fn wait_begins(&self, scope: SyncScope<'_>) -> SyncScope<'static> {
+        SyncScope::Began(self.pending.frontier(scope, self.objects.in_order()))
     }
 
     /// The queues whose commands no host synchronization has covered yet.

@@ -91,6 +91,11 @@ pub(super) struct Objects {
 }
 
 impl Objects {
+    /// Whether a queue runs its commands in order (a queue the recorder never saw does).
+    pub fn in_order(&self) -> impl Fn(Key) -> bool + '_ {
+        |queue| self.queues.get(&queue).is_none_or(|(desc, _)| desc.in_order)
+    }
+
     /// The legacy default queue of `group`, if the API registered one.
     pub fn legacy_default(&self, group: Key) -> Option<Key> {
         self.groups.get(&group)?.legacy_default

@@ -16,15 +16,10 @@ use trace_format::{EdgeKind, Node};
 pub(super) type PendingId = u64;
 
 /// What a host synchronization waited for.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub enum SyncScope<'a> {
     /// Every command submitted so far (a context-wide wait, a capture marker).
     Everything,
-    /// Every command submitted before the mark (`Recorder::mark`), taken as a wait began:
-    /// what other threads submit while it waits is not covered by it, however soon after it
-    /// returns the window closes (a stream callback's thread freeing memory, an implicit
-    /// context-wide wait, while another thread submits a copy whose data has not arrived).
-    SubmittedBefore(Mark),
     /// All work submitted to these queues so far, and what it waited for (`clFinish`,
     /// `cuStreamSynchronize`).
     Queues(&'a [Key]),
@@ -32,11 +27,23 @@ pub enum SyncScope<'a> {
     LastCommandOf(Key),
     /// The work these events stand for (`clWaitForEvents`, `cuEventSynchronize`).
     Events(&'a [Key]),
+    /// What one of the scopes above covered as a wait began (`Recorder::wait_begins`): work other
+    /// threads submit while it waits (to the same queue, or recording the same event again) is
+    /// not covered by it, however soon after it returns the window closes.
+    Began(Frontier),
 }
 
-/// Where the pending nodes stood at a moment (`Recorder::mark`): the first id not given yet.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Mark(PendingId);
+/// The nodes a wait stands for, taken as it began: every node submitted before then, or these
+/// nodes and their ancestors.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Frontier(Covered);
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Covered {
+    /// Every node numbered below this one.
+    SubmittedBefore(PendingId),
+    Nodes(Vec<PendingId>),
+}
 
 /// A memory object a pending node uses: its root key and generation (see `MemoryTable`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -167,11 +174,6 @@ impl Pending {
         self.events.remove(&event);
     }
 
-    /// Where the pending nodes stand now: nodes added later come after the mark.
-    pub fn mark(&self) -> Mark {
-        Mark(self.next_id)
-    }
-
     /// Adds a node after `preds`; returns its id.
     pub fn add(&mut self, node: Box<PendingNode>) -> PendingId {
         let id = self.next_id;
@@ -284,37 +286,39 @@ impl Pending {
         edges
     }
 
+    /// What a wait with `scope` stands for, taken as it begins; `in_order` says whether each
+    /// queue is in order.
+    pub fn frontier(&self, scope: SyncScope<'_>, in_order: impl Fn(Key) -> bool) -> Frontier {
+        // Where one in-order queue holds every pending node, its tail follows them all: the
+        // wait covers everything pending, with no walk (a program synchronizing its one stream).
+        let holds_all = |queue: &Key| in_order(*queue) && self.queues.get(queue).is_some_and(|track| track.pending as usize == self.nodes.len());
+        let everything = Frontier(Covered::SubmittedBefore(self.next_id));
+        match scope {
+            SyncScope::Everything => everything,
+            SyncScope::Began(frontier) => frontier,
+            SyncScope::Queues(queues) if queues.iter().any(holds_all) => everything,
+            SyncScope::LastCommandOf(queue) if holds_all(&queue) => everything,
+            SyncScope::Queues(queues) => Frontier(Covered::Nodes(
+                queues.iter().filter_map(|queue| self.queues.get(queue).map(|track| track.frontier(in_order(*queue)))).flatten().collect(),
+            )),
+            SyncScope::LastCommandOf(queue) => Frontier(Covered::Nodes(self.queues.get(&queue).and_then(|track| track.tail).into_iter().collect())),
+            SyncScope::Events(events) => Frontier(Covered::Nodes(events.iter().flat_map(|&event| self.event_nodes(event)).collect())),
+        }
+    }
+
     /// The pending nodes a synchronization with `scope` waited for: they and their ancestors,
     /// in submission order; `in_order` says whether each queue is in order. Nodes blocked by a
     /// user event not set yet (`unset` says which) cannot have finished and stay pending, with
     /// what depends on them.
     pub fn closure(&mut self, scope: SyncScope<'_>, in_order: impl Fn(Key) -> bool, unset: &dyn Fn(Key) -> bool) -> Vec<PendingId> {
-        // Where one in-order queue holds every pending node, its tail follows them all: the
-        // closure is everything pending, with no walk (a program synchronizing its one stream).
-        let holds_all = |queue: &Key| in_order(*queue) && self.queues.get(queue).is_some_and(|track| track.pending as usize == self.nodes.len());
-        // Scopes that cover every node submitted before some point: no walk either.
-        let everything_before = match scope {
-            SyncScope::Everything => Some(self.next_id),
-            SyncScope::SubmittedBefore(Mark(first_later)) => Some(first_later),
-            SyncScope::Queues(queues) => queues.iter().any(holds_all).then_some(self.next_id),
-            SyncScope::LastCommandOf(queue) => holds_all(&queue).then_some(self.next_id),
-            SyncScope::Events(_) => None,
-        };
-        if let Some(first_later) = everything_before {
-            let mut ids: Vec<PendingId> = self.nodes.keys().copied().filter(|&id| id < first_later).collect();
-            ids.sort_unstable();
-            return self.without_blocked(ids, unset);
-        }
-        let frontier: Vec<PendingId> = match scope {
-            // Covered above.
-            SyncScope::Everything | SyncScope::SubmittedBefore(_) => Vec::new(),
-            SyncScope::Queues(queues) => queues
-                .iter()
-                .filter_map(|queue| self.queues.get(queue).map(|track| track.frontier(in_order(*queue))))
-                .flatten()
-                .collect(),
-            SyncScope::LastCommandOf(queue) => self.queues.get(&queue).and_then(|track| track.tail).into_iter().collect(),
-            SyncScope::Events(events) => events.iter().flat_map(|&event| self.event_nodes(event)).collect(),
+        let frontier = match self.frontier(scope, in_order).0 {
+            // Every node submitted before some point: no walk.
+            Covered::SubmittedBefore(first_later) => {
+                let mut ids: Vec<PendingId> = self.nodes.keys().copied().filter(|&id| id < first_later).collect();
+                ids.sort_unstable();
+                return self.without_blocked(ids, unset);
+            }
+            Covered::Nodes(nodes) => nodes,
         };
         // Scratch sets kept between windows: growing them afresh each time is most of a window's cost.
         let (mut seen, blocked) = std::mem::take(&mut self.scratch);

@@ -704,14 +704,39 @@ fn a_context_wide_wait_closes_what_was_submitted_before_it_began() {
     h.queue(2, true);
     h.kernel(1, &[], None); // 0
     h.kernel(2, &[], None); // 1
-    let before = h.rec.mark();
+    let began = h.rec.wait_begins(SyncScope::Everything);
     // Another thread submits while this one waits: the wait does not cover it.
     h.kernel(2, &[], None); // 2
     h.kernel(1, &[], None); // 3
-    h.sync_on(SyncScope::SubmittedBefore(before));
+    h.sync_on(began);
     assert_eq!(h.segments(), [vec![0, 1]]);
     h.sync_on(SyncScope::Everything);
     assert_eq!(h.segments(), [vec![0, 1], vec![2, 3]]);
+}
+
+#[test]
+fn a_queue_wait_closes_only_what_the_queue_held_when_it_began() {
+    let mut h = Harness::new(Capture::All);
+    h.queue(1, true);
+    h.queue(2, true);
+    h.kernel(1, &[], Some(0xe1)); // 0
+    h.kernel(2, &[], None); // 1: another queue
+    h.kernel(1, &[], None); // 2
+    let began = h.rec.wait_begins(SyncScope::Queues(&[1]));
+    // While this thread waits for queue 1, another submits to it, after queue 2's work.
+    h.kernel(2, &[0xe1], Some(0xe2)); // 3
+    h.kernel(1, &[0xe2], None); // 4: follows 2 in order, and 1 through 3
+    h.sync_on(began);
+    assert_eq!(h.segments(), [vec![0, 1]], "neither what was submitted during the wait nor what it follows");
+    // The same for an event recorded again while a wait for it runs.
+    let began = h.rec.wait_begins(SyncScope::Events(&[0xe2]));
+    h.kernel(2, &[], Some(0xe2)); // 5
+    h.sync_on(began);
+    assert_eq!(h.segments(), [vec![0, 1], vec![2, 3]]);
+    h.sync_on(SyncScope::Everything);
+    assert_eq!(h.segments(), [vec![0, 1], vec![2, 3], vec![4, 5]]);
+    let queues: Vec<_> = h.nodes().iter().map(|node| node.queue.unwrap().0).collect();
+    assert_eq!(queues, [0, 0, 1, 1, 0, 1], "pending nodes 0 and 2, then 1 and 3, then 4 and 5");
 }
 
 #[test]

@@ -87,23 +87,27 @@ pub(super) unsafe fn record(
     build: impl FnOnce(&mut Recorder, &State) -> Result<Command, &'static str>,
 ) -> Recorded {
     let call = enqueued.call;
-    if !prepared.captures() {
-        session::uncaptured_command();
-    } else {
-        record_captured(prepared, &enqueued, build)?;
+    let last_command = SyncScope::LastCommandOf(key(enqueued.queue));
+    let blocked_on = match prepared.captures() {
+        true => record_captured(prepared, &enqueued, build)?,
+        false => {
+            session::uncaptured_command();
+            enqueued.blocking.then_some(last_command)
+        }
+    };
+    match blocked_on {
+        Some(scope) => sync::closed(call, scope),
+        None => Ok(()),
     }
-    if enqueued.blocking {
-        sync::closed(call, SyncScope::LastCommandOf(key(enqueued.queue)))?;
-    }
-    Ok(())
 }
 
-/// Records a captured command (see `record`).
+/// Records a captured command (see `record`); for a blocking one, what the host waited for,
+/// taken with it (what another thread submits to the queue next is not covered).
 unsafe fn record_captured(
     prepared: Prepared,
     enqueued: &Enqueued,
     build: impl FnOnce(&mut Recorder, &State) -> Result<Command, &'static str>,
-) -> Recorded {
+) -> Result<Option<SyncScope<'static>>, Failure> {
     // SAFETY: the call succeeded, so the wait list held its events and a requested event
     // was written.
     let waits: Vec<Key> = match enqueued.waits {
@@ -128,7 +132,8 @@ unsafe fn record_captured(
                 recorder.partial(call, reason);
                 Command::Barrier
             })
-        })
+        });
+        enqueued.blocking.then(|| recorder.wait_begins(SyncScope::LastCommandOf(key(enqueued.queue))))
     })
 }
 
