@@ -147,8 +147,21 @@ done
 chosen pytorch_ops && check pytorch_ops python3 tests/cuda/pytorch_ops.py
 # Training with SGD and a loss.item() per step, torch.compile (Triton) and torch.cuda.graph.
 chosen pytorch_training && check pytorch_training python3 tests/cuda/pytorch_training.py 50
-# With --only, the chosen programs' rows are the whole check.
+# With BASELINE_BIN (a directory with another build's libshim.so and replayer): the checked programs'
+# traces replayed by its replayer beside this build's, graph and eager, alternating.
+compare_baseline() {
+  [ -n "${BASELINE_BIN:-}" ] || return 0
+  local traces=() name
+  for source in "${sources[@]}"; do
+    name=$(basename "${source%.*}")
+    [ -f "$work/$name.trace" ] && traces+=("$work/$name.trace")
+  done
+  echo
+  ITERATIONS=50 scripts/bench-replayers.sh "$BASELINE_BIN/replayer" "$replayer" "${traces[@]}" | tee -a "$table"
+}
+# With --only, the chosen programs' rows (and the baseline's replays of their traces) are the whole check.
 if [ -n "$only" ]; then
+  compare_baseline >/dev/null
   cat "$table"
   [ $failures -eq 0 ]
   exit
@@ -299,16 +312,7 @@ if "baseline" in runs:
           % (median["baseline"], best["baseline"], worst["baseline"], cost(median, "baseline"), cost(best, "baseline")))
 PY
 fi
-# With BASELINE_BIN (a directory with another build's libshim.so and replayer): besides its recording cost
-# above, its replays of the own programs' traces beside this build's, graph and eager, alternating.
-if [ -n "${BASELINE_BIN:-}" ]; then
-  traces=()
-  for source in "${sources[@]}"; do
-    name=$(basename "${source%.*}")
-    [ -f "$work/$name.trace" ] && traces+=("$work/$name.trace")
-  done
-  echo
-  ITERATIONS=50 scripts/bench-replayers.sh "$BASELINE_BIN/replayer" "$replayer" "${traces[@]}" | tee -a "$table"
-fi
+# With BASELINE_BIN: besides its recording cost above, its replays of the own programs' traces.
+compare_baseline
 echo "gpu-check: $failures failing row(s); logs in $out/logs"
 [ $failures -eq 0 ]
