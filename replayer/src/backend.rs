@@ -166,13 +166,6 @@ pub trait Backend {
     /// others eagerly between partitions.
     fn can_record(&self, command: &Command) -> bool;
 
-    /// Whether a partition of this command alone runs eagerly even in command-buffer mode: where
-    /// launching a command buffer costs more than issuing its one command (CUDA's graph launch
-    /// against a kernel launch or a copy), it saves nothing.
-    fn runs_alone_eagerly(&self, _command: &Command) -> bool {
-        false
-    }
-
     /// Bytes of memory objects the device holds at once, where known: a trace whose objects
     /// add up to more has those in use at different times share storage (`share_storage`).
     fn memory_budget(&self) -> Option<u64> {

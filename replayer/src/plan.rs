@@ -19,8 +19,7 @@ use trace_format::{Command, NodeId, SegmentId};
 pub enum PartitionKind {
     /// Recorded into one native command buffer.
     Recorded,
-    /// A host task or a command the backend cannot record, run eagerly on its own; or a command
-    /// alone whose command buffer would cost more than it (`Backend::runs_alone_eagerly`).
+    /// A host task or a command the backend cannot record, run eagerly on its own.
     Eager,
 }
 
@@ -69,14 +68,14 @@ pub fn runs_eagerly(command: &Command, can_record: &dyn Fn(&Command) -> bool) ->
 }
 
 /// Plans `graph` (a validated segment); `can_record` is the backend's `Backend::can_record`.
-pub fn plan_segment(graph: &SegmentGraph, can_record: &dyn Fn(&Command) -> bool, runs_alone_eagerly: &dyn Fn(&Command) -> bool) -> Result<SegmentPlan, PlanError> {
+pub fn plan_segment(graph: &SegmentGraph, can_record: &dyn Fn(&Command) -> bool) -> Result<SegmentPlan, PlanError> {
     let order = topological_order(graph.nodes.len(), graph.local_edges()).map_err(|blocked| PlanError::Cycle {
         segment: graph.segment,
         nodes: blocked.iter().map(|&local| graph.ids[local]).collect(),
     })?;
     let is_boundary: Vec<bool> = graph.nodes.iter().map(|node| runs_eagerly(&node.command, can_record)).collect();
     let group_of = group_nodes(graph, &order, &is_boundary);
-    Ok(SegmentPlan { partitions: build_partitions(graph, &order, &group_of, &is_boundary, runs_alone_eagerly) })
+    Ok(SegmentPlan { partitions: build_partitions(graph, &order, &group_of, &is_boundary) })
 }
 
 /// Assigns each node a group: one per boundary, one per distinct set of boundaries that
@@ -124,7 +123,7 @@ fn group_nodes(graph: &SegmentGraph, order: &[usize], is_boundary: &[bool]) -> V
     group_of
 }
 
-fn build_partitions(graph: &SegmentGraph, order: &[usize], group_of: &[usize], is_boundary: &[bool], runs_alone_eagerly: &dyn Fn(&Command) -> bool) -> Vec<Partition> {
+fn build_partitions(graph: &SegmentGraph, order: &[usize], group_of: &[usize], is_boundary: &[bool]) -> Vec<Partition> {
     let group_count = group_of.iter().max().map_or(0, |&g| g + 1);
     let mut members = vec![Vec::new(); group_count];
     let mut position_in_group = vec![0; graph.nodes.len()];
@@ -163,8 +162,7 @@ fn build_partitions(graph: &SegmentGraph, order: &[usize], group_of: &[usize], i
             let straight_line = is_straight_line(nodes.len(), &edges);
             let mut depends_on = std::mem::take(&mut depends_on[group]);
             depends_on.sort_unstable();
-            let alone_eagerly = nodes.len() == 1 && runs_alone_eagerly(&graph.nodes[nodes[0]].command);
-            let kind = if is_boundary[nodes[0]] || alone_eagerly { PartitionKind::Eager } else { PartitionKind::Recorded };
+            let kind = if is_boundary[nodes[0]] { PartitionKind::Eager } else { PartitionKind::Recorded };
             Partition { kind, nodes, edges, straight_line, depends_on }
         })
         .collect()
@@ -195,7 +193,7 @@ mod tests {
     /// Partitions as (kind, node ids, partitions depended on).
     fn summary(builder: &TraceBuilder, can_record: &dyn Fn(&Command) -> bool) -> Vec<(PartitionKind, Vec<u32>, Vec<usize>)> {
         let graph = &builder.graphs()[0];
-        let plan = plan_segment(graph, can_record, &|_| false).expect("acyclic");
+        let plan = plan_segment(graph, can_record).expect("acyclic");
         plan.partitions
             .iter()
             .map(|p| (p.kind, p.nodes.iter().map(|&l| graph.ids[l].0).collect(), p.depends_on.clone()))
@@ -215,29 +213,10 @@ mod tests {
         let n = kernels(&mut b, 3);
         b.edge(n[0], n[1]);
         b.edge(n[1], n[2]);
-        let plan = plan_segment(&b.graphs()[0], &all_but_host_tasks, &|_| false).expect("acyclic");
+        let plan = plan_segment(&b.graphs()[0], &all_but_host_tasks).expect("acyclic");
         assert_eq!(plan.partitions.len(), 1);
         assert_eq!(plan.partitions[0].nodes, vec![0, 1, 2]);
         assert!(plan.partitions[0].straight_line);
-    }
-
-    #[test]
-    fn a_lone_command_runs_eagerly_where_the_backend_says_its_command_buffer_costs_more() {
-        // K0, then a host task, then K1 -> K2: K0 alone, K1 and K2 together.
-        let mut b = TraceBuilder::new();
-        let first = kernels(&mut b, 1);
-        let ht = b.host_task(SegmentId(0));
-        let later = kernels(&mut b, 2);
-        b.edge(first[0], ht);
-        b.edge(ht, later[0]);
-        b.edge(later[0], later[1]);
-        let graph = &b.graphs()[0];
-        let kinds = |alone: &dyn Fn(&Command) -> bool| -> Vec<PartitionKind> {
-            plan_segment(graph, &all_but_host_tasks, alone).expect("acyclic").partitions.iter().map(|p| p.kind).collect()
-        };
-        assert_eq!(kinds(&|_| false), [PartitionKind::Recorded, PartitionKind::Eager, PartitionKind::Recorded]);
-        let kernels_alone = |command: &Command| matches!(command, Command::Kernel(_));
-        assert_eq!(kinds(&kernels_alone), [PartitionKind::Eager, PartitionKind::Eager, PartitionKind::Recorded]);
     }
 
     #[test]
@@ -245,7 +224,7 @@ mod tests {
         let mut b = TraceBuilder::new();
         let n = kernels(&mut b, 3);
         b.edge(n[0], n[2]);
-        let plan = plan_segment(&b.graphs()[0], &all_but_host_tasks, &|_| false).expect("acyclic");
+        let plan = plan_segment(&b.graphs()[0], &all_but_host_tasks).expect("acyclic");
         assert!(!plan.partitions[0].straight_line);
     }
 
@@ -254,7 +233,7 @@ mod tests {
         let mut b = TraceBuilder::new();
         let n = kernels(&mut b, 4);
         b.edge(n[3], n[0]);
-        let plan = plan_segment(&b.graphs()[0], &all_but_host_tasks, &|_| false).expect("acyclic");
+        let plan = plan_segment(&b.graphs()[0], &all_but_host_tasks).expect("acyclic");
         assert_eq!(plan.partitions[0].nodes, vec![1, 2, 3, 0]);
         assert_eq!(plan.partitions[0].edges, vec![(2, 3)]);
     }
@@ -371,6 +350,6 @@ mod tests {
         let n = kernels(&mut b, 2);
         b.edge(n[0], n[1]);
         b.edge(n[1], n[0]);
-        assert!(matches!(plan_segment(&b.graphs()[0], &all_but_host_tasks, &|_| false), Err(PlanError::Cycle { .. })));
+        assert!(matches!(plan_segment(&b.graphs()[0], &all_but_host_tasks), Err(PlanError::Cycle { .. })));
     }
 }

@@ -175,13 +175,6 @@ impl Backend for CudaBackend {
         true
     }
 
-    /// A kernel, copy or fill alone: a graph launch costs more than its own call (one-node
-    /// windows replayed 5-12% slower as graphs on the H100 and H200). The program's own graphs
-    /// and what only graphs hold stay graphs.
-    fn runs_alone_eagerly(&self, command: &Command) -> bool {
-        matches!(command, Command::Kernel(_) | Command::Copy(_) | Command::Fill(_))
-    }
-
     fn load(&mut self, trace: &Trace, blobs: &BlobStore) -> BackendResult<()> {
         // What was built for an earlier trace points into its memory, which goes first (with
         // --exact-addresses the new trace may need the same address ranges).

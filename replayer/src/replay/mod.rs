@@ -358,7 +358,7 @@ impl<'r> Replayer<'r> {
         if self.plans[family].is_none() {
             let backend = &*self.backend;
             let base = &self.families.family(family).base;
-            let plan = plan_segment(base, &|command| backend.can_record(command), &|command| backend.runs_alone_eagerly(command))?;
+            let plan = plan_segment(base, &|command| backend.can_record(command))?;
             let mut partition_of = HashMap::new();
             for (index, partition) in plan.partitions.iter().enumerate() {
                 partition_of.extend(partition.nodes.iter().map(|&local| (base.ids[local], index)));
