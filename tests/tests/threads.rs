@@ -39,3 +39,11 @@ fn threads_with_their_own_queues() {
 fn threads_sharing_a_queue_under_a_lock() {
     every_recording_replays("threads_shared_queue", 4 * 60, 4);
 }
+
+/// Four threads sharing one queue with no lock, each waiting for it with clFinish while the others
+/// enqueue to it: 40 non-blocking reads each, every one closed by a wait that began after it was
+/// enqueued; their four buffers are released.
+#[test]
+fn threads_finishing_a_queue_others_enqueue_to() {
+    every_recording_replays("threads_finish_shared_queue", 4 * 40, 4);
+}

@@ -9,7 +9,7 @@ use super::sync::closed;
 use super::{succeeded, CUresult, CUstream, Recorded};
 use crate::entry::Forward;
 use crate::session;
-use crate::recorder::{Access, HostRegion, Key, Order, Recorder, Submission, SyncScope};
+use crate::recorder::{Access, HostRegion, Key, Order, Recorder, Submission};
 use std::ffi::{c_uint, c_void};
 use trace_format::{Command, HostTaskKind, Place};
 
@@ -110,6 +110,7 @@ pub fn enqueue_described<D>(
     if !succeeded(forward) {
         return Ok(());
     }
+    let began = prepared.began();
     let blocked_on = with_recorder(|_, recorder| {
         let submission =
             Submission { call, queue: Some(queue), order: Order::Command, waits: &enqueued.waits, signals: None, received: enqueued.received, host_ordered: enqueued.synchronous };
@@ -121,8 +122,7 @@ pub fn enqueue_described<D>(
                 Command::Barrier
             })
         });
-        // Taken with the command: what another thread submits to the queue next is not covered.
-        enqueued.blocking.then(|| recorder.wait_begins(SyncScope::LastCommandOf(queue)))
+        enqueued.blocking.then(|| recorder.blocking_command_waited(began, queue))
     })?;
     match blocked_on {
         Some(scope) => closed(call, scope),

@@ -109,17 +109,28 @@ pub struct Submission<'a> {
 pub struct Prepared {
     capture: bool,
     accesses: Vec<Access>,
+    /// Where the pending nodes stood before the command's call (see `CallBegan`).
+    began: CallBegan,
 }
+
+/// Where the pending nodes stood as a command's call began (the first id not given then): for a
+/// blocking command, which is recorded once its call returned (`Recorder::blocking_command_waited`).
+#[derive(Clone, Copy, Debug)]
+pub struct CallBegan(PendingId);
 
 impl Prepared {
     /// A command outside the capture, prepared without the recorder.
     pub fn uncaptured() -> Prepared {
-        Prepared { capture: false, accesses: Vec::new() }
+        Prepared { capture: false, accesses: Vec::new(), began: CallBegan(0) }
     }
 
     /// Whether the command is recorded.
     pub fn captures(&self) -> bool {
         self.capture
+    }
+
+    pub fn began(&self) -> CallBegan {
+        self.began
     }
 }
 
@@ -257,7 +268,7 @@ impl Recorder {
                 self.initial_contents(root, contents, overwritten);
             }
         }
-        Prepared { capture, accesses }
+        Prepared { capture, accesses, began: CallBegan(self.pending.next_id()) }
     }
 
     /// After the real call succeeded: records the command. `build` makes what it does, and is
@@ -434,6 +445,14 @@ impl Recorder {
     /// Whether commands no host synchronization covered yet are pending.
     pub fn has_pending(&self) -> bool {
         !self.pending.is_empty()
+    }
+
+    /// What the blocking command just submitted to `queue` waited for, its call having begun at
+    /// `began`: itself and what it follows among the work submitted before the call began. Taken
+    /// with the command, under the same lock, so that what other threads submit next is not
+    /// covered either.
+    pub fn blocking_command_waited(&self, began: CallBegan, queue: Key) -> SyncScope<'static> {
+        SyncScope::Began(self.pending.blocking_frontier(queue, began.0, self.objects.in_order()))
     }
 
     /// What a wait about to begin stands for: closing `SyncScope::Began` with it once the wait

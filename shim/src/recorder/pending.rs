@@ -43,6 +43,11 @@ enum Covered {
     /// Every node numbered below this one.
     SubmittedBefore(PendingId),
     Nodes(Vec<PendingId>),
+    /// A blocking command, recorded once its call returned, and what it follows among the nodes
+    /// submitted before its call began (`began`, the first id not given then): what other threads
+    /// submitted to its queue during the call comes before it in the recorded order, but the
+    /// driver queued it behind the command, so it has not necessarily finished.
+    Blocking { itself: PendingId, began: PendingId },
 }
 
 /// A memory object a pending node uses: its root key and generation (see `MemoryTable`).
@@ -286,6 +291,22 @@ impl Pending {
         edges
     }
 
+    /// What a blocking command on `queue` (its last node, just added) waited for: itself, and
+    /// what it follows among the nodes submitted before its call began (`began`, see `Covered`).
+    pub fn blocking_frontier(&self, queue: Key, began: PendingId, in_order: impl Fn(Key) -> bool) -> Frontier {
+        match self.queues.get(&queue).and_then(|track| track.tail) {
+            // Nothing else submitted during the call: as any wait for the queue's last command.
+            Some(itself) if itself == began => self.frontier(SyncScope::LastCommandOf(queue), in_order),
+            Some(itself) => Frontier(Covered::Blocking { itself, began }),
+            None => Frontier(Covered::Nodes(Vec::new())),
+        }
+    }
+
+    /// The id the next node will get: nodes submitted from now on have this one or a larger one.
+    pub fn next_id(&self) -> PendingId {
+        self.next_id
+    }
+
     /// What a wait with `scope` stands for, taken as it begins; `in_order` says whether each
     /// queue is in order.
     pub fn frontier(&self, scope: SyncScope<'_>, in_order: impl Fn(Key) -> bool) -> Frontier {
@@ -318,8 +339,10 @@ impl Pending {
                 ids.sort_unstable();
                 return self.without_blocked(ids, unset);
             }
-            Covered::Nodes(nodes) => nodes,
+            Covered::Nodes(nodes) => (nodes, PendingId::MAX),
+            Covered::Blocking { itself, began } => (self.before_blocking(itself, began), began),
         };
+        let (frontier, first_not_covered) = frontier;
         // Scratch sets kept between windows: growing them afresh each time is most of a window's cost.
         let (mut seen, blocked) = std::mem::take(&mut self.scratch);
         let mut stack: Vec<PendingId> = frontier.into_iter().filter(|id| self.nodes.contains_key(id)).collect();
@@ -328,7 +351,8 @@ impl Pending {
                 continue;
             }
             if let Some(node) = self.nodes.get(&id) {
-                stack.extend(node.preds.iter().map(|&(pred, _)| pred).filter(|pred| self.nodes.contains_key(pred) && !seen.contains(pred)));
+                let covered = |pred: &PendingId| *pred < first_not_covered && self.nodes.contains_key(pred) && !seen.contains(pred);
+                stack.extend(node.preds.iter().map(|&(pred, _)| pred).filter(covered));
             }
         }
         // A callback runs once what it follows completed: it closes with it.
@@ -343,6 +367,21 @@ impl Pending {
         seen.shrink_to(SCRATCH_CAPACITY);
         self.scratch = (seen, blocked);
         self.without_blocked(ids, unset)
+    }
+
+    /// Where a closure from a blocking command starts: the command, and its queue's last node
+    /// from before its call, found back through the in-order edges of what other threads
+    /// submitted to the queue during the call (those edges stay within the queue).
+    fn before_blocking(&self, itself: PendingId, began: PendingId) -> Vec<PendingId> {
+        let in_order_pred = |id: PendingId| self.nodes.get(&id)?.preds.iter().find(|(_, kind)| *kind == EdgeKind::InOrder).map(|&(pred, _)| pred);
+        let mut at = itself;
+        while let Some(pred) = in_order_pred(at) {
+            if pred < began {
+                return vec![itself, pred];
+            }
+            at = pred;
+        }
+        vec![itself]
     }
 
     /// `ids` (in order) without the nodes blocked by a user event not set yet, and what follows them.

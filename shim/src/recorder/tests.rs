@@ -740,6 +740,31 @@ fn a_queue_wait_closes_only_what_the_queue_held_when_it_began() {
 }
 
 #[test]
+fn a_blocking_command_covers_what_its_queue_held_before_its_call_not_what_others_submitted_during_it() {
+    let mut h = Harness::new(Capture::All);
+    h.queue(1, true);
+    h.queue(2, true);
+    h.kernel(2, &[], Some(0xe2)); // 0: another queue's work
+    h.kernel(1, &[], None); // 1
+    // This thread's blocking command on queue 1 is prepared and its call begins...
+    let prepared = h.rec.prepare(Vec::new(), &h.device);
+    let began = prepared.began();
+    // ...another thread enqueues to the same queue while the call blocks (the driver queues it
+    // behind the blocking command) and records it first, after queue 2's work...
+    h.kernel(1, &[0xe2], None); // 2
+    // ...then the blocking command is recorded, after it in the recorded order.
+    let submission = Submission { call: "clEnqueueWriteBuffer", queue: Some(1), order: Order::Command, waits: &[], signals: None, received: None, host_ordered: false };
+    h.rec.submit(prepared, submission, |_| Command::Barrier); // 3
+    let waited = h.rec.blocking_command_waited(began, 1);
+    h.sync_on(waited);
+    let queues: Vec<_> = h.nodes().iter().map(|node| node.queue.unwrap().0).collect();
+    // Two nodes of queue 1: 1 and 3 (2 would have brought 0, which it waited for, of queue 2).
+    assert_eq!((h.segments(), queues), (vec![vec![0, 1]], vec![1, 1]), "pending nodes 1 and 3 only");
+    h.sync_on(SyncScope::Everything);
+    assert_eq!(h.segments(), [vec![0, 1], vec![2, 3]]);
+}
+
+#[test]
 fn a_blocking_command_on_an_out_of_order_queue_closes_itself_and_what_it_waited_for() {
     let mut h = Harness::new(Capture::All);
     h.queue(1, false);

@@ -101,8 +101,7 @@ pub(super) unsafe fn record(
     }
 }
 
-/// Records a captured command (see `record`); for a blocking one, what the host waited for,
-/// taken with it (what another thread submits to the queue next is not covered).
+/// Records a captured command (see `record`); for a blocking one, what the host waited for.
 unsafe fn record_captured(
     prepared: Prepared,
     enqueued: &Enqueued,
@@ -127,13 +126,14 @@ unsafe fn record_captured(
             // A call that returns with its command done blocks: a host synchronization closes it.
             host_ordered: false,
         };
+        let began = prepared.began();
         recorder.submit(prepared, submission, |recorder| {
             build(recorder, state).unwrap_or_else(|reason| {
                 recorder.partial(call, reason);
                 Command::Barrier
             })
         });
-        enqueued.blocking.then(|| recorder.wait_begins(SyncScope::LastCommandOf(key(enqueued.queue))))
+        enqueued.blocking.then(|| recorder.blocking_command_waited(began, key(enqueued.queue)))
     })
 }
 
