@@ -8,6 +8,7 @@
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,6 +111,18 @@ static inline void expect_close(const char *what, const float *got, const float 
 
 static inline void expect_floats(const char *what, const float *got, const float *want, size_t n) {
     expect_close(what, got, want, n, 1e-5f);
+}
+
+/* Runs `run` on each of `count` workers (`size` bytes apart from `workers`), each in a thread of
+ * its own, and waits for them all. */
+static inline void run_threads(void *(*run)(void *), void *workers, size_t size, int count) {
+    pthread_t ids[64];
+    if (count > 64) {
+        fprintf(stderr, "run_threads: at most 64 threads\n");
+        exit(2);
+    }
+    for (int t = 0; t < count; t++) pthread_create(&ids[t], NULL, run, (char *)workers + (size_t)t * size);
+    for (int t = 0; t < count; t++) pthread_join(ids[t], NULL);
 }
 
 static inline double float_sum(const float *values, size_t n) {

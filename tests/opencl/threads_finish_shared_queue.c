@@ -4,7 +4,6 @@
  * began: what another thread enqueues meanwhile has not necessarily finished when it returns, so
  * its read's data must not be taken then. The replay must reproduce each thread's results. */
 #include "common.h"
-#include <pthread.h>
 
 #define N 512
 #define ROUNDS 40
@@ -51,15 +50,13 @@ int main(void) {
     env = open_env();
     queue = open_queue(&env, 0);
     program = build_program(&env, source, "");
-    pthread_t ids[THREADS];
     worker workers[THREADS] = {{0}};
     for (int t = 0; t < THREADS; t++) {
         workers[t].index = t;
         workers[t].advance = make_kernel(program, "advance");
         workers[t].a = make_buffer(&env, CL_MEM_READ_WRITE, N * sizeof(unsigned), NULL);
     }
-    for (int t = 0; t < THREADS; t++) pthread_create(&ids[t], NULL, run, &workers[t]);
-    for (int t = 0; t < THREADS; t++) pthread_join(ids[t], NULL);
+    run_threads(run, workers, sizeof *workers, THREADS);
     for (int t = 0; t < THREADS; t++) {
         printf("thread %d checksum %u\n", t, workers[t].checksum);
         clReleaseMemObject(workers[t].a);

@@ -2,7 +2,6 @@
  * enqueues ROUNDS kernels with a blocking read every tenth, while every thread's kernels also
  * read one shared buffer. A synchronization in one thread must close only that thread's work. */
 #include "common.h"
-#include <pthread.h>
 
 #define N 768
 #define ROUNDS 200
@@ -59,13 +58,9 @@ int main(void) {
     program = build_program(&env, source, "");
     for (int i = 0; i < N; i++) shared_host[i] = (unsigned)((i * 7) % 13);
     shared = make_buffer(&env, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, sizeof shared_host, shared_host);
-    pthread_t ids[MAX_THREADS];
     worker workers[MAX_THREADS] = {{0}};
-    for (int t = 0; t < threads; t++) {
-        workers[t].index = t;
-        pthread_create(&ids[t], NULL, run, &workers[t]);
-    }
-    for (int t = 0; t < threads; t++) pthread_join(ids[t], NULL);
+    for (int t = 0; t < threads; t++) workers[t].index = t;
+    run_threads(run, workers, sizeof *workers, threads);
     for (int t = 0; t < threads; t++) printf("thread %d checksum %u\n", t, workers[t].checksum);
     clReleaseMemObject(shared);
     clReleaseProgram(program);

@@ -2,7 +2,6 @@
  * kernel's argument, enqueues it on its own buffer and reads the buffer back blocking. The
  * queue orders every thread's work; the replay must reproduce each thread's results. */
 #include "common.h"
-#include <pthread.h>
 
 #define N 512
 #define ROUNDS 60
@@ -57,13 +56,9 @@ int main(void) {
     env = open_env();
     queue = open_queue(&env, 0);
     program = build_program(&env, source, "");
-    pthread_t ids[THREADS];
     worker workers[THREADS] = {{0}};
-    for (int t = 0; t < THREADS; t++) {
-        workers[t].index = t;
-        pthread_create(&ids[t], NULL, run, &workers[t]);
-    }
-    for (int t = 0; t < THREADS; t++) pthread_join(ids[t], NULL);
+    for (int t = 0; t < THREADS; t++) workers[t].index = t;
+    run_threads(run, workers, sizeof *workers, THREADS);
     for (int t = 0; t < THREADS; t++) printf("thread %d checksum %u\n", t, workers[t].checksum);
     clReleaseCommandQueue(queue);
     clReleaseProgram(program);
