@@ -123,12 +123,12 @@ pub unsafe fn svm_free(forward: &mut Forward<'_, ()>, _context: cl_context, poin
 /// a window, then the final contents of what the capture wrote into it are read. A release does
 /// not wait for the commands that use the memory; the shim's wait only delays the program.
 fn final_contents_before_release(call: &str, mem: Key) -> Recorded {
-    let busy = with_recorder(|_, recorder| {
+    let (busy, scope) = with_recorder(|_, recorder| {
         let busy = if recorder.pending_writes(mem) { recorder.busy_queues() } else { Vec::new() };
         let scope = recorder.wait_begins(SyncScope::Queues(&busy));
         (busy, scope)
     })?;
-    if let (false, (busy, scope)) = (busy.0.is_empty(), busy) {
+    if !busy.is_empty() {
         for &queue in &busy {
             call!(clFinish(queue as usize as cl_command_queue));
         }
