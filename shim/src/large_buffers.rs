@@ -45,11 +45,12 @@ pub fn of_len(len: usize) -> Vec<u8> {
 }
 
 /// Bytes of large copies made so far, and the nanoseconds they took (reported at the end).
-static COPIED: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
+static COPIED_BYTES: AtomicU64 = AtomicU64::new(0);
+static COPYING_NS: AtomicU64 = AtomicU64::new(0);
 
 /// How many bytes the large copies made so far held, and how long they took.
 pub fn copied() -> (u64, Duration) {
-    (COPIED[0].load(Ordering::Relaxed), Duration::from_nanos(COPIED[1].load(Ordering::Relaxed)))
+    (COPIED_BYTES.load(Ordering::Relaxed), Duration::from_nanos(COPYING_NS.load(Ordering::Relaxed)))
 }
 
 /// A copy of `bytes`.
@@ -59,8 +60,8 @@ pub fn copy_of(bytes: &[u8]) -> Vec<u8> {
     }
     let began = Instant::now();
     let copy = large_copy_of(bytes);
-    COPIED[0].fetch_add(bytes.len() as u64, Ordering::Relaxed);
-    COPIED[1].fetch_add(began.elapsed().as_nanos() as u64, Ordering::Relaxed);
+    COPIED_BYTES.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+    COPYING_NS.fetch_add(began.elapsed().as_nanos() as u64, Ordering::Relaxed);
     copy
 }
 

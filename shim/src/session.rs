@@ -3,7 +3,7 @@
 //! nothing) and completed when the process exits.
 
 use crate::entry;
-use crate::recorder::Recorder;
+use crate::recorder::{Recorder, SyncScope};
 use crate::writer::WriterSink;
 use crate::{config, log};
 use crate::config::Capture;
@@ -48,6 +48,16 @@ pub fn commands_captured() -> bool {
             COMMANDS_CAPTURED.store(if captured { CAPTURED } else { NOT_CAPTURED }, Ordering::Relaxed);
             captured
         }
+    }
+}
+
+/// What a host wait about to begin covers (`Recorder::wait_begins`), to be closed once it returns.
+/// Outside the capture nothing is pending: the scope stays as it is and no lock is taken (a
+/// program polling a stream or event pays no more than before).
+pub fn wait_begins(api: Api, scope: SyncScope<'_>) -> Result<SyncScope<'_>, SessionError> {
+    match commands_captured() {
+        true => with(api, |recorder| recorder.wait_begins(scope)),
+        false => Ok(scope),
     }
 }
 

@@ -169,6 +169,7 @@ pub fn replay(args: &ReplayArgs) -> Result<ExitCode, Failure> {
                 ReplayError::Blob(error) => unreadable(&args.trace, error),
                 other => other.into(),
             })?;
+            // The first round runs the modes in order, so each report's place is its mode's.
             match reports.get_mut(index) {
                 Some(earlier) => earlier.pool(report),
                 None => reports.push(report),

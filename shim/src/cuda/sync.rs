@@ -9,8 +9,9 @@ use super::streams::{driver_stream, stream_key, DriverStream};
 use super::{key, succeeded, CUresult, CUstream, Recorded, CUDA_SUCCESS};
 use crate::recorder::Key;
 use crate::entry::Forward;
+use crate::session;
 use crate::recorder::{Recorder, SyncScope};
-use trace_format::SegmentId;
+use trace_format::{Api, SegmentId};
 use std::ffi::{c_int, c_void};
 
 /// Whether the program captures a stream now: the shim then makes no device call that could
@@ -56,7 +57,7 @@ fn device_fault(status: CUresult) -> Option<&'static str> {
 /// waits is not covered): a window closes if it succeeded, or failed with a device fault (which
 /// the trace keeps as the window's outcome).
 fn synchronizing(forward: &mut Forward<'_, CUresult>, call: &str, scope: SyncScope<'_>) -> Recorded {
-    let scope = with_recorder(|_, recorder| recorder.wait_begins(scope))?;
+    let scope = session::wait_begins(Api::Cuda, scope)?;
     match forward.call() {
         CUDA_SUCCESS => closed(call, scope),
         status => match device_fault(status) {

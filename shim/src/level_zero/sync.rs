@@ -7,13 +7,15 @@ use super::state::with_recorder;
 use super::submit::unpark;
 use super::{key, succeeded, Recorded};
 use crate::entry::Forward;
+use crate::session;
 use crate::recorder::{Key, SyncScope};
+use trace_format::Api;
 use ze_sys::*;
 
 /// The host waits for the work `scope` covers, taken as the wait begins (work other threads
 /// submit while it waits is not covered): it closes as a window.
 fn closed(forward: &mut Forward<'_, ze_result_t>, call: &str, scope: SyncScope<'_>) -> Recorded {
-    let scope = with_recorder(|_, recorder| recorder.wait_begins(scope))?;
+    let scope = session::wait_begins(Api::LevelZero, scope)?;
     // A timeout (`ZE_RESULT_NOT_READY`) waited for nothing.
     if succeeded(forward) {
         with_recorder(|state, recorder| {

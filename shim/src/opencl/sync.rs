@@ -5,7 +5,9 @@ use super::access::DeviceAccess;
 use super::state::with_recorder;
 use super::{created, key, succeeded, EventNotify, Recorded};
 use crate::entry::Forward;
+use crate::session;
 use crate::recorder::{Key, SyncScope};
+use trace_format::Api;
 use opencl_sys::*;
 use std::ffi::c_void;
 
@@ -19,7 +21,7 @@ pub fn closed(call: &str, scope: SyncScope<'_>) -> Recorded {
 /// Runs a wait for `scope`, taken as it begins (work other threads submit while it waits is
 /// not covered): a window closes if it succeeded.
 fn waiting(forward: &mut Forward<'_, cl_int>, call: &str, scope: SyncScope<'_>) -> Recorded {
-    let scope = with_recorder(|_, recorder| recorder.wait_begins(scope))?;
+    let scope = session::wait_begins(Api::OpenCl, scope)?;
     match succeeded(forward) {
         true => closed(call, scope),
         false => Ok(()),
