@@ -140,6 +140,11 @@ impl Harness {
         self.rec.host_sync("clFinish", scope, &self.device);
     }
 
+    /// The queue of each node written, in the order written.
+    fn node_queues(&self) -> Vec<u32> {
+        self.nodes().iter().map(|node| node.queue.unwrap().0).collect()
+    }
+
     /// Each segment's nodes (by id), in the order the segments were written.
     fn segments(&self) -> Vec<Vec<u32>> {
         let mut segments: Vec<Vec<u32>> = Vec::new();
@@ -692,8 +697,7 @@ fn a_synchronization_closes_only_what_it_waited_for() {
     h.sync_on(SyncScope::Queues(&[2])); // nothing left there: no window
     h.sync_on(SyncScope::Queues(&[1]));
     assert_eq!(h.segments(), [vec![0, 1], vec![2, 3], vec![4]]);
-    let calls: Vec<_> = h.nodes().iter().map(|node| node.queue.unwrap().0).collect();
-    assert_eq!(calls, [0, 2, 1, 1, 0], "queues in the order each segment's nodes were submitted");
+    assert_eq!(h.node_queues(), [0, 2, 1, 1, 0], "queues in the order each segment's nodes were submitted");
     assert_eq!(h.edges(), [(0, 1, Event), (2, 3, InOrder)]);
 }
 
@@ -735,8 +739,7 @@ fn a_queue_wait_closes_only_what_the_queue_held_when_it_began() {
     assert_eq!(h.segments(), [vec![0, 1], vec![2, 3]]);
     h.sync_on(SyncScope::Everything);
     assert_eq!(h.segments(), [vec![0, 1], vec![2, 3], vec![4, 5]]);
-    let queues: Vec<_> = h.nodes().iter().map(|node| node.queue.unwrap().0).collect();
-    assert_eq!(queues, [0, 0, 1, 1, 0, 1], "pending nodes 0 and 2, then 1 and 3, then 4 and 5");
+    assert_eq!(h.node_queues(), [0, 0, 1, 1, 0, 1], "pending nodes 0 and 2, then 1 and 3, then 4 and 5");
 }
 
 #[test]
@@ -757,9 +760,8 @@ fn a_blocking_command_covers_what_its_queue_held_before_its_call_not_what_others
     h.rec.submit(prepared, submission, |_| Command::Barrier); // 3
     let waited = h.rec.blocking_command_waited(began, 1);
     h.sync_on(waited);
-    let queues: Vec<_> = h.nodes().iter().map(|node| node.queue.unwrap().0).collect();
     // Two nodes of queue 1: 1 and 3 (2 would have brought 0, which it waited for, of queue 2).
-    assert_eq!((h.segments(), queues), (vec![vec![0, 1]], vec![1, 1]), "pending nodes 1 and 3 only");
+    assert_eq!((h.segments(), h.node_queues()), (vec![vec![0, 1]], vec![1, 1]), "pending nodes 1 and 3 only");
     h.sync_on(SyncScope::Everything);
     assert_eq!(h.segments(), [vec![0, 1], vec![2, 3]]);
 }
