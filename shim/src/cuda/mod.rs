@@ -24,6 +24,7 @@ mod modules;
 mod params;
 mod procaddress;
 mod rect;
+mod staging;
 mod state;
 mod streams;
 mod sync;
