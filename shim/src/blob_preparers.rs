@@ -4,7 +4,6 @@
 //! contents another large blob had already is not compressed again: the trace stores it once
 //! (simpleStreams receives the same 64 MB at every step).
 
-use crate::blob_bytes::BlobBytes;
 use crate::fast_hash::HashSet;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -18,7 +17,7 @@ const MAX_THREADS: usize = 8;
 /// one lets it go (it is zeroed, so resident: 8 threads would hold it in the program for good).
 const KEPT_SCRATCH: usize = 128 << 20;
 
-type Job = (BlobBytes, mpsc::SyncSender<PreparedBlob>);
+type Job = (Vec<u8>, mpsc::SyncSender<PreparedBlob>);
 
 /// A blob ready to store, or still being prepared.
 pub enum Preparing {
@@ -60,11 +59,11 @@ pub struct Preparers {
 }
 
 impl Preparers {
-    /// Starts preparing `bytes`: on a preparing thread when large (which copies out lent
-    /// bytes too), here otherwise (not compressing what `stored` says the trace holds already).
-    pub fn prepare(&mut self, bytes: BlobBytes, stored: impl Fn(BlobId) -> bool) -> Preparing {
+    /// Starts preparing `bytes`: on a preparing thread when large, here otherwise (not
+    /// compressing what `stored` says the trace holds already).
+    pub fn prepare(&mut self, bytes: Vec<u8>, stored: impl Fn(BlobId) -> bool) -> Preparing {
         if bytes.len() < HANDED_OVER_FROM {
-            return Preparing::Ready(PreparedBlob::unless_stored(bytes.into_vec(), stored, &mut self.scratch));
+            return Preparing::Ready(PreparedBlob::unless_stored(bytes, stored, &mut self.scratch));
         }
         let seen = &self.seen;
         let jobs = self.jobs.get_or_insert_with(|| start(seen));
@@ -78,8 +77,8 @@ impl Preparers {
 }
 
 /// Hashes `bytes` and compresses them unless a large blob with the same contents came before.
-fn prepare_large(bytes: BlobBytes, seen: &Mutex<HashSet<BlobId>>, scratch: &mut Vec<u8>) -> PreparedBlob {
-    let prepared = PreparedBlob::unless_stored(bytes.into_vec(), |id| !seen.lock().unwrap_or_else(PoisonError::into_inner).insert(id), scratch);
+fn prepare_large(bytes: Vec<u8>, seen: &Mutex<HashSet<BlobId>>, scratch: &mut Vec<u8>) -> PreparedBlob {
+    let prepared = PreparedBlob::unless_stored(bytes, |id| !seen.lock().unwrap_or_else(PoisonError::into_inner).insert(id), scratch);
     if scratch.len() > KEPT_SCRATCH {
         *scratch = Vec::new();
     }
@@ -127,7 +126,7 @@ mod tests {
         let large = vec![3u8; 2 * HANDED_OVER_FROM];
         let prepared: Vec<PreparedBlob> = [large.clone(), large.clone(), vec![4u8; 2 * HANDED_OVER_FROM], large.clone()]
             .into_iter()
-            .map(|bytes| preparers.prepare(BlobBytes::Owned(bytes), |_| false))
+            .map(|bytes| preparers.prepare(bytes, |_| false))
             .map(|preparing| preparing.wait().expect("a preparing thread"))
             .collect();
         assert!(prepared.iter().all(|blob| blob.id == BlobId::of(&blob.bytes)));

@@ -53,7 +53,7 @@ pub fn copied() -> (u64, Duration) {
     (COPIED_BYTES.load(Ordering::Relaxed), Duration::from_nanos(COPYING_NS.load(Ordering::Relaxed)))
 }
 
-/// A copy of `bytes`, made for the program's thread (counted in `copied`).
+/// A copy of `bytes`.
 pub fn copy_of(bytes: &[u8]) -> Vec<u8> {
     if bytes.len() < LARGE {
         return bytes.to_vec();
@@ -63,14 +63,6 @@ pub fn copy_of(bytes: &[u8]) -> Vec<u8> {
     COPIED_BYTES.fetch_add(bytes.len() as u64, Ordering::Relaxed);
     COPYING_NS.fetch_add(began.elapsed().as_nanos() as u64, Ordering::Relaxed);
     copy
-}
-
-/// A copy of `bytes` made on one of the shim's own threads: not counted in `copied`.
-pub fn copy_on_shim_thread(bytes: &[u8]) -> Vec<u8> {
-    match bytes.len() < LARGE {
-        true => bytes.to_vec(),
-        false => large_copy_of(bytes),
-    }
 }
 
 fn large_copy_of(bytes: &[u8]) -> Vec<u8> {

@@ -3,7 +3,6 @@
 //! The API-agnostic core (`interpose`, `entry`, `config`, `recorder`, `session`, `writer`)
 //! and one module per API, which exports the API's functions as hooks.
 
-mod blob_bytes;
 mod blob_preparers;
 mod config;
 mod host_writes;

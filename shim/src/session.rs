@@ -179,11 +179,6 @@ extern "C" fn finish_at_exit() {
         }
         session.writer.finish();
         let (bytes, took) = crate::large_buffers::copied();
-        crate::log::info!(
-            "the program's threads copied {} MB of host memory in {} ms; {} MB of received data came from the device into the shim's memory",
-            bytes >> 20,
-            took.as_millis(),
-            crate::blob_bytes::lent() >> 20
-        );
+        crate::log::info!("the program's threads copied {} MB of host memory in {} ms", bytes >> 20, took.as_millis());
     });
 }

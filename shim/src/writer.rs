@@ -5,7 +5,6 @@
 //! writer has hashed it; records sent after it name it by that id, which the writer replaces
 //! with the content hash.
 
-use crate::blob_bytes::{BlobBytes, Lent};
 use crate::entry;
 use crate::large_buffers;
 use crate::fast_hash::HashMap;
@@ -41,7 +40,7 @@ enum Message {
     Record(Box<Record>),
     Records(Vec<Record>),
     /// A blob's bytes and its provisional id.
-    Blob(BlobId, BlobBytes),
+    Blob(BlobId, Vec<u8>),
     Flush,
     Finish(mpsc::Sender<()>),
 }
@@ -142,13 +141,6 @@ impl WriterSink {
         self.send(Message::Flush);
     }
 
-    fn blob_of(&self, bytes: BlobBytes) -> BlobId {
-        let id = BlobId(PROVISIONAL | u128::from(self.blobs.fetch_add(1, Ordering::Relaxed)));
-        self.in_flight.enter(bytes.len());
-        self.send(Message::Blob(id, bytes));
-        id
-    }
-
     fn send(&self, message: Message) {
         // A closed channel means the writer stopped, and has said why.
         let _ = self.sender.send(message);
@@ -169,11 +161,10 @@ impl Sink for WriterSink {
     }
 
     fn blob(&mut self, bytes: Vec<u8>) -> BlobId {
-        self.blob_of(BlobBytes::Owned(bytes))
-    }
-
-    fn lent_blob(&mut self, lent: Box<dyn Lent>) -> BlobId {
-        self.blob_of(BlobBytes::lent(lent))
+        let id = BlobId(PROVISIONAL | u128::from(self.blobs.fetch_add(1, Ordering::Relaxed)));
+        self.in_flight.enter(bytes.len());
+        self.send(Message::Blob(id, bytes));
+        id
     }
 
     fn flush(&mut self) {

@@ -41,10 +41,10 @@ static OWN_STREAMS: Mutex<Option<HashMap<Key, OwnStream>>> = Mutex::new(None);
 
 /// The thread's stream capture mode set to relaxed until dropped, then restored: the shim's
 /// calls neither fail nor invalidate a capture of the program's because of their kind.
-pub(super) struct RelaxedCapture(c_int);
+struct RelaxedCapture(c_int);
 
 impl RelaxedCapture {
-    pub(super) fn enter() -> RelaxedCapture {
+    fn enter() -> RelaxedCapture {
         let mut mode = CAPTURE_MODE_RELAXED;
         // SAFETY: an in-out parameter of the right type.
         let status = unsafe { driver::cuThreadExchangeStreamCaptureMode(&mut mode) };

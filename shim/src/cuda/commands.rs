@@ -9,10 +9,7 @@ use super::sync::closed;
 use super::{succeeded, CUresult, CUstream, Recorded};
 use crate::entry::Forward;
 use crate::session;
-use super::staging;
-use super::CUdeviceptr;
-use crate::blob_bytes::Lent;
-use crate::recorder::{Access, HostRegion, Key, Order, Received, Recorder, Submission};
+use crate::recorder::{Access, HostRegion, Key, Order, Recorder, Submission};
 use std::ffi::{c_uint, c_void};
 use trace_format::{Command, HostTaskKind, Place};
 
@@ -25,16 +22,13 @@ pub struct Enqueued {
     /// The command of a call without a stream, which the program treats as done on return.
     synchronous: bool,
     received: Option<HostRegion>,
-    /// The device memory a copy to the host reads, which the device may deliver into the
-    /// shim's memory too (`staging`).
-    received_from: Option<CUdeviceptr>,
     /// Events the command waits for (a graph's event wait nodes).
     waits: Vec<Key>,
 }
 
 impl Enqueued {
     pub fn new(call: &'static str, stream: CUstream) -> Enqueued {
-        Enqueued { call, stream, blocking: false, synchronous: false, received: None, received_from: None, waits: Vec::new() }
+        Enqueued { call, stream, blocking: false, synchronous: false, received: None, waits: Vec::new() }
     }
 
     /// A command of a synchronous call: on the default stream its variant names.
@@ -52,11 +46,6 @@ impl Enqueued {
 
     pub fn receiving(self, address: *const std::ffi::c_void, len: usize) -> Enqueued {
         Enqueued { received: Some(HostRegion { address: address as usize, len }), ..self }
-    }
-
-    /// A copy to the host from device memory at `source`.
-    pub fn received_from(self, source: CUdeviceptr) -> Enqueued {
-        Enqueued { received_from: Some(source), ..self }
     }
 
     pub fn waiting(self, events: Vec<Key>) -> Enqueued {
@@ -112,28 +101,19 @@ pub fn enqueue_described<D>(
         };
         // A variable's memory names its program, which the trace must then hold.
         super::modules::read_variable_images(state, recorder, &accesses);
-        let prepared = recorder.prepare(accesses, &DeviceAccess::before_submission(state, queue));
-        // Not while any stream captures: the copy would join that capture, or break it.
-        let staged = match (&enqueued.received, enqueued.received_from, &description) {
-            (Some(region), Some(source), Some(_)) if state.capturing.is_empty() => staging::stage(queue, source, region.len),
-            _ => None,
-        };
-        Some((prepared, description, staged))
+        Some((recorder.prepare(accesses, &DeviceAccess::before_submission(state, queue)), description))
     })?;
-    let Some((prepared, description, staged)) = prepared else {
+    let Some((prepared, description)) = prepared else {
         forward.call();
         return Ok(());
     };
     if !succeeded(forward) {
-        if let Some(staged) = staged {
-            staged.settle();
-        }
         return Ok(());
     }
     let began = prepared.began();
-    let received = enqueued.received.map(|region| Received { region, lent: staged.map(|staged| Box::new(staged) as Box<dyn Lent>) });
     let blocked_on = with_recorder(|_, recorder| {
-        let submission = Submission { call, queue: Some(queue), order: Order::Command, waits: &enqueued.waits, signals: None, received, host_ordered: enqueued.synchronous };
+        let submission =
+            Submission { call, queue: Some(queue), order: Order::Command, waits: &enqueued.waits, signals: None, received: enqueued.received, host_ordered: enqueued.synchronous };
         recorder.submit(prepared, submission, |recorder| {
             // A command is built only when prepared as captured, which described it.
             let command = description.ok_or("the capture began during the call").and_then(|description| build(recorder, description));

@@ -49,10 +49,9 @@ pub(super) fn linear(forward: &mut Forward<'_, CUresult>, enqueued: Enqueued, sr
         let written = match dst { End::Device(pointer) => device_write(recorder, pointer, bytes as u64), End::Host(_) => None };
         read.into_iter().chain(written).collect()
     };
-    let enqueued = match (src, dst) {
-        (End::Device(source), End::Host(address)) => enqueued.receiving(address as usize as *const c_void, bytes).received_from(source),
-        (_, End::Host(address)) => enqueued.receiving(address as usize as *const c_void, bytes),
-        (_, End::Device(_)) => enqueued,
+    let enqueued = match dst {
+        End::Host(address) => enqueued.receiving(address as usize as *const c_void, bytes),
+        End::Device(_) => enqueued,
     };
     enqueue(forward, enqueued, accesses, |recorder| copy_command(recorder, src, dst, bytes))?;
     // A copy to pageable memory returns once it is done (asynchronous or not): its data is taken

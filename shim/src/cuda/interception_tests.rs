@@ -509,30 +509,3 @@ fn a_synchronization_failing_with_a_device_fault_ends_its_window_with_that_outco
     assert_eq!(outcomes, [("cuCtxSynchronize", None), ("cuCtxSynchronize", Some("CUDA_ERROR_ASSERT"))]);
     assert_eq!(file.trace.nodes.len(), 3, "the fill and two launches");
 }
-
-/// `test_driver/staged_copies_program.c`: large copies to the host are kept from the device's
-/// copies into the shim's staging memory (none is copied on the program's thread), a superseded
-/// one's data is not kept, and the data is what the host received.
-#[test]
-fn large_copies_to_the_host_are_kept_from_the_shims_staging_memory() {
-    let mut test = TestProgram::build("staged_copies_program");
-    test.env.push(("REPRISE_LOG", PathBuf::from("info")));
-    let recorded = test.run(true);
-    let (output, file) = test.recorded();
-    assert_eq!(output, "7 7 9\n");
-    let log = String::from_utf8_lossy(&recorded.stderr);
-    assert!(log.contains("the program's threads copied 0 MB of host memory") && log.contains("16 MB of received data came from the device"), "{log}");
-    let received: Vec<Option<trace_format::BlobId>> = file
-        .trace
-        .nodes
-        .iter()
-        .filter_map(|node| match &node.command {
-            Work::Copy(trace_format::Copy { dst: trace_format::Place::Host { data }, .. }) => Some(*data),
-            _ => None,
-        })
-        .collect();
-    let ints = |blob: trace_format::BlobId| -> Vec<i32> { file.blobs.get(blob).unwrap().chunks(4).map(|bytes| i32::from_ne_bytes(bytes.try_into().unwrap())).collect() };
-    let [Some(synchronous), None, Some(last)] = received[..] else { panic!("{received:?}") };
-    assert!(ints(synchronous).len() == 2 << 20 && ints(synchronous).iter().all(|&value| value == 7));
-    assert!(ints(last).len() == 2 << 20 && ints(last).iter().all(|&value| value == 9));
-}

@@ -24,7 +24,6 @@ mod modules;
 mod params;
 mod procaddress;
 mod rect;
-mod staging;
 mod state;
 mod streams;
 mod sync;

@@ -8,7 +8,7 @@
 
 use super::access::DeviceAccess;
 use super::state::State;
-use crate::recorder::{HostRegion, Key, Order, Prepared, Received, Recorder, Submission, SyncScope};
+use crate::recorder::{HostRegion, Key, Order, Prepared, Recorder, Submission, SyncScope};
 use trace_format::Command;
 
 /// Recorded work, as `Recorder::submit` takes it.
@@ -104,7 +104,7 @@ fn submit_now(
         order,
         waits: &waits,
         signals: signal,
-        received: received.map(Received::from),
+        received,
         host_ordered: false,
     };
     recorder.submit(prepared, submission, |_| command);

@@ -39,7 +39,6 @@ pub use objects::{QueueDesc, QueueSync, TextureDesc};
 pub use pending::SyncScope;
 pub use sink::{MemoryAccess, Sink};
 
-use crate::blob_bytes::Lent;
 use crate::config::{Capture, Verify};
 use crate::host_writes;
 use crate::fast_hash::{HashMap, HashSet};
@@ -82,29 +81,8 @@ pub struct HostRegion {
     pub len: usize,
 }
 
-/// Data a command delivers to the program: where in host memory, and the same bytes in memory
-/// the API module lends, where the device delivered them there too (taken from there instead, so
-/// that the program's thread copies nothing). A loan ends (is dropped) only once a host wait
-/// covered the command, or when its copy is known done.
-pub struct Received {
-    pub region: HostRegion,
-    pub lent: Option<Box<dyn Lent>>,
-}
-
-impl From<HostRegion> for Received {
-    fn from(region: HostRegion) -> Received {
-        Received { region, lent: None }
-    }
-}
-
-impl std::fmt::Debug for Received {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Received").field("region", &self.region).field("lent", &self.lent.is_some()).finish()
-    }
-}
-
 /// How a command was submitted; what it does is built separately (see `Recorder::submit`).
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Submission<'a> {
     /// The API call, for people (`Node::call`).
     pub call: &'static str,
@@ -118,7 +96,7 @@ pub struct Submission<'a> {
     /// For a read or map whose data may arrive later: where the program receives it. The
     /// bytes there become the `Place::Host` data of the command's copy destination when its
     /// window closes (or at `capture_received`).
-    pub received: Option<Received>,
+    pub received: Option<HostRegion>,
     /// The program treats the command as done once its call returns (a CUDA copy or memset
     /// without a stream): later work of other queues that uses its memory may rely on it, and
     /// gets an `EdgeKind::Memory` edge from it. Commands of asynchronous calls get none: where
@@ -400,9 +378,9 @@ impl Recorder {
     /// a copy to pageable memory, which returns once done): it is taken now.
     pub fn capture_received(&mut self, address: usize, len: usize) {
         for id in self.pending.take_receiving(address..address.saturating_add(len.max(1))) {
-            let received = self.pending.node_mut(id).and_then(|node| node.received.take());
-            if let Some(received) = received {
-                let data = self.host_bytes(received);
+            let region = self.pending.node_mut(id).and_then(|node| node.received.take());
+            if let Some(region) = region {
+                let data = self.host_bytes(region);
                 if let Some(node) = self.pending.node_mut(id) {
                     set_received(&mut node.node, data);
                 }
@@ -576,7 +554,7 @@ impl Recorder {
         let mut written: Vec<Key> = Vec::new();
         let mut later_writes = overwritten::LaterWrites::default();
         for pending in nodes.iter_mut().rev() {
-            if pending.received.as_ref().is_some_and(|received| later_writes.covers_then_add(received.region)) {
+            if pending.received.is_some_and(|region| later_writes.covers_then_add(region)) {
                 pending.received = None;
             }
         }
@@ -603,8 +581,8 @@ impl Recorder {
         records.reserve(nodes.len() + edges.len() + 1);
         self.counts.nodes += nodes.len() as u32;
         for mut pending in nodes.drain(..) {
-            if let Some(received) = pending.received.take() {
-                let data = self.host_bytes(received);
+            if let Some(region) = pending.received.take() {
+                let data = self.host_bytes(region);
                 set_received(&mut pending.node, data);
             }
             pending.node.segment = segment;
@@ -880,12 +858,8 @@ impl Recorder {
         Some(QueueRef { key, in_order, sync, blocking_peers, legacy_default })
     }
 
-    /// The bytes the program received, as a blob: those lent, or a copy of its host memory.
-    fn host_bytes(&mut self, received: Received) -> BlobId {
-        if let Some(lent) = received.lent {
-            return self.sink.lent_blob(lent);
-        }
-        let region = received.region;
+    /// The bytes of host memory the program received data in, as a blob.
+    fn host_bytes(&mut self, region: HostRegion) -> BlobId {
         // SAFETY: the API module names host memory the program handed to the API for this
         // command, which stays valid until the command's window closes or `capture_received`.
         let bytes = crate::large_buffers::copy_of(unsafe { std::slice::from_raw_parts(region.address as *const u8, region.len) });

@@ -7,7 +7,7 @@
 //! already closed are dropped: an earlier segment replays before a later one.
 
 use super::objects::QueueSync;
-use super::{Key, Order, Received};
+use super::{HostRegion, Key, Order};
 use crate::fast_hash::{HashMap, HashSet};
 use std::collections::BTreeMap;
 use trace_format::{EdgeKind, Node};
@@ -64,7 +64,7 @@ pub(super) struct PendingNode {
     pub queue: Option<Key>,
     pub preds: Vec<(PendingId, EdgeKind)>,
     /// Host memory the node delivers data into, taken when it closes.
-    pub received: Option<Received>,
+    pub received: Option<HostRegion>,
     pub uses: Vec<Use>,
     /// A host task standing for a user event: what waits on it is blocked until the host sets it.
     pub user_event: Option<Key>,
@@ -183,8 +183,8 @@ impl Pending {
     pub fn add(&mut self, node: Box<PendingNode>) -> PendingId {
         let id = self.next_id;
         self.next_id += 1;
-        if let Some(received) = &node.received {
-            self.receiving.entry(received.region.address).or_default().push(id);
+        if let Some(region) = node.received {
+            self.receiving.entry(region.address).or_default().push(id);
         }
         if let Some(event) = node.user_event {
             self.user_event_nodes.insert(event, id);

@@ -1,6 +1,5 @@
 //! Where the recorder's output goes: the background writer in a process, a vector in tests.
 
-use crate::blob_bytes::Lent;
 use trace_format::{BlobId, Record};
 
 /// Receives records and blob contents in the order the trace must hold them. Delivery
@@ -17,11 +16,6 @@ pub trait Sink: Send {
     /// Contents of a blob; records sent later refer to it by the id returned, which the sink
     /// may only resolve to the content hash (`BlobId::of`) on its own thread.
     fn blob(&mut self, bytes: Vec<u8>) -> BlobId;
-    /// `blob` with bytes the sink copies out where it likes (off the program's thread), ending
-    /// the loan once it has.
-    fn lent_blob(&mut self, lent: Box<dyn Lent>) -> BlobId {
-        self.blob(lent.bytes().to_vec())
-    }
     /// A segment ended: make everything so far durable.
     fn flush(&mut self);
 }

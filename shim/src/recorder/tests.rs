@@ -556,7 +556,7 @@ fn data_the_program_receives_is_kept_when_the_window_ends() {
     let host = vec![0u8; 4];
     let region = HostRegion { address: host.as_ptr() as usize, len: host.len() };
     let prepared = h.rec.prepare(vec![Access { mem: 0xa, write: false, overwrites: false }], &h.device);
-    let submission = Submission { call: "clEnqueueReadBuffer", queue: Some(1), order: Order::Command, waits: &[], signals: None, received: Some(region.into()), host_ordered: false };
+    let submission = Submission { call: "clEnqueueReadBuffer", queue: Some(1), order: Order::Command, waits: &[], signals: None, received: Some(region), host_ordered: false };
     h.rec.submit(prepared, submission, |rec| {
         let mem = rec.mem_id(0xa).unwrap();
         Command::Copy(Copy { src: Place::Memory { mem, offset: 0 }, dst: Place::Host { data: None }, extent: Extent::Linear { bytes: 4 } })
@@ -582,7 +582,7 @@ fn a_read_while_earlier_unordered_work_still_writes_its_memory_is_racy() {
     let region = HostRegion { address: host.as_ptr() as usize, len: host.len() };
     let read = |h: &mut Harness| {
         let prepared = h.rec.prepare(vec![Access { mem: 0xa, write: false, overwrites: false }], &h.device);
-        let submission = Submission { call: "clEnqueueReadBuffer", queue: Some(1), order: Order::Command, waits: &[], signals: None, received: Some(region.into()), host_ordered: false };
+        let submission = Submission { call: "clEnqueueReadBuffer", queue: Some(1), order: Order::Command, waits: &[], signals: None, received: Some(region), host_ordered: false };
         h.rec.submit(prepared, submission, |rec| {
             let mem = rec.mem_id(0xa).unwrap();
             Command::Copy(Copy { src: Place::Memory { mem, offset: 0 }, dst: Place::Host { data: None }, extent: Extent::Linear { bytes: 4 } })
@@ -608,7 +608,7 @@ fn data_a_later_copy_of_the_window_overwrote_is_not_kept() {
     let read = |h: &mut Harness, offset: usize, len: usize| {
         let region = HostRegion { address: host.as_ptr() as usize + offset, len };
         let prepared = h.rec.prepare(vec![Access { mem: 0xa, write: false, overwrites: false }], &h.device);
-        let submission = Submission { call: "clEnqueueReadBuffer", queue: Some(1), order: Order::Command, waits: &[], signals: None, received: Some(region.into()), host_ordered: false };
+        let submission = Submission { call: "clEnqueueReadBuffer", queue: Some(1), order: Order::Command, waits: &[], signals: None, received: Some(region), host_ordered: false };
         h.rec.submit(prepared, submission, |rec| {
             let mem = rec.mem_id(0xa).unwrap();
             Command::Copy(Copy { src: Place::Memory { mem, offset: 0 }, dst: Place::Host { data: None }, extent: Extent::Linear { bytes: len as u64 } })

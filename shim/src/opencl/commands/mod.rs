@@ -13,7 +13,7 @@ use super::access::DeviceAccess;
 use super::state::{with_recorder, State};
 use super::{key, sync, Failure, Recorded};
 use crate::session;
-use crate::recorder::{Access, HostRegion, Key, Order, Prepared, Received, Recorder, Submission, SyncScope};
+use crate::recorder::{Access, HostRegion, Key, Order, Prepared, Recorder, Submission, SyncScope};
 use libc::size_t;
 use opencl_sys::*;
 use std::ffi::c_void;
@@ -122,7 +122,7 @@ unsafe fn record_captured(
             order: enqueued.order,
             waits: &waits,
             signals,
-            received: enqueued.received.map(Received::from),
+            received: enqueued.received,
             // A call that returns with its command done blocks: a host synchronization closes it.
             host_ordered: false,
         };
