@@ -64,8 +64,9 @@ directive() { sed -n "s|^// gpu-check-$1: ||p" "$2" | head -n 1; }
 # A replay's JSON report: lines kernels printed can come before it, and after it as the replayer exits.
 read_report="import sys; sys.path.insert(0, '$(dirname "$0")'); import replay_report; d=replay_report.read(sys.argv[1])"
 median() { python3 -c "$read_report"'; print("%.1f" % d["time_per_iteration_us"]["median"])' "$1" 2>/dev/null || echo "-"; }
-# replay_time MODE FILE: a mode's median in a `--mode both` report; replay_time ratio FILE: eager over graph.
-replay_time() { python3 -c "$read_report"'; m=sys.argv[2]; print("%.2f" % d["eager_over_graph"] if m == "ratio" else "%.1f" % d[m]["time_per_iteration_us"]["median"])' "$2" "$1" 2>/dev/null || echo "-"; }
+# replay_time MODE FILE: a mode's median in a `--mode both` report and, in parentheses, the median time
+# the host spent submitting (the rest waited for the device); replay_time ratio FILE: eager over graph.
+replay_time() { python3 -c "$read_report"'; m=sys.argv[2]; print("%.2f" % d["eager_over_graph"] if m == "ratio" else "%.1f (%.1f)" % (d[m]["time_per_iteration_us"]["median"], d[m]["submitting_per_iteration_us"]["median"]))' "$2" "$1" 2>/dev/null || echo "-"; }
 # Timed iterations for about 0.1 s a run, from a replay report's median.
 iterations_for() { python3 -c "$read_report"'; print(max(10, min(500, int(1e5 / max(d["time_per_iteration_us"]["median"], 1)))))' "$1" 2>/dev/null || echo 10; }
 # A comparison of nothing (a trace with no expected contents) is not a pass.
@@ -73,7 +74,7 @@ passed() { python3 -c "$read_report"'; c=d["comparison"]; sys.exit(0 if c["passe
 program_time() { sed -n 's/^time: us_per_iteration \([0-9.]*\).*/\1/p' "$1" | head -n 1; }
 
 # Replay times come from a run of their own that alternates graph and eager rounds (4 each).
-echo "| program | native == shim | graph --compare | eager --compare | program µs/iter | graph µs/iter | eager µs/iter | eager / graph |" >"$table"
+echo "| program | native == shim | graph --compare | eager --compare | program µs/iter | graph µs/iter (submitting) | eager µs/iter (submitting) | eager / graph |" >"$table"
 echo "| --- | --- | --- | --- | --- | --- | --- | --- |" >>"$table"
 
 # check NAME COMMAND...: one row of the table.

@@ -84,9 +84,15 @@ pub struct RunReport {
     pub native_updates: usize,
     pub rebuilds: usize,
     pub time_per_iteration_us: Option<TimeStats>,
+    /// The part of each iteration the host spent submitting (patching and launching command
+    /// buffers, or enqueuing commands); the rest is waiting for the device.
+    pub submitting_per_iteration_us: Option<TimeStats>,
     /// The timed iterations' times, in microseconds.
     #[serde(skip)]
     pub iteration_us: Vec<f64>,
+    /// Their submitting parts.
+    #[serde(skip)]
+    pub submitting_us: Vec<f64>,
     /// `None` unless a comparison was asked for.
     pub comparison: Option<Comparison>,
     /// Device times of the last iteration's nodes, with `RunOptions::profile`.
@@ -105,6 +111,8 @@ impl RunReport {
         self.iterations += later.iterations;
         self.iteration_us.extend(later.iteration_us);
         self.time_per_iteration_us = summarize(&self.iteration_us);
+        self.submitting_us.extend(later.submitting_us);
+        self.submitting_per_iteration_us = summarize(&self.submitting_us);
         self.command_buffers_built += later.command_buffers_built;
         self.native_updates += later.native_updates;
         self.rebuilds += later.rebuilds;
@@ -203,6 +211,7 @@ impl<'r> Replayer<'r> {
         let replaced = self.first_initial_states(options.inputs.keys().copied().collect())?;
         let total = options.iterations + 1;
         let mut iteration_us = Vec::with_capacity(options.iterations);
+        let mut submitting_us = Vec::with_capacity(options.iterations);
         let mut checker = options.compare.then(Checker::default);
         let hazards = HazardFinder::new(self.reader.objects());
         let mut timings = Vec::new();
@@ -225,7 +234,7 @@ impl<'r> Replayer<'r> {
             let mut inputs_written = HashSet::new();
             let mut contents = RecordedContents::default();
             let mut inliner = Inliner::new(self.reader.node_count());
-            let mut elapsed = Duration::ZERO;
+            let (mut elapsed, mut submitting) = (Duration::ZERO, Duration::ZERO);
             partitions = 0;
             for segment in self.reader.segments() {
                 let mut segment = segment?;
@@ -266,6 +275,7 @@ impl<'r> Replayer<'r> {
                     Mode::Graph => self.run_graph(&graph, placement.family, patches, &mut counters),
                     Mode::Eager => self.run_eager(&graph, placement.family),
                 };
+                let submitted_here = started.elapsed();
                 let judged = judge(ran.and_then(|()| Ok(self.backend.finish()?)), recorded_fault, last);
                 let elapsed_here = started.elapsed();
                 let printed = match capture {
@@ -295,6 +305,7 @@ impl<'r> Replayer<'r> {
                     Judged::Failed(error) => return Err(error),
                 }
                 elapsed += elapsed_here;
+                submitting += submitted_here;
                 contents.segment_ran(&graph.recorded, &memory_used(&graph.nodes));
                 if last && options.profile {
                     self.keep_timings(&graph, placement.family, &mut timings)?;
@@ -309,6 +320,7 @@ impl<'r> Replayer<'r> {
             }
             if iteration > 0 {
                 iteration_us.push(elapsed.as_secs_f64() * 1e6);
+                submitting_us.push(submitting.as_secs_f64() * 1e6);
             }
             progress(iteration + 1, total);
         }
@@ -324,7 +336,9 @@ impl<'r> Replayer<'r> {
             native_updates: counters.native_updates,
             rebuilds: counters.rebuilds,
             time_per_iteration_us: summarize(&iteration_us),
+            submitting_per_iteration_us: summarize(&submitting_us),
             iteration_us,
+            submitting_us,
             comparison: checker.map(|checker| checker.comparison),
             timings,
             ended_as_recorded,
