@@ -171,8 +171,8 @@ impl Backend for CudaBackend {
         self.device.note.clone()
     }
 
-    fn can_record(&self, _command: &Command) -> bool {
-        true
+    fn can_record(&self, command: &Command) -> bool {
+        graph::holds(command)
     }
 
     fn load(&mut self, trace: &Trace, blobs: &BlobStore) -> BackendResult<()> {

@@ -31,6 +31,35 @@ fn without_a_driver_the_backend_is_unavailable_and_does_not_panic() {
     }
 }
 
+/// Copies in and out of a kernel run on the stream around a graph of the kernels between them;
+/// a copy between device buffers stays in the graph.
+#[test]
+fn copies_with_a_host_end_run_between_graphs() {
+    use crate::plan::{plan_segment, PartitionKind};
+    use crate::test_traces::{mem, TraceBuilder};
+    use trace_format::{Command, Copy, Extent, Place};
+    let mut builder = TraceBuilder::new();
+    let segment = builder.segment();
+    let (buffer, other) = (builder.memory(64), builder.memory(64));
+    let kernel = builder.kernel("k", &[None]);
+    let copy = |src, dst| Command::Copy(Copy { src, dst, extent: Extent::Linear { bytes: 64 } });
+    let device = |mem| Place::Memory { mem, offset: 0 };
+    let nodes = [
+        builder.node(segment, copy(Place::Host { data: None }, device(buffer))),
+        builder.launch(segment, kernel, vec![mem(buffer)], 16),
+        builder.node(segment, copy(device(buffer), device(other))),
+        builder.launch(segment, kernel, vec![mem(other)], 16),
+        builder.node(segment, copy(device(other), Place::Host { data: None })),
+    ];
+    for pair in nodes.windows(2) {
+        builder.edge(pair[0], pair[1]);
+    }
+    let graph = &builder.graphs()[0];
+    let plan = plan_segment(graph, &super::graph::holds).expect("acyclic");
+    let partitions: Vec<(PartitionKind, usize)> = plan.partitions.iter().map(|partition| (partition.kind, partition.nodes.len())).collect();
+    assert_eq!(partitions, [(PartitionKind::Eager, 1), (PartitionKind::Recorded, 3), (PartitionKind::Eager, 1)]);
+}
+
 fn memory(kind: MemKind, address: u64, size: u64) -> Memory {
     Memory { kind, size, address, flags: 0, device: None }
 }
