@@ -78,7 +78,12 @@ impl Preparers {
 
 /// Hashes `bytes` and compresses them unless a large blob with the same contents came before.
 fn prepare_large(bytes: Vec<u8>, seen: &Mutex<HashSet<BlobId>>, scratch: &mut Vec<u8>) -> PreparedBlob {
-    let prepared = PreparedBlob::unless_stored(bytes, |id| !seen.lock().unwrap_or_else(PoisonError::into_inner).insert(id), scratch);
+    let mut prepared = PreparedBlob::unless_stored(bytes, |id| !seen.lock().unwrap_or_else(PoisonError::into_inner).insert(id), scratch);
+    // Back for the next large read at once: a program receiving 64 MB per step otherwise found
+    // none kept while the blobs before waited to be stored, and faulted in fresh pages each time.
+    if let Some(raw) = prepared.take_unneeded_bytes() {
+        crate::large_buffers::give_back(raw);
+    }
     if scratch.len() > KEPT_SCRATCH {
         *scratch = Vec::new();
     }
@@ -124,13 +129,17 @@ mod tests {
     fn large_blobs_with_contents_seen_before_are_hashed_not_compressed_again() {
         let mut preparers = Preparers::default();
         let large = vec![3u8; 2 * HANDED_OVER_FROM];
-        let prepared: Vec<PreparedBlob> = [large.clone(), large.clone(), vec![4u8; 2 * HANDED_OVER_FROM], large.clone()]
-            .into_iter()
-            .map(|bytes| preparers.prepare(bytes, |_| false))
+        let contents = [large.clone(), large.clone(), vec![4u8; 2 * HANDED_OVER_FROM], large.clone()];
+        let prepared: Vec<PreparedBlob> = contents
+            .iter()
+            .map(|bytes| preparers.prepare(bytes.clone(), |_| false))
             .map(|preparing| preparing.wait().expect("a preparing thread"))
             .collect();
-        assert!(prepared.iter().all(|blob| blob.id == BlobId::of(&blob.bytes)));
+        assert!(prepared.iter().zip(&contents).all(|(blob, bytes)| blob.id == BlobId::of(bytes) && blob.raw_len() == bytes.len()));
         let compressed: Vec<bool> = prepared.iter().map(PreparedBlob::is_compressed).collect();
         assert_eq!(compressed, [true, false, true, false]);
+        // A compressed blob's raw bytes went back for reuse; one stored raw keeps them.
+        let kept: Vec<bool> = prepared.iter().map(|blob| !blob.bytes.is_empty()).collect();
+        assert_eq!(kept, [false, true, false, true]);
     }
 }

@@ -16,7 +16,7 @@ const KEPT_BYTES: usize = 256 << 20;
 /// Copies of at least this many bytes are made by several threads, `PIECE` bytes at a time.
 const COPIED_IN_PIECES_FROM: usize = 16 << 20;
 const PIECE: usize = 2 << 20;
-const COPYING_THREADS: usize = 4;
+const COPYING_THREADS: usize = 8;
 
 static KEPT: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
 

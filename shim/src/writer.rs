@@ -236,7 +236,7 @@ fn write_all<W: std::io::Write + Send>(mut writer: TraceWriter<W>, receiver: mps
                         Some(blob) => {
                             hashes.insert(provisional, blob.id);
                             let stored = writer.prepared_blob(&blob).map(drop);
-                            in_flight.leave(blob.bytes.len());
+                            in_flight.leave(blob.raw_len());
                             large_buffers::give_back(blob.bytes);
                             stored
                         }

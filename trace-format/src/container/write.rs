@@ -84,7 +84,7 @@ impl<W: Write> TraceWriter<W> {
     pub fn prepared_blob(&mut self, blob: &PreparedBlob) -> Result<BlobId, FormatError> {
         if !self.written_blobs.contains(&blob.id) {
             let stored = blob.compressed.as_deref().unwrap_or(&blob.bytes);
-            self.blob_frame(blob.id, blob.codec(), blob.bytes.len(), stored)?;
+            self.blob_frame(blob.id, blob.codec(), blob.raw_len, stored)?;
         }
         Ok(blob.id)
     }
@@ -154,7 +154,9 @@ impl<W: Write> TraceWriter<W> {
 /// order by `TraceWriter::prepared_blob`.
 pub struct PreparedBlob {
     pub id: BlobId,
+    /// The raw bytes, while they may still be stored raw (see `take_unneeded_bytes`).
     pub bytes: Vec<u8>,
+    raw_len: usize,
     compressed: Option<Vec<u8>>,
 }
 
@@ -165,7 +167,18 @@ impl PreparedBlob {
     pub fn unless_stored(bytes: Vec<u8>, stored: impl Fn(BlobId) -> bool, scratch: &mut Vec<u8>) -> PreparedBlob {
         let id = BlobId::of(&bytes);
         let compressed = if stored(id) { None } else { compress(&bytes, scratch).map(|len| scratch[..len].to_vec()) };
-        PreparedBlob { id, bytes, compressed }
+        PreparedBlob { id, raw_len: bytes.len(), bytes, compressed }
+    }
+
+    /// The raw bytes, once compressed: storing needs only the compressed form, so the caller
+    /// may reuse their buffer before the blob is stored.
+    pub fn take_unneeded_bytes(&mut self) -> Option<Vec<u8>> {
+        self.is_compressed().then(|| std::mem::take(&mut self.bytes))
+    }
+
+    /// How many bytes the blob holds, uncompressed.
+    pub fn raw_len(&self) -> usize {
+        self.raw_len
     }
 
     /// Whether it is stored compressed (if the trace does not hold it already).
