@@ -13,6 +13,7 @@
 //! however many families there are.
 
 use crate::plan::runs_eagerly;
+use crate::replay::contents::memory_used;
 use crate::segments::SegmentGraph;
 use rustc_hash::{FxHashMap, FxHasher};
 use std::borrow::Cow;
@@ -31,6 +32,8 @@ pub struct Family {
     /// The base's topology and own memory, which every candidate is compared with.
     topology: Vec<(usize, usize)>,
     own_memory: Vec<MemId>,
+    /// Which of the base's nodes run eagerly (every member's alike, see `same_shape`).
+    eager: Vec<bool>,
 }
 
 impl Family {
@@ -98,7 +101,8 @@ impl<'o> FamilyFinder<'o> {
         if let Some(&family) = self.founders.get(&graph.segment) {
             return Placement { family, founded: true };
         }
-        let own_memory = own_memory(graph);
+        let eager: Vec<bool> = graph.nodes.iter().map(|node| runs_eagerly(&node.command, can_record)).collect();
+        let own_memory = own_memory(graph, &eager);
         let topology = topology(graph);
         let key = shape_key(self.objects, &self.kernel_keys, graph, &topology, &own_memory, can_record);
         let candidates = self.by_shape.entry(key).or_default();
@@ -109,7 +113,7 @@ impl<'o> FamilyFinder<'o> {
         });
         let Some(index) = found else {
             candidates.push(self.families.len());
-            self.families.push(Family { base: graph.clone(), varying: BTreeSet::new(), topology, own_memory });
+            self.families.push(Family { base: graph.clone(), varying: BTreeSet::new(), topology, own_memory, eager });
             self.founders.insert(graph.segment, self.families.len() - 1);
             return Placement { family: self.families.len() - 1, founded: true };
         };
@@ -136,7 +140,7 @@ impl<'o> FamilyFinder<'o> {
     /// the base's nodes.
     pub fn patches(&self, family: usize, graph: &SegmentGraph) -> Vec<Patch> {
         let family = &self.families[family];
-        let stand_ins = stand_ins(self.objects, &family.own_memory, &own_memory(graph));
+        let stand_ins = stand_ins(self.objects, &family.own_memory, &own_memory(graph, &family.eager));
         family
             .varying
             .iter()
@@ -161,8 +165,12 @@ fn topology(graph: &SegmentGraph) -> Vec<(usize, usize)> {
     edges
 }
 
-/// Memory the segment allocates and frees itself, in allocation order.
-fn own_memory(graph: &SegmentGraph) -> Vec<MemId> {
+/// Memory the segment allocates and frees itself, in allocation order, for which a member's own
+/// memory stands in (`stand_ins`). Not memory a node that runs eagerly (`eager`, by local index)
+/// uses: an eager partition runs the member's own node, on the member's memory, which must then be
+/// the memory the command buffers use too (patched in like any other argument).
+fn own_memory(graph: &SegmentGraph, eager: &[bool]) -> Vec<MemId> {
+    let used_eagerly = memory_used(graph.nodes.iter().zip(eager).filter(|(_, &eager)| eager).map(|(node, _)| node));
     let freed: BTreeSet<MemId> = graph
         .nodes
         .iter()
@@ -178,7 +186,7 @@ fn own_memory(graph: &SegmentGraph) -> Vec<MemId> {
         .nodes
         .iter()
         .filter_map(|node| match node.command {
-            Command::MemAlloc { mem } if freed.contains(&mem) => Some(mem),
+            Command::MemAlloc { mem } if freed.contains(&mem) && !used_eagerly.contains(&mem) => Some(mem),
             _ => None,
         })
         .collect()
@@ -209,7 +217,8 @@ fn shape_key(objects: &Trace, kernel_keys: &[u64], graph: &SegmentGraph, topolog
                 hash_extent(&copy.extent, &mut hasher);
             }
             Command::Fill(fill) => (canonical(fill.mem), fill.offset, fill.bytes, &fill.pattern, fill.rows).hash(&mut hasher),
-            Command::MemAlloc { mem } | Command::MemFree { mem } => canonical(*mem).hash(&mut hasher),
+            // Other memory lives for the whole replay: its allocation and free only order.
+            Command::MemAlloc { mem } | Command::MemFree { mem } => own.contains(mem).then(|| canonical(*mem)).hash(&mut hasher),
             // Bodies are compared by `same_shape`; the hash needs only what decides.
             Command::Conditional(conditional) => {
                 (conditional.kind as u8, conditional.condition, conditional.default, conditional.bodies.len()).hash(&mut hasher)
@@ -263,7 +272,15 @@ fn same_shape(objects: &Trace, base: &Family, other: &SegmentGraph, other_own: &
         let (a, b) = (&a.command, &b.command);
         match (runs_eagerly(a, can_record), runs_eagerly(b, can_record)) {
             (true, true) => a.kind_name() == b.kind_name(),
-            (false, false) => patchable_into(objects, a, &in_base_terms(b, &stand_ins)),
+            (false, false) => match (a, b) {
+                // Memory neither owns lives for the whole replay: its allocation and free only order.
+                (Command::MemAlloc { mem: x }, Command::MemAlloc { mem: y }) | (Command::MemFree { mem: x }, Command::MemFree { mem: y })
+                    if !base.own_memory.contains(x) && !other_own.contains(y) =>
+                {
+                    true
+                }
+                _ => patchable_into(objects, a, &in_base_terms(b, &stand_ins)),
+            },
             _ => false,
         }
     })
@@ -512,6 +529,29 @@ mod tests {
         assert_eq!(members(&placed), vec![vec![0, 1], vec![2]]);
         // The second segment's scratch (memory 2) is reached as the base's (memory 1): only the scalar varies.
         assert_eq!(placed[1].1, vec![Patch::Arg { node: NodeId(1), index: 2, value: value(1) }]);
+    }
+
+    /// Stream-ordered memory a host copy reads back (run eagerly, on the member's own memory)
+    /// stands for nothing: the command buffer is patched to the member's memory, which the copy
+    /// then reads (streamOrderedAllocation read zeros when the kernel wrote the base's).
+    #[test]
+    fn own_memory_an_eager_node_uses_is_each_member_s_own() {
+        let mut b = TraceBuilder::new();
+        let k = b.kernel("k", &[None]);
+        let mut outputs = Vec::new();
+        for _ in 0..2 {
+            let segment = b.segment();
+            let output = b.memory(64);
+            outputs.push(output);
+            b.node(segment, Command::MemAlloc { mem: output });
+            b.launch(segment, k, vec![mem(output)], 16);
+            let read_back = Copy { src: Place::Memory { mem: output, offset: 0 }, dst: Place::Host { data: None }, extent: Extent::Linear { bytes: 64 } };
+            b.node(segment, Command::Copy(read_back));
+            b.node(segment, Command::MemFree { mem: output });
+        }
+        let placed = placements(&b, &|command| !matches!(command, Command::Copy(_)));
+        assert_eq!(members(&placed), vec![vec![0, 1]]);
+        assert_eq!(placed[1].1, vec![Patch::Arg { node: NodeId(1), index: 0, value: mem(outputs[1]) }]);
     }
 
     #[test]

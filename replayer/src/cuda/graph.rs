@@ -33,9 +33,11 @@ pub fn needs_graph(command: &Command) -> bool {
 
 /// Whether a graph holds `command`: everything but copies with a host end, which run on the
 /// stream between graphs. A graph's memcpy node to or from host memory waits about 5 µs longer
-/// than the same copy on a stream, which no graph wins back (`scripts/bench/cuda_graph_latency.cu`
-/// on an H200: a kernel between two 16 KB copies, 19.2-20.2 µs as a graph against 13.5-15.0 µs on
-/// a stream, while one kernel alone takes 5.7-5.9 µs as a graph against 8.3-8.6 µs).
+/// than the same copy on a stream, which a graph of a few kernels does not win back
+/// (`scripts/bench/cuda_graph_latency.cu` on an H200: a kernel between two 16 KB copies,
+/// 19.2-21.2 µs as a graph against 13.5-16.6 µs on a stream; one kernel alone 5.7-6.7 µs against
+/// 8.3-10.0). Host nodes stay: a host node costs a graph 2-3 µs, but taking it out split
+/// host_function's and worker_threads' graphs and measured slower still.
 pub fn holds(command: &Command) -> bool {
     !matches!(command, Command::Copy(Copy { src: Place::Host { .. }, .. } | Copy { dst: Place::Host { .. }, .. }))
 }

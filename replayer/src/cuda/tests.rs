@@ -31,8 +31,8 @@ fn without_a_driver_the_backend_is_unavailable_and_does_not_panic() {
     }
 }
 
-/// Copies in and out of a kernel run on the stream around a graph of the kernels between them;
-/// a copy between device buffers stays in the graph.
+/// Copies in and out of a kernel run on the stream around a graph of what is between them; a copy
+/// between device buffers and host code stay in the graph.
 #[test]
 fn copies_with_a_host_end_run_between_graphs() {
     use crate::plan::{plan_segment, PartitionKind};
@@ -49,6 +49,8 @@ fn copies_with_a_host_end_run_between_graphs() {
         builder.launch(segment, kernel, vec![mem(buffer)], 16),
         builder.node(segment, copy(device(buffer), device(other))),
         builder.launch(segment, kernel, vec![mem(other)], 16),
+        builder.host_task(segment),
+        builder.launch(segment, kernel, vec![mem(other)], 16),
         builder.node(segment, copy(device(other), Place::Host { data: None })),
     ];
     for pair in nodes.windows(2) {
@@ -57,7 +59,7 @@ fn copies_with_a_host_end_run_between_graphs() {
     let graph = &builder.graphs()[0];
     let plan = plan_segment(graph, &super::graph::holds).expect("acyclic");
     let partitions: Vec<(PartitionKind, usize)> = plan.partitions.iter().map(|partition| (partition.kind, partition.nodes.len())).collect();
-    assert_eq!(partitions, [(PartitionKind::Eager, 1), (PartitionKind::Recorded, 3), (PartitionKind::Eager, 1)]);
+    assert_eq!(partitions, [(PartitionKind::Eager, 1), (PartitionKind::Recorded, 5), (PartitionKind::Eager, 1)]);
 }
 
 fn memory(kind: MemKind, address: u64, size: u64) -> Memory {

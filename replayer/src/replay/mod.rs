@@ -22,7 +22,7 @@
 
 pub(crate) mod addresses;
 mod compare;
-mod contents;
+pub(crate) mod contents;
 mod elements;
 mod printed;
 mod stats;
