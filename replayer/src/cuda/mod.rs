@@ -327,10 +327,12 @@ impl Backend for CudaBackend {
     }
 
     fn finish(&mut self) -> BackendResult<()> {
-        // Every run ends on the main stream (a graph is launched there, eager partitions join it):
-        // waiting for it, not the whole context, is what the timed iteration ends with.
-        // SAFETY: the backend's stream, in its current context.
-        check(unsafe { sys::cuStreamSynchronize(self.main) }, "cuStreamSynchronize")?;
+        // The whole context, not only the main stream every run ends on: grids that kernels
+        // launched from the device (cdpSimplePrint's, cdpAdvancedQuicksort's) and what they print
+        // are done only then. Waiting for the main stream alone (d2f8133), cdpSimplePrint's replays
+        // printed nothing.
+        // SAFETY: the backend's context is current.
+        check(unsafe { sys::cuCtxSynchronize() }, "cuCtxSynchronize")?;
         self.finished = true;
         self.eager_graphs.clear();
         if !self.options.profile {
