@@ -13,13 +13,12 @@
 //! however many families there are.
 
 use crate::plan::runs_eagerly;
-use crate::replay::contents::memory_used;
 use crate::segments::SegmentGraph;
 use rustc_hash::{FxHashMap, FxHasher};
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::hash::{Hash, Hasher};
-use trace_format::{Arg, Command, Conditional, Copy, Extent, Graph, KernelId, KernelLaunch, Launch, MemId, Patch, Place, Trace};
+use trace_format::{Arg, Command, Conditional, Copy, Extent, Graph, KernelId, KernelLaunch, Launch, MemId, Node, Patch, Place, Trace};
 
 /// A family as found so far.
 #[derive(Debug)]
@@ -32,8 +31,6 @@ pub struct Family {
     /// The base's topology and own memory, which every candidate is compared with.
     topology: Vec<(usize, usize)>,
     own_memory: Vec<MemId>,
-    /// Which of the base's nodes run eagerly (every member's alike, see `same_shape`).
-    eager: Vec<bool>,
 }
 
 impl Family {
@@ -101,8 +98,7 @@ impl<'o> FamilyFinder<'o> {
         if let Some(&family) = self.founders.get(&graph.segment) {
             return Placement { family, founded: true };
         }
-        let eager: Vec<bool> = graph.nodes.iter().map(|node| runs_eagerly(&node.command, can_record)).collect();
-        let own_memory = own_memory(graph, &eager);
+        let own_memory = own_memory(graph);
         let topology = topology(graph);
         let key = shape_key(self.objects, &self.kernel_keys, graph, &topology, &own_memory, can_record);
         let candidates = self.by_shape.entry(key).or_default();
@@ -113,7 +109,7 @@ impl<'o> FamilyFinder<'o> {
         });
         let Some(index) = found else {
             candidates.push(self.families.len());
-            self.families.push(Family { base: graph.clone(), varying: BTreeSet::new(), topology, own_memory, eager });
+            self.families.push(Family { base: graph.clone(), varying: BTreeSet::new(), topology, own_memory });
             self.founders.insert(graph.segment, self.families.len() - 1);
             return Placement { family: self.families.len() - 1, founded: true };
         };
@@ -134,13 +130,21 @@ impl<'o> FamilyFinder<'o> {
         Placement { family: index, founded: family.base.segment == graph.segment }
     }
 
+    /// What `graph` (a segment placed in `family`) runs on in the family's command buffers: the
+    /// base's own memory where the member's stands in for it. Graph mode runs an eager
+    /// partition's nodes so (`StandIns::apply`), between command buffers that use the base's.
+    pub fn stand_ins(&self, family: usize, graph: &SegmentGraph) -> StandIns {
+        let family = &self.families[family];
+        StandIns(stand_ins(self.objects, &family.own_memory, &own_memory(graph)))
+    }
+
     /// The patches that turn the base's command buffer of `family` into `graph`, a segment
     /// placed in it. They set every argument and launch that varies in the family so far (the
     /// rest hold the base's values in the command buffer whichever member ran before), and name
     /// the base's nodes.
     pub fn patches(&self, family: usize, graph: &SegmentGraph) -> Vec<Patch> {
         let family = &self.families[family];
-        let stand_ins = stand_ins(self.objects, &family.own_memory, &own_memory(graph, &family.eager));
+        let stand_ins = stand_ins(self.objects, &family.own_memory, &own_memory(graph));
         family
             .varying
             .iter()
@@ -157,6 +161,25 @@ impl<'o> FamilyFinder<'o> {
     }
 }
 
+/// A member's own memory and the base's that stands for it (`FamilyFinder::stand_ins`).
+pub struct StandIns(BTreeMap<MemId, MemId>);
+
+impl StandIns {
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// `command` on the base's memory where the member's stands in for it.
+    pub fn apply<'c>(&self, command: &'c Command) -> Cow<'c, Command> {
+        in_base_terms(command, &self.0)
+    }
+
+    /// `node` with its command on the base's memory.
+    pub fn apply_to_node(&self, node: &Node) -> Node {
+        Node { queue: node.queue, segment: node.segment, command: self.apply(&node.command).into_owned(), call: node.call.clone() }
+    }
+}
+
 /// A segment's edges without their kinds, which do not change how it runs.
 fn topology(graph: &SegmentGraph) -> Vec<(usize, usize)> {
     let mut edges: Vec<(usize, usize)> = graph.local_edges().collect();
@@ -165,12 +188,8 @@ fn topology(graph: &SegmentGraph) -> Vec<(usize, usize)> {
     edges
 }
 
-/// Memory the segment allocates and frees itself, in allocation order, for which a member's own
-/// memory stands in (`stand_ins`). Not memory a node that runs eagerly (`eager`, by local index)
-/// uses: an eager partition runs the member's own node, on the member's memory, which must then be
-/// the memory the command buffers use too (patched in like any other argument).
-fn own_memory(graph: &SegmentGraph, eager: &[bool]) -> Vec<MemId> {
-    let used_eagerly = memory_used(graph.nodes.iter().zip(eager).filter(|(_, &eager)| eager).map(|(node, _)| node));
+/// Memory the segment allocates and frees itself, in allocation order.
+fn own_memory(graph: &SegmentGraph) -> Vec<MemId> {
     let freed: BTreeSet<MemId> = graph
         .nodes
         .iter()
@@ -186,7 +205,7 @@ fn own_memory(graph: &SegmentGraph, eager: &[bool]) -> Vec<MemId> {
         .nodes
         .iter()
         .filter_map(|node| match node.command {
-            Command::MemAlloc { mem } if freed.contains(&mem) && !used_eagerly.contains(&mem) => Some(mem),
+            Command::MemAlloc { mem } if freed.contains(&mem) => Some(mem),
             _ => None,
         })
         .collect()
@@ -531,11 +550,11 @@ mod tests {
         assert_eq!(placed[1].1, vec![Patch::Arg { node: NodeId(1), index: 2, value: value(1) }]);
     }
 
-    /// Stream-ordered memory a host copy reads back (run eagerly, on the member's own memory)
-    /// stands for nothing: the command buffer is patched to the member's memory, which the copy
-    /// then reads (streamOrderedAllocation read zeros when the kernel wrote the base's).
+    /// Stream-ordered memory a host copy reads back (run eagerly) stands for the base's like any
+    /// other own memory: the copy runs on the base's, which the command buffer's kernel wrote
+    /// (streamOrderedAllocation read zeros when the copy read the member's).
     #[test]
-    fn own_memory_an_eager_node_uses_is_each_member_s_own() {
+    fn an_eager_node_runs_on_the_memory_its_family_s_command_buffers_use() {
         let mut b = TraceBuilder::new();
         let k = b.kernel("k", &[None]);
         let mut outputs = Vec::new();
@@ -549,9 +568,14 @@ mod tests {
             b.node(segment, Command::Copy(read_back));
             b.node(segment, Command::MemFree { mem: output });
         }
-        let placed = placements(&b, &|command| !matches!(command, Command::Copy(_)));
-        assert_eq!(members(&placed), vec![vec![0, 1]]);
-        assert_eq!(placed[1].1, vec![Patch::Arg { node: NodeId(1), index: 0, value: mem(outputs[1]) }]);
+        let host_copies_eager = |command: &Command| !matches!(command, Command::Copy(_));
+        let mut finder = FamilyFinder::new(&b.trace);
+        let graphs = b.graphs();
+        let placed: Vec<Placement> = graphs.iter().map(|graph| finder.place(graph, &host_copies_eager)).collect();
+        assert_eq!((placed[0].family, placed[1].family), (0, 0));
+        assert!(finder.patches(0, &graphs[1]).is_empty(), "the base's output stands in for the member's");
+        let Command::Copy(copy) = &*finder.stand_ins(0, &graphs[1]).apply(&graphs[1].nodes[2].command) else { panic!("a copy") };
+        assert_eq!(copy.src, Place::Memory { mem: outputs[0], offset: 0 });
     }
 
     #[test]

@@ -22,7 +22,7 @@
 
 pub(crate) mod addresses;
 mod compare;
-pub(crate) mod contents;
+mod contents;
 mod elements;
 mod printed;
 mod stats;
@@ -31,7 +31,7 @@ pub use compare::{Comparison, Element, Mismatch, Rule, Tolerance};
 pub use elements::{memory_elements, points_to_const};
 pub use stats::{summarize, TimeStats};
 
-use crate::backend::{Backend, BackendError, BufferHandle, UpdateKind};
+use crate::backend::{Backend, BackendError, BufferHandle, PartitionNodes, UpdateKind};
 use crate::families::FamilyFinder;
 use crate::hazards::{Hazard, HazardFinder};
 use crate::lifetimes::Lifetimes;
@@ -47,7 +47,7 @@ use contents::RecordedContents;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::{Duration, Instant};
-use trace_format::{BlobId, Command, Copy, FormatError, MemId, NodeId, Patch, Place, TraceReader};
+use trace_format::{BlobId, Command, Copy, FormatError, MemId, Node, NodeId, Patch, Place, TraceReader};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -84,8 +84,9 @@ pub struct RunReport {
     pub native_updates: usize,
     pub rebuilds: usize,
     pub time_per_iteration_us: Option<TimeStats>,
-    /// The part of each iteration the host spent submitting (patching and launching command
-    /// buffers, or enqueuing commands); the rest is waiting for the device.
+    /// The part of each iteration the host spent submitting: patching and launching command
+    /// buffers or enqueuing commands, and any wait those need (a rebuild waits for the buffer it
+    /// replaces); the rest is the wait for each segment's end.
     pub submitting_per_iteration_us: Option<TimeStats>,
     /// The timed iterations' times, in microseconds.
     #[serde(skip)]
@@ -413,6 +414,7 @@ impl<'r> Replayer<'r> {
         }
         let (Some(planned), Some(built)) = (&self.plans[family], &mut self.built[family]) else { return Ok(()) };
         let base = &self.families.family(family).base;
+        let stand_ins = self.families.stand_ins(family, graph);
         for ((partition, buffer), patches) in planned.plan.partitions.iter().zip(&mut built.buffers).zip(patches) {
             match buffer {
                 Some(buffer) => {
@@ -425,8 +427,19 @@ impl<'r> Replayer<'r> {
                     }
                     self.backend.launch(buffer.handle)?;
                 }
-                // The member's own node: the base's may differ in what no patch carries.
-                None => self.backend.run_eager(&partition.nodes_of(graph), self.reader.blobs())?,
+                // The member's own nodes (the base's may differ in what no patch carries), on the
+                // memory the command buffers use.
+                None => {
+                    let own = partition.nodes_of(graph);
+                    match stand_ins.is_empty() {
+                        true => self.backend.run_eager(&own, self.reader.blobs())?,
+                        false => {
+                            let nodes: Vec<(NodeId, Node)> = own.nodes.iter().map(|(id, node)| (*id, stand_ins.apply_to_node(node))).collect();
+                            let nodes = PartitionNodes { nodes: nodes.iter().map(|(id, node)| (*id, node)).collect(), ..own };
+                            self.backend.run_eager(&nodes, self.reader.blobs())?
+                        }
+                    }
+                }
             }
         }
         Ok(())
