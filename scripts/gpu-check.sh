@@ -65,7 +65,7 @@ directive() { sed -n "s|^// gpu-check-$1: ||p" "$2" | head -n 1; }
 read_report="import sys; sys.path.insert(0, '$(dirname "$0")'); import replay_report; d=replay_report.read(sys.argv[1])"
 median() { python3 -c "$read_report"'; print("%.1f" % d["time_per_iteration_us"]["median"])' "$1" 2>/dev/null || echo "-"; }
 # replay_time MODE FILE: a mode's median in a `--mode both` report and, in parentheses, the median time
-# the host spent submitting (the rest waited for the device); replay_time ratio FILE: eager over graph.
+# the host spent submitting (the rest waited for each segment's end); replay_time ratio FILE: eager over graph.
 replay_time() { python3 -c "$read_report"'; m=sys.argv[2]; print("%.2f" % d["eager_over_graph"] if m == "ratio" else "%.1f (%.1f)" % (d[m]["time_per_iteration_us"]["median"], d[m]["submitting_per_iteration_us"]["median"]))' "$2" "$1" 2>/dev/null || echo "-"; }
 # Timed iterations for about 0.1 s a run, from a replay report's median.
 iterations_for() { python3 -c "$read_report"'; print(max(10, min(500, int(1e5 / max(d["time_per_iteration_us"]["median"], 1)))))' "$1" 2>/dev/null || echo 10; }

@@ -162,8 +162,8 @@ pub trait Backend {
     /// Why the device is not the one the trace was recorded on, when it is not.
     fn device_note(&self) -> Option<String>;
 
-    /// Whether the native command buffer can hold this command; the planner runs the
-    /// others eagerly between partitions.
+    /// Whether the native command buffer holds this command (it can, and runs it no slower than
+    /// the queue would); the planner runs the others eagerly between partitions.
     fn can_record(&self, command: &Command) -> bool;
 
     /// Bytes of memory objects the device holds at once, where known: a trace whose objects

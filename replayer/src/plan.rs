@@ -61,8 +61,9 @@ pub enum PlanError {
     Cycle { segment: SegmentId, nodes: Vec<NodeId> },
 }
 
-/// Whether a command runs outside command buffers: what the backend cannot record (host tasks
-/// on OpenCL; CUDA graphs hold them as host nodes).
+/// Whether a command runs outside command buffers: what the backend cannot record, or would run
+/// slower there (host tasks and host memory reads and writes on OpenCL; copies with a host end
+/// on CUDA, whose graphs hold host tasks as host nodes).
 pub fn runs_eagerly(command: &Command, can_record: &dyn Fn(&Command) -> bool) -> bool {
     !can_record(command)
 }

@@ -139,7 +139,7 @@ mod tests {
         let compressed: Vec<bool> = prepared.iter().map(PreparedBlob::is_compressed).collect();
         assert_eq!(compressed, [true, false, true, false]);
         // A compressed blob's raw bytes went back for reuse; one stored raw keeps them.
-        let kept: Vec<bool> = prepared.iter().map(|blob| !blob.bytes.is_empty()).collect();
+        let kept: Vec<bool> = prepared.iter().map(|blob| !blob.bytes().is_empty()).collect();
         assert_eq!(kept, [false, true, false, true]);
     }
 }

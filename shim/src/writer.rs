@@ -237,7 +237,7 @@ fn write_all<W: std::io::Write + Send>(mut writer: TraceWriter<W>, receiver: mps
                             hashes.insert(provisional, blob.id);
                             let stored = writer.prepared_blob(&blob).map(drop);
                             in_flight.leave(blob.raw_len());
-                            large_buffers::give_back(blob.bytes);
+                            large_buffers::give_back(blob.into_bytes());
                             stored
                         }
                         None => Err(FormatError::Io(std::io::Error::other("a thread preparing blobs stopped"))),
@@ -349,6 +349,9 @@ mod tests {
             ]);
         }
         sink.finish();
+        // Every blob stored counts out what it counted in, compressed ones (whose raw bytes went
+        // back early) too: the program's threads never wait for bytes already stored.
+        assert_eq!(sink.in_flight.state.lock().expect("not poisoned").bytes, 0);
         let read = trace_format::read_trace(&path).expect("a readable trace");
         std::fs::remove_file(&path).expect("removed");
         assert_eq!(read.completeness, trace_format::Completeness::Complete);

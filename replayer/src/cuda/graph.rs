@@ -53,13 +53,9 @@ pub struct BuiltGraph {
     pub first: Option<(NodeId, usize)>,
     /// Where the partition's own memory lies and the handles of its conditions.
     scope: Scope,
-    /// The pinned host data its copies to the device read: held as long as the graph.
+    /// The pinned host data the copies inside it read (in conditional bodies and sub-graphs):
+    /// held as long as the graph.
     _sources: Vec<Rc<HostBuffer>>,
-    /// Where each of its nodes' copies to the host lands, by partition index, when the data is
-    /// compared (see `Objects::landings`): the same buffers whatever the graph is rebuilt into.
-    landings: Vec<Option<Rc<HostBuffer>>>,
-    /// The copies to the host each launch delivers into a landing: node, buffer, extent.
-    pub received: Vec<(NodeId, Rc<HostBuffer>, trace_format::Extent)>,
 }
 
 /// The pinned host data the copies of `part` read, inside conditional bodies and sub-graphs too.
@@ -93,24 +89,10 @@ impl Scope {
     }
 }
 
-/// Builds a graph from the nodes of a partition and instantiates it; its copies to the host land
-/// where the staged segment's do (`Objects::landings`).
+/// Builds a graph from the nodes of a partition and instantiates it. It holds no copy with a
+/// host end at its top level (`holds`): what the host receives lands from copies on the stream.
 pub fn build(objects: &Objects, context: CUcontext, part: &PartitionNodes<'_>) -> BackendResult<BuiltGraph> {
-    let landings = part.nodes.iter().map(|(id, _)| objects.landings.get(id).cloned()).collect();
-    build_with(objects, context, part, landings)
-}
-
-fn build_with(objects: &Objects, context: CUcontext, part: &PartitionNodes<'_>, landings: Vec<Option<Rc<HostBuffer>>>) -> BackendResult<BuiltGraph> {
     let graph = new_graph()?;
-    let received = part
-        .nodes
-        .iter()
-        .zip(&landings)
-        .filter_map(|((id, node), landing)| match (&node.command, landing) {
-            (Command::Copy(copy), Some(landing)) => Some((*id, landing.clone(), copy.extent.clone())),
-            _ => None,
-        })
-        .collect();
     let mut built = BuiltGraph {
         graph,
         exec: std::ptr::null_mut(),
@@ -119,12 +101,10 @@ fn build_with(objects: &Objects, context: CUcontext, part: &PartitionNodes<'_>, 
         first: part.nodes.first().map(|(id, node)| (*id, node.queue.map_or(0, |q| q.index()))),
         scope: Scope::default(),
         _sources: sources_read(objects, part)?,
-        landings,
-        received,
     };
     let nodes: Vec<&Node> = part.nodes.iter().map(|(_, node)| *node).collect();
     let own_memory = objects.memories.allocated_by(part);
-    let handles = add_nodes(objects, context, graph, &nodes, &built.landings, &part.edges, &own_memory, &mut built.scope)?;
+    let handles = add_nodes(objects, context, graph, &nodes, &part.edges, &own_memory, &mut built.scope)?;
     for ((id, node), handle) in part.nodes.iter().zip(&handles) {
         if let Command::Kernel(_) = node.command {
             built.kernel_nodes.insert(*id, *handle);
@@ -136,10 +116,10 @@ fn build_with(objects: &Objects, context: CUcontext, part: &PartitionNodes<'_>, 
 
 /// Builds and instantiates the partition anew with `patches` applied to its base nodes: the
 /// alternative to a native update, measured by `--updates rebuild`.
-pub fn rebuild(objects: &Objects, context: CUcontext, part: &PartitionNodes<'_>, patches: &[Patch], replaced: &BuiltGraph) -> BackendResult<BuiltGraph> {
+pub fn rebuild(objects: &Objects, context: CUcontext, part: &PartitionNodes<'_>, patches: &[Patch]) -> BackendResult<BuiltGraph> {
     let patched = part.patched(patches)?;
     let nodes = PartitionNodes { nodes: patched.iter().map(|(id, node)| (*id, node)).collect(), edges: part.edges.clone(), straight_line: part.straight_line };
-    build_with(objects, context, &nodes, replaced.landings.clone())
+    build(objects, context, &nodes)
 }
 
 fn new_graph() -> BackendResult<CUgraph> {
@@ -167,7 +147,6 @@ fn add_nodes(
     context: CUcontext,
     graph: CUgraph,
     nodes: &[&Node],
-    landings: &[Option<Rc<HostBuffer>>],
     edges: &[(usize, usize)],
     own_memory: &BTreeSet<MemId>,
     scope: &mut Scope,
@@ -188,10 +167,9 @@ fn add_nodes(
             scope.conditions.insert(conditional.condition, create_condition(graph, context, conditional.default)?);
         }
     }
-    for (index, (node, handle)) in nodes.iter().zip(&mut handles).enumerate() {
+    for (node, handle) in nodes.iter().zip(&mut handles) {
         if handle.is_null() {
-            let landing = landings.get(index).and_then(Option::as_deref);
-            *handle = add_node(objects, scope, context, graph, &node.command, landing)?;
+            *handle = add_node(objects, scope, context, graph, &node.command)?;
         }
     }
     let mut from = Vec::with_capacity(edges.len());
@@ -263,11 +241,11 @@ fn add_conditional(objects: &Objects, scope: &Scope, context: CUcontext, graph: 
 fn add_graph(objects: &Objects, scope: &Scope, context: CUcontext, graph: CUgraph, inner: &Graph) -> BackendResult<()> {
     let nodes: Vec<&Node> = inner.nodes.iter().collect();
     let edges: Vec<(usize, usize)> = inner.edges.iter().map(|edge| (edge.from.index(), edge.to.index())).collect();
-    add_nodes(objects, context, graph, &nodes, &[], &edges, &BTreeSet::new(), &mut scope.clone()).map(drop)
+    add_nodes(objects, context, graph, &nodes, &edges, &BTreeSet::new(), &mut scope.clone()).map(drop)
 }
 
-fn add_node(objects: &Objects, scope: &Scope, context: CUcontext, graph: CUgraph, command: &Command, landing: Option<&HostBuffer>) -> BackendResult<CUgraphNode> {
-    let addresses = scope.addresses(objects).landing_in(landing);
+fn add_node(objects: &Objects, scope: &Scope, context: CUcontext, graph: CUgraph, command: &Command) -> BackendResult<CUgraphNode> {
+    let addresses = scope.addresses(objects);
     let mut node = std::ptr::null_mut();
     let none = std::ptr::null();
     // SAFETY: parameter blocks live across each call; the driver copies them.
@@ -388,7 +366,7 @@ impl BuiltGraph {
             .collect();
         let nodes: Vec<&Node> = patched.iter().collect();
         let graph = new_graph()?;
-        let updated = add_nodes(objects, context, graph, &nodes, &self.landings, &part.edges, &BTreeSet::new(), &mut Scope::default()).and_then(|_| {
+        let updated = add_nodes(objects, context, graph, &nodes, &part.edges, &BTreeSet::new(), &mut Scope::default()).and_then(|_| {
             // SAFETY: a plain C struct for which all zeroes is valid; graphs of this backend.
             let mut info: sys::CUgraphExecUpdateResultInfo = unsafe { std::mem::zeroed() };
             check(unsafe { sys::cuGraphExecUpdate_v2(self.exec, graph, &mut info) }, "cuGraphExecUpdate").map_err(|error| match error {

@@ -168,7 +168,7 @@ impl Objects {
     /// A landing buffer for each copy among `nodes` whose received data the trace keeps, from
     /// the pool.
     fn stage_landings(&mut self, ids: &[NodeId], nodes: &[Node]) -> BackendResult<()> {
-        // Buffers a built graph also holds stay its own; the others serve this segment.
+        // The last segment's go back to the pool (`stage` dropped what its run received).
         for (_, landing) in self.landings.drain() {
             self.pinned.give(landing);
         }

@@ -155,7 +155,7 @@ impl<W: Write> TraceWriter<W> {
 pub struct PreparedBlob {
     pub id: BlobId,
     /// The raw bytes, while they may still be stored raw (see `take_unneeded_bytes`).
-    pub bytes: Vec<u8>,
+    bytes: Vec<u8>,
     raw_len: usize,
     compressed: Option<Vec<u8>>,
 }
@@ -179,6 +179,16 @@ impl PreparedBlob {
     /// How many bytes the blob holds, uncompressed.
     pub fn raw_len(&self) -> usize {
         self.raw_len
+    }
+
+    /// The raw bytes it still holds (none once `take_unneeded_bytes` took them).
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// Its buffer of raw bytes, for reuse once stored.
+    pub fn into_bytes(self) -> Vec<u8> {
+        self.bytes
     }
 
     /// Whether it is stored compressed (if the trace does not hold it already).
