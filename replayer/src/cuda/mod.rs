@@ -325,9 +325,9 @@ impl Backend for CudaBackend {
 
     fn finish(&mut self) -> BackendResult<()> {
         // The whole context, not only the main stream every run ends on: grids that kernels
-        // launched from the device (cdpSimplePrint's, cdpAdvancedQuicksort's) and what they print
-        // are done only then. Waiting for the main stream alone (d2f8133), cdpSimplePrint's replays
-        // printed nothing.
+        // launched from the device (cdpSimplePrint's) and what they print are done then. While
+        // runs waited for the main stream alone (d2f8133), cdpSimplePrint's replays printed nothing;
+        // with this wait they had printed what the program did.
         // SAFETY: the backend's context is current.
         check(unsafe { sys::cuCtxSynchronize() }, "cuCtxSynchronize")?;
         self.finished = true;
