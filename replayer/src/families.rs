@@ -578,6 +578,25 @@ mod tests {
         assert_eq!(copy.src, Place::Memory { mem: outputs[0], offset: 0 });
     }
 
+    /// Memory a segment allocates and a later one frees (neither owns it) lives for the whole
+    /// replay: its allocation only orders, and segments allocating other such memory are one family.
+    #[test]
+    fn allocations_of_memory_no_segment_owns_do_not_split_families() {
+        let mut b = TraceBuilder::new();
+        let k = b.kernel("k", &[None]);
+        let mut buffers = Vec::new();
+        for _ in 0..2 {
+            let segment = b.segment();
+            let buffer = b.memory(64);
+            buffers.push(buffer);
+            b.node(segment, Command::MemAlloc { mem: buffer });
+            b.launch(segment, k, vec![mem(buffer)], 16);
+        }
+        let placed = placements(&b, &|_| true);
+        assert_eq!(members(&placed), vec![vec![0, 1]]);
+        assert_eq!(placed[1].1, vec![Patch::Arg { node: NodeId(1), index: 0, value: mem(buffers[1]) }]);
+    }
+
     #[test]
     fn identical_segments_need_no_patches() {
         let mut b = TraceBuilder::new();
