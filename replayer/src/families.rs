@@ -434,7 +434,7 @@ fn launch_of(command: &Command) -> Option<&KernelLaunch> {
 mod tests {
     use super::*;
     use crate::test_traces::{mem, value, TraceBuilder};
-    use trace_format::{MemId, NodeId};
+    use trace_format::{MemId, NodeId, SegmentId};
 
     /// Each segment's placement and patches, as the trace streams by.
     fn placements(b: &TraceBuilder, can_record: &dyn Fn(&Command) -> bool) -> Vec<(Placement, Vec<Patch>)> {
@@ -550,24 +550,33 @@ mod tests {
         assert_eq!(placed[1].1, vec![Patch::Arg { node: NodeId(1), index: 2, value: value(1) }]);
     }
 
+    /// Two segments, each allocating 64 bytes of its own (returned) that kernel `k` of `b` writes,
+    /// then doing `after` with them.
+    fn allocating_segments(b: &mut TraceBuilder, after: impl Fn(&mut TraceBuilder, SegmentId, MemId)) -> Vec<MemId> {
+        let k = b.kernel("k", &[None]);
+        let mut allocated = Vec::new();
+        for _ in 0..2 {
+            let segment = b.segment();
+            let memory = b.memory(64);
+            allocated.push(memory);
+            b.node(segment, Command::MemAlloc { mem: memory });
+            b.launch(segment, k, vec![mem(memory)], 16);
+            after(b, segment, memory);
+        }
+        allocated
+    }
+
     /// Stream-ordered memory a host copy reads back (run eagerly) stands for the base's like any
     /// other own memory: the copy runs on the base's, which the command buffer's kernel wrote
     /// (streamOrderedAllocation read zeros when the copy read the member's).
     #[test]
     fn an_eager_node_runs_on_the_memory_its_family_s_command_buffers_use() {
         let mut b = TraceBuilder::new();
-        let k = b.kernel("k", &[None]);
-        let mut outputs = Vec::new();
-        for _ in 0..2 {
-            let segment = b.segment();
-            let output = b.memory(64);
-            outputs.push(output);
-            b.node(segment, Command::MemAlloc { mem: output });
-            b.launch(segment, k, vec![mem(output)], 16);
+        let outputs = allocating_segments(&mut b, |b, segment, output| {
             let read_back = Copy { src: Place::Memory { mem: output, offset: 0 }, dst: Place::Host { data: None }, extent: Extent::Linear { bytes: 64 } };
             b.node(segment, Command::Copy(read_back));
             b.node(segment, Command::MemFree { mem: output });
-        }
+        });
         let host_copies_eager = |command: &Command| !matches!(command, Command::Copy(_));
         let mut finder = FamilyFinder::new(&b.trace);
         let graphs = b.graphs();
@@ -583,15 +592,7 @@ mod tests {
     #[test]
     fn allocations_of_memory_no_segment_owns_do_not_split_families() {
         let mut b = TraceBuilder::new();
-        let k = b.kernel("k", &[None]);
-        let mut buffers = Vec::new();
-        for _ in 0..2 {
-            let segment = b.segment();
-            let buffer = b.memory(64);
-            buffers.push(buffer);
-            b.node(segment, Command::MemAlloc { mem: buffer });
-            b.launch(segment, k, vec![mem(buffer)], 16);
-        }
+        let buffers = allocating_segments(&mut b, |_, _, _| {});
         let placed = placements(&b, &|_| true);
         assert_eq!(members(&placed), vec![vec![0, 1]]);
         assert_eq!(placed[1].1, vec![Patch::Arg { node: NodeId(1), index: 0, value: mem(buffers[1]) }]);
