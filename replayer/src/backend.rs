@@ -77,6 +77,11 @@ pub struct PartitionNodes<'t> {
 }
 
 impl PartitionNodes<'_> {
+    /// The same partition over `nodes`, changed copies of its own (in the same order).
+    pub fn over<'n>(&self, nodes: &'n [(NodeId, Node)]) -> PartitionNodes<'n> {
+        PartitionNodes { nodes: nodes.iter().map(|(id, node)| (*id, node)).collect(), edges: self.edges.clone(), straight_line: self.straight_line }
+    }
+
     /// Each node's predecessors in the partition (indices into `nodes`), and whether it has
     /// successors there.
     pub fn links(&self) -> (Vec<Vec<usize>>, Vec<bool>) {

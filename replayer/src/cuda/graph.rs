@@ -118,7 +118,7 @@ pub fn build(objects: &Objects, context: CUcontext, part: &PartitionNodes<'_>) -
 /// alternative to a native update, measured by `--updates rebuild`.
 pub fn rebuild(objects: &Objects, context: CUcontext, part: &PartitionNodes<'_>, patches: &[Patch]) -> BackendResult<BuiltGraph> {
     let patched = part.patched(patches)?;
-    let nodes = PartitionNodes { nodes: patched.iter().map(|(id, node)| (*id, node)).collect(), edges: part.edges.clone(), straight_line: part.straight_line };
+    let nodes = part.over(&patched);
     build(objects, context, &nodes)
 }
 

@@ -222,7 +222,7 @@ impl Backend for LevelZeroBackend {
             }
         }
         let patched = part.patched(patches)?;
-        let nodes = PartitionNodes { nodes: patched.iter().map(|(id, node)| (*id, node)).collect(), edges: part.edges.clone(), straight_line: part.straight_line };
+        let nodes = part.over(&patched);
         let rebuilt = self.build_list(&nodes)?;
         *self.built(buffer)? = rebuilt;
         Ok(UpdateKind::Rebuilt)

@@ -31,7 +31,7 @@ pub use compare::{Comparison, Element, Mismatch, Rule, Tolerance};
 pub use elements::{memory_elements, points_to_const};
 pub use stats::{summarize, TimeStats};
 
-use crate::backend::{Backend, BackendError, BufferHandle, PartitionNodes, UpdateKind};
+use crate::backend::{Backend, BackendError, BufferHandle, UpdateKind};
 use crate::families::FamilyFinder;
 use crate::hazards::{Hazard, HazardFinder};
 use crate::lifetimes::Lifetimes;
@@ -429,16 +429,11 @@ impl<'r> Replayer<'r> {
                 }
                 // The member's own nodes (the base's may differ in what no patch carries), on the
                 // memory the command buffers use.
+                None if stand_ins.is_empty() => self.backend.run_eager(&partition.nodes_of(graph), self.reader.blobs())?,
                 None => {
                     let own = partition.nodes_of(graph);
-                    match stand_ins.is_empty() {
-                        true => self.backend.run_eager(&own, self.reader.blobs())?,
-                        false => {
-                            let nodes: Vec<(NodeId, Node)> = own.nodes.iter().map(|(id, node)| (*id, stand_ins.apply_to_node(node))).collect();
-                            let nodes = PartitionNodes { nodes: nodes.iter().map(|(id, node)| (*id, node)).collect(), ..own };
-                            self.backend.run_eager(&nodes, self.reader.blobs())?
-                        }
-                    }
+                    let nodes: Vec<(NodeId, Node)> = own.nodes.iter().map(|(id, node)| (*id, stand_ins.apply_to_node(node))).collect();
+                    self.backend.run_eager(&own.over(&nodes), self.reader.blobs())?
                 }
             }
         }
