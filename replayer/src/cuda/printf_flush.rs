@@ -1,7 +1,8 @@
 //! CUDA writes out what kernels printed as a launch starts and as a synchronization begins, so
 //! lines printed while a synchronization waited (a child grid's, launched from the device) wait
-//! for the next of those: after a graph's child grids, seen to take one or two later launches.
-//! Empty kernels launched once the work finished write them out.
+//! for the next of those: after a graph's child grids, seen to take one or more later launches.
+//! Empty kernels launched once the work finished write them out, as often as the replay needs
+//! to get what the recording printed (`printed::flush_until`).
 
 use super::driver::check;
 use crate::backend::BackendResult;

@@ -281,8 +281,9 @@ impl<'r> Replayer<'r> {
                 let elapsed_here = started.elapsed();
                 let printed = match capture {
                     Some(capture) => {
-                        if matches!(judged, Judged::AsRecorded) {
-                            self.backend.flush_printed()?;
+                        if let (Judged::AsRecorded, Some(recorded)) = (&judged, graph.recorded.printed) {
+                            let expected = self.reader.blobs().get(recorded)?.len() as u64;
+                            printed::flush_until(&capture, expected, &mut || Ok::<(), ReplayError>(self.backend.flush_printed()?))?;
                         }
                         Some(capture.finish()?)
                     }

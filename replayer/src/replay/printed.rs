@@ -38,6 +38,12 @@ impl StdoutCapture {
         Ok(StdoutCapture { saved: Some(saved), file })
     }
 
+    /// How many bytes were written so far, the C library's buffered ones included.
+    pub fn len(&self) -> io::Result<u64> {
+        flush_all()?;
+        Ok(self.file.metadata()?.len())
+    }
+
     /// Puts standard output back; returns what was written to it meanwhile.
     pub fn finish(mut self) -> io::Result<Vec<u8>> {
         self.restore()?;
@@ -64,6 +70,28 @@ impl Drop for StdoutCapture {
         let _ = self.restore();
     }
 }
+
+/// Flushes with `flush` until `capture` holds `expected` bytes, at most `FLUSHES` times (the
+/// last ones a millisecond apart). CUDA writes out a child grid's lines (launched from the
+/// device) one or more launches after the grid ended: cdpSimplePrint's replays sometimes got
+/// none of its 172 bytes from two flushes, and printed them into the next segment's output.
+pub fn flush_until<E>(capture: &StdoutCapture, expected: u64, flush: &mut dyn FnMut() -> Result<(), E>) -> Result<(), E>
+where
+    E: From<io::Error>,
+{
+    for attempt in 0..FLUSHES {
+        flush()?;
+        if capture.len()? >= expected {
+            break;
+        }
+        if attempt >= FLUSHES / 2 {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
+    Ok(())
+}
+
+const FLUSHES: usize = 64;
 
 /// Flushes Rust's and the C library's buffered standard output.
 fn flush_all() -> io::Result<()> {
@@ -151,5 +179,30 @@ mod tests {
         // SAFETY: writing a few bytes to standard output.
         unsafe { libc::write(libc::STDOUT_FILENO, b"from the device\n".as_ptr().cast(), 16) };
         assert_eq!(capture.finish().expect("stdout comes back"), b"from the device\n");
+    }
+
+    #[test]
+    fn flushes_go_on_until_what_was_recorded_is_written_or_the_attempts_run_out() {
+        let capture = StdoutCapture::begin().expect("stdout redirects");
+        let mut flushes = 0;
+        // The lines come with the third flush, through the C library's buffer.
+        flush_until(&capture, 6, &mut || {
+            flushes += 1;
+            if flushes == 3 {
+                // SAFETY: a NUL-terminated format without conversions.
+                unsafe { libc::printf(c"late\n\n".as_ptr()) };
+            }
+            Ok::<(), io::Error>(())
+        })
+        .expect("flushes");
+        assert_eq!(flushes, 3);
+        flushes = 0;
+        flush_until(&capture, 7, &mut || {
+            flushes += 1;
+            Ok::<(), io::Error>(())
+        })
+        .expect("flushes");
+        assert_eq!(flushes, FLUSHES);
+        assert_eq!(capture.finish().expect("stdout comes back"), b"late\n\n");
     }
 }
