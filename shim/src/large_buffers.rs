@@ -6,10 +6,9 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
-use xxhash_rust::xxh3::xxh3_64;
 
 /// Buffers smaller than this come from the allocator as usual.
-pub const LARGE: usize = 1 << 20;
+const LARGE: usize = 1 << 20;
 /// At most this many buffers, of at most this many bytes in all, are kept.
 const KEPT_BUFFERS: usize = 8;
 const KEPT_BYTES: usize = 256 << 20;
@@ -45,27 +44,13 @@ pub fn of_len(len: usize) -> Vec<u8> {
     }
 }
 
-/// Bytes of large copies made so far, and the nanoseconds they took; the same for large data
-/// found unchanged by hashing it in place (all reported at the end).
+/// Bytes of large copies made so far, and the nanoseconds they took (reported at the end).
 static COPIED_BYTES: AtomicU64 = AtomicU64::new(0);
 static COPYING_NS: AtomicU64 = AtomicU64::new(0);
-static HASHED_BYTES: AtomicU64 = AtomicU64::new(0);
-static HASHING_NS: AtomicU64 = AtomicU64::new(0);
 
 /// How many bytes the large copies made so far held, and how long they took.
 pub fn copied() -> (u64, Duration) {
     (COPIED_BYTES.load(Ordering::Relaxed), Duration::from_nanos(COPYING_NS.load(Ordering::Relaxed)))
-}
-
-/// How many bytes `piece_hashes` hashed in place so far, and how long it took.
-pub fn hashed() -> (u64, Duration) {
-    (HASHED_BYTES.load(Ordering::Relaxed), Duration::from_nanos(HASHING_NS.load(Ordering::Relaxed)))
-}
-
-/// Adds a large operation on `len` bytes since `began` to `bytes` and `ns`.
-fn count(bytes: &AtomicU64, ns: &AtomicU64, len: usize, began: Instant) {
-    bytes.fetch_add(len as u64, Ordering::Relaxed);
-    ns.fetch_add(began.elapsed().as_nanos() as u64, Ordering::Relaxed);
 }
 
 /// A copy of `bytes`.
@@ -74,56 +59,43 @@ pub fn copy_of(bytes: &[u8]) -> Vec<u8> {
         return bytes.to_vec();
     }
     let began = Instant::now();
-    let mut copy = of_len(bytes.len());
-    in_pieces(copy.chunks_mut(PIECE).zip(bytes.chunks(PIECE)).collect(), |(to, from)| to.copy_from_slice(from));
-    count(&COPIED_BYTES, &COPYING_NS, bytes.len(), began);
+    let copy = large_copy_of(bytes);
+    COPIED_BYTES.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+    COPYING_NS.fetch_add(began.elapsed().as_nanos() as u64, Ordering::Relaxed);
     copy
 }
 
-/// A copy of `bytes` (at least `LARGE` of them) and the hash of each `PIECE` of it, as
-/// `piece_hashes` gives them: hashed as copied, while in cache.
-pub fn hashed_copy_of(bytes: &[u8]) -> (Vec<u8>, Vec<u64>) {
-    let began = Instant::now();
+fn large_copy_of(bytes: &[u8]) -> Vec<u8> {
+    if bytes.len() < COPIED_IN_PIECES_FROM {
+        return match take(bytes.len()) {
+            Some(mut buffer) => {
+                buffer.clear();
+                buffer.extend_from_slice(bytes);
+                buffer
+            }
+            None => bytes.to_vec(),
+        };
+    }
     let mut copy = of_len(bytes.len());
-    let mut hashes = vec![0; bytes.len().div_ceil(PIECE)];
-    let pieces = copy.chunks_mut(PIECE).zip(bytes.chunks(PIECE)).zip(&mut hashes);
-    in_pieces(pieces.collect(), |((to, from), hash)| {
+    copy_in_pieces(&mut copy, bytes);
+    copy
+}
+
+/// Copies `from` into `to` (as long) in pieces, on this thread and up to `COPYING_THREADS - 1`
+/// more: one core's copy bandwidth held the program (simpleStreams receives 64 MB per step,
+/// about 6 ms of one core on the H100's host). A thread that cannot start leaves its share here.
+fn copy_in_pieces(to: &mut [u8], from: &[u8]) {
+    let pieces = Mutex::new(to.chunks_mut(PIECE).zip(from.chunks(PIECE)).collect::<Vec<_>>());
+    let copy_pieces = || loop {
+        let Some((to, from)) = pieces.lock().unwrap_or_else(PoisonError::into_inner).pop() else { return };
         to.copy_from_slice(from);
-        *hash = xxh3_64(to);
-    });
-    count(&COPIED_BYTES, &COPYING_NS, bytes.len(), began);
-    (copy, hashes)
-}
-
-/// The hash of each `PIECE` of `bytes`, read in place: a large read costs about half a copy,
-/// which also writes.
-pub fn piece_hashes(bytes: &[u8]) -> Vec<u64> {
-    let began = Instant::now();
-    let mut hashes = vec![0; bytes.len().div_ceil(PIECE)];
-    in_pieces(bytes.chunks(PIECE).zip(&mut hashes).collect(), |(piece, hash)| *hash = xxh3_64(piece));
-    count(&HASHED_BYTES, &HASHING_NS, bytes.len(), began);
-    hashes
-}
-
-/// Runs `work` on each piece: on this thread alone for fewer than `COPIED_IN_PIECES_FROM`
-/// bytes' worth, else on this thread and up to `COPYING_THREADS - 1` more, as one core's copy
-/// bandwidth held the program (simpleStreams receives 64 MB per step, about 6 ms of one core on
-/// the H100's host). A thread that cannot start leaves its share here.
-fn in_pieces<T: Send>(pieces: Vec<T>, work: impl Fn(T) + Sync) {
-    let threads = match pieces.len() * PIECE >= COPIED_IN_PIECES_FROM {
-        true => std::thread::available_parallelism().map_or(1, usize::from).min(COPYING_THREADS),
-        false => 1,
     };
-    let pieces = Mutex::new(pieces);
-    let work_through = || loop {
-        let Some(piece) = pieces.lock().unwrap_or_else(PoisonError::into_inner).pop() else { return };
-        work(piece);
-    };
+    let threads = std::thread::available_parallelism().map_or(1, usize::from).min(COPYING_THREADS);
     std::thread::scope(|scope| {
         for _ in 1..threads {
-            let _ = std::thread::Builder::new().spawn_scoped(scope, work_through);
+            let _ = std::thread::Builder::new().spawn_scoped(scope, copy_pieces);
         }
-        work_through();
+        copy_pieces();
     });
 }
 

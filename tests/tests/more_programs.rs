@@ -2,7 +2,6 @@
 //! from clCreateKernelsInProgram and clCloneKernel, tasks, rectangular transfers, event callbacks
 //! and clWaitForEvents (api_breadth.c); and a program's own cl_khr_command_buffer (sub-graphs).
 
-use end_to_end::binaries::shim_library;
 use end_to_end::device::Device;
 use end_to_end::dot::edges;
 use end_to_end::program::Program;
@@ -57,30 +56,4 @@ fn identical_submissions_of_an_own_command_buffer_share_a_family() {
     let trace = program.record(&device);
     let report = replay_compared(&trace, &device, Mode::Graph, &[]);
     assert_eq!(report["families"], 2, "{report:#}");
-}
-
-/// A 4 MB read into the same host array nine times, its data the same three rounds in a row:
-/// the shim copies data it has not seen repeat, hashes data it has in place and names the blob
-/// stored before when unchanged (rounds 2 and 5), and copies again when any piece changed
-/// (round 6 differs from round 5 in its last word). Every read compares byte for byte at replay,
-/// so a blob named for data that changed fails the test.
-#[test]
-fn large_data_received_again_unchanged_is_named_again_not_copied() {
-    for device in devices() {
-        let program = Program::opencl_c("received_again");
-        let native = program.run_native(&device);
-        assert_eq!(native.code, Some(0), "{native:?}");
-        let (trace, log) = (program.trace_path(&device), program.scratch().join("shim.log"));
-        let recorded = program.run_with(|command| {
-            device.configure(command);
-            command.env("LD_PRELOAD", shim_library()).env("REPRISE_OUTPUT", &trace);
-            command.env("REPRISE_LOG", format!("info,file={}", log.display()));
-        });
-        assert_eq!(native, recorded);
-        let log = std::fs::read_to_string(&log).expect("the shim's log");
-        // Copied: rounds 0, 1, 3, 4, 6, 7 and 8; hashed: 2 and 5 (unchanged), 3 and 6 (changed).
-        assert!(log.contains("copied 28 MB of host memory") && log.contains("hashed 16 MB in place"), "{log}");
-        let report = replays_both_ways(&trace, &device);
-        assert_eq!(report["segments"], 9, "{report:#}");
-    }
 }

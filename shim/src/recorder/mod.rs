@@ -29,7 +29,6 @@ mod memory;
 mod objects;
 mod overwritten;
 mod pending;
-mod receipts;
 mod registry;
 mod sink;
 #[cfg(test)]
@@ -187,8 +186,6 @@ pub struct Recorder {
     watching: bool,
     /// Pages the host wrote, as last taken from `host_writes`, kept for their capacity.
     written_pages: Vec<u64>,
-    /// What large host regions received last.
-    receipts: receipts::Receipts,
 }
 
 impl Recorder {
@@ -216,7 +213,6 @@ impl Recorder {
             closing_edges: Vec::new(),
             watching: false,
             written_pages: Vec::new(),
-            receipts: receipts::Receipts::default(),
         }
     }
 
@@ -866,9 +862,8 @@ impl Recorder {
     fn host_bytes(&mut self, region: HostRegion) -> BlobId {
         // SAFETY: the API module names host memory the program handed to the API for this
         // command, which stays valid until the command's window closes or `capture_received`.
-        let bytes = unsafe { std::slice::from_raw_parts(region.address as *const u8, region.len) };
-        let sink = &mut self.sink;
-        self.receipts.blob(bytes, |copy| sink.blob(copy))
+        let bytes = crate::large_buffers::copy_of(unsafe { std::slice::from_raw_parts(region.address as *const u8, region.len) });
+        self.blob(bytes)
     }
 }
 
