@@ -2,7 +2,7 @@
 //! order they came: a program copying 64 MB back per step outruns one thread's lz4, and the
 //! trace writer's backlog then held the program at exit (simpleStreams: 2.4 s). A blob whose
 //! contents another large blob had already is not compressed again: the trace stores it once
-//! (simpleStreams receives the same 64 MB at every step).
+//! (a program reading back memory nothing changed since).
 
 use crate::fast_hash::HashSet;
 use std::sync::mpsc;

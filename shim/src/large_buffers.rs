@@ -20,14 +20,27 @@ const COPYING_THREADS: usize = 8;
 
 static KEPT: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
 
+/// Large buffers asked for, and how many of them none kept could serve (reported at the end).
+static TAKEN: AtomicU64 = AtomicU64::new(0);
+static FRESH: AtomicU64 = AtomicU64::new(0);
+
+/// How many large buffers were asked for so far, and how many of them were new.
+pub fn taken() -> (u64, u64) {
+    (TAKEN.load(Ordering::Relaxed), FRESH.load(Ordering::Relaxed))
+}
+
 /// The smallest kept buffer that holds `len` bytes, if any.
 fn take(len: usize) -> Option<Vec<u8>> {
     if len < LARGE {
         return None;
     }
+    TAKEN.fetch_add(1, Ordering::Relaxed);
     let mut kept = KEPT.lock().unwrap_or_else(PoisonError::into_inner);
     let fitting = kept.iter().enumerate().filter(|(_, buffer)| buffer.capacity() >= len).min_by_key(|(_, buffer)| buffer.capacity());
-    let index = fitting.map(|(index, _)| index)?;
+    let Some((index, _)) = fitting else {
+        FRESH.fetch_add(1, Ordering::Relaxed);
+        return None;
+    };
     Some(kept.swap_remove(index))
 }
 

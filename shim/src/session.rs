@@ -179,6 +179,11 @@ extern "C" fn finish_at_exit() {
         }
         session.writer.finish();
         let (bytes, took) = crate::large_buffers::copied();
-        crate::log::info!("the program's threads copied {} MB of host memory in {} ms", bytes >> 20, took.as_millis());
+        let (buffers, fresh) = crate::large_buffers::taken();
+        crate::log::info!(
+            "the program's threads copied {} MB of host memory in {} ms; {fresh} of {buffers} large buffers were new (none kept fitted)",
+            bytes >> 20,
+            took.as_millis()
+        );
     });
 }
