@@ -389,3 +389,22 @@ fn every_cut_of_a_real_image_is_truncated_and_no_corruption_panics() {
         }
     }
 }
+
+/// The replayer's own kernels (PTX it loads with cuModuleLoadData) assemble for sm_90.
+#[test]
+fn the_replayers_own_ptx_kernels_assemble() {
+    let sources = Path::new(env!("CARGO_MANIFEST_DIR")).join("../replayer/src/cuda");
+    let mut kernels: Vec<PathBuf> = std::fs::read_dir(&sources)
+        .expect("read replayer/src/cuda")
+        .map(|entry| entry.expect("list replayer/src/cuda").path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "ptx"))
+        .collect();
+    kernels.sort();
+    assert_eq!(kernels.len(), 2, "{kernels:?}");
+    let out = output_dir("replayer_ptx");
+    for kernel in kernels {
+        let cubin = out.join(kernel.with_extension("cubin").file_name().expect("a file name"));
+        nvcc(&["-cubin"], &kernel, &cubin);
+        assert!(cubin.metadata().is_ok_and(|meta| meta.len() > 0), "{}", cubin.display());
+    }
+}

@@ -5,6 +5,7 @@
 //! left inside a body becomes a child graph node.
 
 use super::commands::{copy_params, memset_params, Addresses, KernelCall};
+use super::host_copies;
 use super::driver::check;
 use super::memory::HostBuffer;
 use super::objects::{visit_command, Objects};
@@ -12,7 +13,7 @@ use crate::backend::{BackendError, BackendResult, PartitionNodes};
 use cudarc::driver::sys::{self, CUcontext, CUdevice, CUdeviceptr, CUgraph, CUgraphConditionalHandle, CUgraphExec, CUgraphNode};
 use std::collections::{BTreeSet, HashMap};
 use std::rc::Rc;
-use trace_format::{Arg, Command, Conditional, ConditionalKind, Copy, Graph, KernelLaunch, MemId, Node, NodeId, Patch, Place};
+use trace_format::{Arg, Command, Conditional, ConditionalKind, Copy, Extent, Graph, KernelLaunch, MemId, Node, NodeId, Patch, Place};
 
 /// Stands for the program's host code, which the trace does not hold: the host node keeps the
 /// order and the round trip to the host that the program's own host function had.
@@ -31,15 +32,15 @@ pub fn needs_graph(command: &Command) -> bool {
     }
 }
 
-/// Whether a graph holds `command`: everything but copies with a host end, which run on the
-/// stream between graphs. A graph's memcpy node to or from host memory waits about 5 µs longer
-/// than the same copy on a stream, which a graph of a few kernels does not win back
-/// (`scripts/bench/cuda_graph_latency.cu` on an H200: a kernel between two 16 KB copies,
-/// 19.2-21.2 µs as a graph against 13.5-16.6 µs on a stream; one kernel alone 5.7-6.7 µs against
-/// 8.3-10.0). Host nodes stay: a host node costs a graph 2-3 µs, but taking it out split
+/// Whether a graph holds `command`: everything but copies with a host end too large or not
+/// linear for a kernel to make (`host_copies::by_kernel`), which run on the stream between
+/// graphs. Host nodes stay: a host node costs a graph 2-3 µs, but taking it out split
 /// host_function's and worker_threads' graphs and measured slower still.
 pub fn holds(command: &Command) -> bool {
-    !matches!(command, Command::Copy(Copy { src: Place::Host { .. }, .. } | Copy { dst: Place::Host { .. }, .. }))
+    match command {
+        Command::Copy(copy @ (Copy { src: Place::Host { .. }, .. } | Copy { dst: Place::Host { .. }, .. })) => host_copies::by_kernel(copy),
+        _ => true,
+    }
 }
 
 pub struct BuiltGraph {
@@ -53,9 +54,13 @@ pub struct BuiltGraph {
     pub first: Option<(NodeId, usize)>,
     /// Where the partition's own memory lies and the handles of its conditions.
     scope: Scope,
-    /// The pinned host data the copies inside it read (in conditional bodies and sub-graphs):
-    /// held as long as the graph.
+    /// The pinned host data its copies read: held as long as the graph.
     _sources: Vec<Rc<HostBuffer>>,
+    /// Where each of its nodes' copies to the host lands, by partition index, when the data is
+    /// compared (see `Objects::landings`): the same buffers whatever the graph is rebuilt into.
+    landings: Vec<Option<Rc<HostBuffer>>>,
+    /// The copies to the host each launch delivers into a landing: node, buffer, extent.
+    pub received: Vec<(NodeId, Rc<HostBuffer>, Extent)>,
 }
 
 /// The pinned host data the copies of `part` read, inside conditional bodies and sub-graphs too.
@@ -89,10 +94,24 @@ impl Scope {
     }
 }
 
-/// Builds a graph from the nodes of a partition and instantiates it. It holds no copy with a
-/// host end at its top level (`holds`): what the host receives lands from copies on the stream.
+/// Builds a graph from the nodes of a partition and instantiates it; its copies to the host land
+/// where the staged segment's do (`Objects::landings`).
 pub fn build(objects: &Objects, context: CUcontext, part: &PartitionNodes<'_>) -> BackendResult<BuiltGraph> {
+    let landings = part.nodes.iter().map(|(id, _)| objects.landings.get(id).cloned()).collect();
+    build_with(objects, context, part, landings)
+}
+
+fn build_with(objects: &Objects, context: CUcontext, part: &PartitionNodes<'_>, landings: Vec<Option<Rc<HostBuffer>>>) -> BackendResult<BuiltGraph> {
     let graph = new_graph()?;
+    let received = part
+        .nodes
+        .iter()
+        .zip(&landings)
+        .filter_map(|((id, node), landing)| match (&node.command, landing) {
+            (Command::Copy(copy), Some(landing)) => Some((*id, landing.clone(), copy.extent.clone())),
+            _ => None,
+        })
+        .collect();
     let mut built = BuiltGraph {
         graph,
         exec: std::ptr::null_mut(),
@@ -101,10 +120,12 @@ pub fn build(objects: &Objects, context: CUcontext, part: &PartitionNodes<'_>) -
         first: part.nodes.first().map(|(id, node)| (*id, node.queue.map_or(0, |q| q.index()))),
         scope: Scope::default(),
         _sources: sources_read(objects, part)?,
+        landings,
+        received,
     };
     let nodes: Vec<&Node> = part.nodes.iter().map(|(_, node)| *node).collect();
     let own_memory = objects.memories.allocated_by(part);
-    let handles = add_nodes(objects, context, graph, &nodes, &part.edges, &own_memory, &mut built.scope)?;
+    let handles = add_nodes(objects, context, graph, &nodes, &built.landings, &part.edges, &own_memory, &mut built.scope)?;
     for ((id, node), handle) in part.nodes.iter().zip(&handles) {
         if let Command::Kernel(_) = node.command {
             built.kernel_nodes.insert(*id, *handle);
@@ -116,10 +137,10 @@ pub fn build(objects: &Objects, context: CUcontext, part: &PartitionNodes<'_>) -
 
 /// Builds and instantiates the partition anew with `patches` applied to its base nodes: the
 /// alternative to a native update, measured by `--updates rebuild`.
-pub fn rebuild(objects: &Objects, context: CUcontext, part: &PartitionNodes<'_>, patches: &[Patch]) -> BackendResult<BuiltGraph> {
+pub fn rebuild(objects: &Objects, context: CUcontext, part: &PartitionNodes<'_>, patches: &[Patch], replaced: &BuiltGraph) -> BackendResult<BuiltGraph> {
     let patched = part.patched(patches)?;
     let nodes = part.over(&patched);
-    build(objects, context, &nodes)
+    build_with(objects, context, &nodes, replaced.landings.clone())
 }
 
 fn new_graph() -> BackendResult<CUgraph> {
@@ -147,6 +168,7 @@ fn add_nodes(
     context: CUcontext,
     graph: CUgraph,
     nodes: &[&Node],
+    landings: &[Option<Rc<HostBuffer>>],
     edges: &[(usize, usize)],
     own_memory: &BTreeSet<MemId>,
     scope: &mut Scope,
@@ -167,9 +189,10 @@ fn add_nodes(
             scope.conditions.insert(conditional.condition, create_condition(graph, context, conditional.default)?);
         }
     }
-    for (node, handle) in nodes.iter().zip(&mut handles) {
+    for (index, (node, handle)) in nodes.iter().zip(&mut handles).enumerate() {
         if handle.is_null() {
-            *handle = add_node(objects, scope, context, graph, &node.command)?;
+            let landing = landings.get(index).and_then(Option::as_deref);
+            *handle = add_node(objects, scope, context, graph, &node.command, landing)?;
         }
     }
     let mut from = Vec::with_capacity(edges.len());
@@ -241,11 +264,11 @@ fn add_conditional(objects: &Objects, scope: &Scope, context: CUcontext, graph: 
 fn add_graph(objects: &Objects, scope: &Scope, context: CUcontext, graph: CUgraph, inner: &Graph) -> BackendResult<()> {
     let nodes: Vec<&Node> = inner.nodes.iter().collect();
     let edges: Vec<(usize, usize)> = inner.edges.iter().map(|edge| (edge.from.index(), edge.to.index())).collect();
-    add_nodes(objects, context, graph, &nodes, &edges, &BTreeSet::new(), &mut scope.clone()).map(drop)
+    add_nodes(objects, context, graph, &nodes, &[], &edges, &BTreeSet::new(), &mut scope.clone()).map(drop)
 }
 
-fn add_node(objects: &Objects, scope: &Scope, context: CUcontext, graph: CUgraph, command: &Command) -> BackendResult<CUgraphNode> {
-    let addresses = scope.addresses(objects);
+fn add_node(objects: &Objects, scope: &Scope, context: CUcontext, graph: CUgraph, command: &Command, landing: Option<&HostBuffer>) -> BackendResult<CUgraphNode> {
+    let addresses = scope.addresses(objects).landing_in(landing);
     let mut node = std::ptr::null_mut();
     let none = std::ptr::null();
     // SAFETY: parameter blocks live across each call; the driver copies them.
@@ -261,7 +284,14 @@ fn add_node(objects: &Objects, scope: &Scope, context: CUcontext, graph: CUgraph
             }
             Command::Copy(copy) => {
                 let params = copy_params(objects, addresses, copy)?;
-                check(sys::cuGraphAddMemcpyNode(&mut node, graph, none, 0, &params, context), "cuGraphAddMemcpyNode")?;
+                let by_kernel = match host_copies::by_kernel(copy) {
+                    true => objects.host_copier.add_node(graph, &params)?,
+                    false => None,
+                };
+                match by_kernel {
+                    Some(kernel) => node = kernel,
+                    None => check(sys::cuGraphAddMemcpyNode(&mut node, graph, none, 0, &params, context), "cuGraphAddMemcpyNode")?,
+                }
             }
             Command::Fill(fill) => {
                 let params = memset_params(objects, addresses, fill)?;
@@ -366,7 +396,7 @@ impl BuiltGraph {
             .collect();
         let nodes: Vec<&Node> = patched.iter().collect();
         let graph = new_graph()?;
-        let updated = add_nodes(objects, context, graph, &nodes, &part.edges, &BTreeSet::new(), &mut Scope::default()).and_then(|_| {
+        let updated = add_nodes(objects, context, graph, &nodes, &self.landings, &part.edges, &BTreeSet::new(), &mut Scope::default()).and_then(|_| {
             // SAFETY: a plain C struct for which all zeroes is valid; graphs of this backend.
             let mut info: sys::CUgraphExecUpdateResultInfo = unsafe { std::mem::zeroed() };
             check(unsafe { sys::cuGraphExecUpdate_v2(self.exec, graph, &mut info) }, "cuGraphExecUpdate").map_err(|error| match error {

@@ -11,6 +11,7 @@ mod commands;
 mod driver;
 mod eager;
 mod graph;
+mod host_copies;
 mod images;
 mod memory;
 mod objects;
@@ -276,8 +277,11 @@ impl Backend for CudaBackend {
 
     fn launch(&mut self, buffer: BufferHandle) -> BackendResult<()> {
         self.begin_submission();
-        let built = self.built(buffer)?;
-        let (exec, first) = (built.exec, built.first);
+        let (exec, first, received) = {
+            let built = self.built(buffer)?;
+            (built.exec, built.first, built.received.clone())
+        };
+        self.received.extend(received);
         self.launch_graph(exec, first)
     }
 
@@ -316,7 +320,7 @@ impl Backend for CudaBackend {
             .get_mut(buffer.0)
             .ok_or_else(|| BackendError::Unsupported(format!("command buffer {} was not built by this backend", buffer.0)))?;
         if self.options.rebuild_updates {
-            *built = graph::rebuild(objects, self.device.context, part, patches)?;
+            *built = graph::rebuild(objects, self.device.context, part, patches, built)?;
             return Ok(UpdateKind::Rebuilt);
         }
         built.update(objects, self.device.context, part, patches)?;

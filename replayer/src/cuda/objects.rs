@@ -3,6 +3,7 @@
 //! host side of its copies.
 
 use super::driver::check;
+use super::host_copies::HostCopier;
 use super::images::TextureObject;
 use super::memory::{HostBuffer, Memories, PinnedPool};
 use super::relocation::Relocation;
@@ -43,6 +44,8 @@ pub struct Objects {
     outgrown_sinks: Vec<HostBuffer>,
     /// By `TextureId` index; dropped before the memory they read.
     pub textures: Vec<TextureObject>,
+    /// Makes graphs' copies to and from pinned host memory.
+    pub host_copier: HostCopier,
 }
 
 impl Objects {
@@ -70,6 +73,7 @@ impl Objects {
             events: HashMap::new(),
             outgrown_sinks: Vec::new(),
             textures: Vec::new(),
+            host_copier: HostCopier::load()?,
         };
         crate::backend::whole_programs_only(trace)?;
         for (index, program) in trace.programs.iter().enumerate() {

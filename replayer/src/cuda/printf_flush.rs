@@ -8,7 +8,11 @@ use super::driver::check;
 use crate::backend::BackendResult;
 use cudarc::driver::sys::{self, CUfunction, CUstream};
 
-const EMPTY_KERNEL: &std::ffi::CStr = c".version 7.0\n.target sm_70\n.address_size 64\n.visible .entry reprise_flush_printf() { ret; }\n";
+/// The empty kernel, in PTX (assembled by `tests/tests/cuda_compile.rs`).
+const EMPTY_KERNEL: &std::ffi::CStr = match std::ffi::CStr::from_bytes_with_nul(concat!(include_str!("flush_printf.ptx"), "\0").as_bytes()) {
+    Ok(ptx) => ptx,
+    Err(_) => panic!("flush_printf.ptx holds a NUL byte"),
+};
 
 pub struct PrintfFlush {
     empty: CUfunction,

@@ -4,7 +4,7 @@
 use super::memory::{granule_ranges, recorded_range, reservations, unshared_buffer_ranges, Memories, Reservation};
 use crate::backend::{BackendError, BackendOptions};
 use std::collections::HashMap;
-use trace_format::{Api, EmbeddedPointer, MemKind, Memory};
+use trace_format::{Api, EmbeddedPointer, Extent, MemKind, Memory};
 
 fn driver_loadable() -> bool {
     // SAFETY: dlopen of a constant name; the handle is closed at once.
@@ -31,35 +31,43 @@ fn without_a_driver_the_backend_is_unavailable_and_does_not_panic() {
     }
 }
 
-/// Copies in and out of a kernel run on the stream around a graph of what is between them; a copy
-/// between device buffers and host code stay in the graph.
-#[test]
-fn copies_with_a_host_end_run_between_graphs() {
-    use crate::plan::{plan_segment, PartitionKind};
+/// Partitions of a segment copying in, running kernels around a host task and a device copy,
+/// and copying out, as the CUDA backend cuts them.
+fn partitions_with_host_copies(copy_in: Extent, copy_out: Extent) -> Vec<(crate::plan::PartitionKind, usize)> {
+    use crate::plan::plan_segment;
     use crate::test_traces::{mem, TraceBuilder};
-    use trace_format::{Command, Copy, Extent, Place};
+    use trace_format::{Command, Copy, Place};
     let mut builder = TraceBuilder::new();
     let segment = builder.segment();
-    let (buffer, other) = (builder.memory(64), builder.memory(64));
+    let (buffer, other) = (builder.memory(4 << 20), builder.memory(4 << 20));
     let kernel = builder.kernel("k", &[None]);
-    let copy = |src, dst| Command::Copy(Copy { src, dst, extent: Extent::Linear { bytes: 64 } });
+    let copy = |src, dst, extent| Command::Copy(Copy { src, dst, extent });
     let device = |mem| Place::Memory { mem, offset: 0 };
     let nodes = [
-        builder.node(segment, copy(Place::Host { data: None }, device(buffer))),
+        builder.node(segment, copy(Place::Host { data: None }, device(buffer), copy_in)),
         builder.launch(segment, kernel, vec![mem(buffer)], 16),
-        builder.node(segment, copy(device(buffer), device(other))),
+        builder.node(segment, copy(device(buffer), device(other), Extent::Linear { bytes: 64 })),
         builder.launch(segment, kernel, vec![mem(other)], 16),
         builder.host_task(segment),
         builder.launch(segment, kernel, vec![mem(other)], 16),
-        builder.node(segment, copy(device(other), Place::Host { data: None })),
+        builder.node(segment, copy(device(other), Place::Host { data: None }, copy_out)),
     ];
     for pair in nodes.windows(2) {
         builder.edge(pair[0], pair[1]);
     }
-    let graph = &builder.graphs()[0];
-    let plan = plan_segment(graph, &super::graph::holds).expect("acyclic");
-    let partitions: Vec<(PartitionKind, usize)> = plan.partitions.iter().map(|partition| (partition.kind, partition.nodes.len())).collect();
-    assert_eq!(partitions, [(PartitionKind::Eager, 1), (PartitionKind::Recorded, 5), (PartitionKind::Eager, 1)]);
+    let plan = plan_segment(&builder.graphs()[0], &super::graph::holds).expect("acyclic");
+    plan.partitions.iter().map(|partition| (partition.kind, partition.nodes.len())).collect()
+}
+
+/// Small linear copies with a host end are kernels inside the graph; a copy larger than 1 MB or
+/// of rows runs on the stream between graphs; device copies and host code stay in the graph.
+#[test]
+fn host_copies_stay_in_graphs_when_a_kernel_can_make_them() {
+    use crate::plan::PartitionKind::{Eager, Recorded};
+    let linear = |bytes| Extent::Linear { bytes };
+    assert_eq!(partitions_with_host_copies(linear(64), linear(1 << 20)), [(Recorded, 7)]);
+    let rows = Extent::Rect { src_origin: [0; 3], dst_origin: [0; 3], region: [16, 4, 1], src_row_pitch: 32, src_slice_pitch: 0, dst_row_pitch: 16, dst_slice_pitch: 0 };
+    assert_eq!(partitions_with_host_copies(linear((1 << 20) + 16), rows), [(Eager, 1), (Recorded, 5), (Eager, 1)]);
 }
 
 fn memory(kind: MemKind, address: u64, size: u64) -> Memory {
