@@ -5,7 +5,9 @@
 //! (a program reading back memory nothing changed since).
 
 use crate::fast_hash::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
+use std::time::{Duration, Instant};
 use std::sync::{Arc, Mutex, PoisonError};
 use trace_format::{BlobId, PreparedBlob};
 
@@ -76,8 +78,19 @@ impl Preparers {
     }
 }
 
+/// Bytes of large blobs prepared so far and the nanoseconds their threads took (reported at the end).
+static PREPARED_BYTES: AtomicU64 = AtomicU64::new(0);
+static PREPARING_NS: AtomicU64 = AtomicU64::new(0);
+
+/// How many bytes of large blobs were hashed (and compressed) so far, and the threads' time it took.
+pub fn prepared() -> (u64, Duration) {
+    (PREPARED_BYTES.load(Ordering::Relaxed), Duration::from_nanos(PREPARING_NS.load(Ordering::Relaxed)))
+}
+
 /// Hashes `bytes` and compresses them unless a large blob with the same contents came before.
 fn prepare_large(bytes: Vec<u8>, seen: &Mutex<HashSet<BlobId>>, scratch: &mut Vec<u8>) -> PreparedBlob {
+    let began = Instant::now();
+    PREPARED_BYTES.fetch_add(bytes.len() as u64, Ordering::Relaxed);
     let mut prepared = PreparedBlob::unless_stored(bytes, |id| !seen.lock().unwrap_or_else(PoisonError::into_inner).insert(id), scratch);
     // Back for the next large read at once: a program receiving 64 MB per step otherwise found
     // none kept while the blobs before waited to be stored, and faulted in fresh pages each time.
@@ -87,6 +100,7 @@ fn prepare_large(bytes: Vec<u8>, seen: &Mutex<HashSet<BlobId>>, scratch: &mut Ve
     if scratch.len() > KEPT_SCRATCH {
         *scratch = Vec::new();
     }
+    PREPARING_NS.fetch_add(began.elapsed().as_nanos() as u64, Ordering::Relaxed);
     prepared
 }
 

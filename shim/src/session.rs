@@ -180,6 +180,8 @@ extern "C" fn finish_at_exit() {
         session.writer.finish();
         let (bytes, took) = crate::large_buffers::copied();
         let (buffers, fresh) = crate::large_buffers::taken();
+        let (prepared, preparing) = crate::blob_preparers::prepared();
+        crate::log::info!("preparing threads hashed and compressed {} MB of large blobs in {} ms of their time", prepared >> 20, preparing.as_millis());
         crate::log::info!(
             "the program's threads copied {} MB of host memory in {} ms; {fresh} of {buffers} large buffers were new (none kept fitted)",
             bytes >> 20,
