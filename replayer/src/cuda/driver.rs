@@ -26,6 +26,18 @@ pub fn check(result: CUresult, call: &str) -> BackendResult<()> {
     Err(BackendError::Api { call: call.to_string(), detail })
 }
 
+/// Loads `ptx`, a kernel the replayer carries (its `.ptx` files, assembled by
+/// `tests/tests/cuda_compile.rs`), into the current context and returns its entry `name`.
+pub fn own_kernel(ptx: &str, name: &CStr) -> BackendResult<sys::CUfunction> {
+    let ptx = CString::new(ptx).map_err(|_| BackendError::Unsupported(format!("the replayer's PTX of {name:?} holds a NUL byte")))?;
+    let (mut module, mut function) = (std::ptr::null_mut(), std::ptr::null_mut());
+    // SAFETY: a NUL-terminated PTX image and valid out-pointers; the context is current.
+    check(unsafe { sys::cuModuleLoadData(&mut module, ptx.as_ptr().cast()) }, "cuModuleLoadData")?;
+    // SAFETY: a module just loaded; a missing entry is an error the call reports.
+    check(unsafe { sys::cuModuleGetFunction(&mut function, module, name.as_ptr()) }, "cuModuleGetFunction")?;
+    Ok(function)
+}
+
 /// Whether the driver library can be loaded, asked before any cudarc call.
 fn driver_present() -> bool {
     let name = CString::new(DRIVER_LIBRARY).expect("a constant without NUL");

@@ -6,7 +6,7 @@
 //! (1.48-1.60x faster) against 17.4-20.4 with memcpy nodes and 13.9-15.5 with the copies on the
 //! stream between graphs; a memset, 3 kernels and a 16 KB copy out 10.3-11.7 (2.56-2.62x).
 
-use super::driver::check;
+use super::driver::{check, own_kernel};
 use crate::backend::BackendResult;
 use cudarc::driver::sys::{self, CUdeviceptr, CUfunction, CUgraph, CUgraphNode, CUmemorytype, CUDA_MEMCPY3D};
 use std::ffi::c_void;
@@ -17,12 +17,6 @@ const KERNEL_COPY_MAX: u64 = 1 << 20;
 /// Threads per block, and the most blocks a copy gets (each thread copies 16 bytes a step).
 const THREADS: u32 = 256;
 const MAX_BLOCKS: u64 = 64;
-
-/// `reprise_copy(dst, src, bytes)`, in PTX (assembled by `tests/tests/cuda_compile.rs`).
-const COPY_KERNEL: &std::ffi::CStr = match std::ffi::CStr::from_bytes_with_nul(concat!(include_str!("host_copy.ptx"), "\0").as_bytes()) {
-    Ok(ptx) => ptx,
-    Err(_) => panic!("host_copy.ptx holds a NUL byte"),
-};
 
 /// Whether a graph copies `copy` with a kernel: one end in host memory, a linear extent of at
 /// most `KERNEL_COPY_MAX` bytes. (An image on the device end, known only with the replay's
@@ -38,12 +32,7 @@ pub struct HostCopier {
 
 impl HostCopier {
     pub fn load() -> BackendResult<HostCopier> {
-        let (mut module, mut function) = (std::ptr::null_mut(), std::ptr::null_mut());
-        // SAFETY: a NUL-terminated PTX image and valid out-pointers; the context is current.
-        check(unsafe { sys::cuModuleLoadData(&mut module, COPY_KERNEL.as_ptr().cast()) }, "cuModuleLoadData")?;
-        // SAFETY: the module just loaded defines the entry.
-        check(unsafe { sys::cuModuleGetFunction(&mut function, module, c"reprise_copy".as_ptr()) }, "cuModuleGetFunction")?;
-        Ok(HostCopier { function })
+        Ok(HostCopier { function: own_kernel(include_str!("host_copy.ptx"), c"reprise_copy")? })
     }
 
     /// A kernel node doing the copy `params` describes, if it is a linear one between device

@@ -4,15 +4,9 @@
 //! Empty kernels launched once the work finished write them out, as often as the replay needs
 //! to get what the recording printed (`printed::flush_until`).
 
-use super::driver::check;
+use super::driver::{check, own_kernel};
 use crate::backend::BackendResult;
 use cudarc::driver::sys::{self, CUfunction, CUstream};
-
-/// The empty kernel, in PTX (assembled by `tests/tests/cuda_compile.rs`).
-const EMPTY_KERNEL: &std::ffi::CStr = match std::ffi::CStr::from_bytes_with_nul(concat!(include_str!("flush_printf.ptx"), "\0").as_bytes()) {
-    Ok(ptx) => ptx,
-    Err(_) => panic!("flush_printf.ptx holds a NUL byte"),
-};
 
 pub struct PrintfFlush {
     empty: CUfunction,
@@ -20,12 +14,7 @@ pub struct PrintfFlush {
 
 impl PrintfFlush {
     pub fn load() -> BackendResult<PrintfFlush> {
-        let (mut module, mut empty) = (std::ptr::null_mut(), std::ptr::null_mut());
-        // SAFETY: a NUL-terminated PTX image and valid out-pointers; the context is current.
-        check(unsafe { sys::cuModuleLoadData(&mut module, EMPTY_KERNEL.as_ptr().cast()) }, "cuModuleLoadData")?;
-        // SAFETY: the module just loaded defines the entry.
-        check(unsafe { sys::cuModuleGetFunction(&mut empty, module, c"reprise_flush_printf".as_ptr()) }, "cuModuleGetFunction")?;
-        Ok(PrintfFlush { empty })
+        Ok(PrintfFlush { empty: own_kernel(include_str!("flush_printf.ptx"), c"reprise_flush_printf")? })
     }
 
     /// Launches the empty kernel on `stream` and waits for it, twice.
