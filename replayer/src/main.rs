@@ -5,7 +5,7 @@ mod cli;
 /// A trace streams by as millions of small nodes, decoded on one thread and dropped on another:
 /// glibc's allocator spends more time on those frees than on the work (see BENCHMARKS.md).
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: mi_alloc::MiAlloc = mi_alloc::MiAlloc;
 
 fn main() -> std::process::ExitCode {
     // Rust ignores SIGPIPE, so printing into a closed pipe (`replayer info T | head`) would panic;

@@ -25,7 +25,7 @@ mod writer;
 /// quarter of the recording threads' time (`perf`, BENCHMARKS.md), and the writer thread frees
 /// what the program's threads allocated.
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: mi_alloc::MiAlloc = mi_alloc::MiAlloc;
 
 /// Every API's hooks, for the exported `dlsym` to hand out.
 static HOOK_TABLES: [&[&interpose::Hook]; 3] = [opencl::HOOKS, cuda::HOOKS, level_zero::HOOKS];
