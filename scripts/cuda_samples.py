@@ -26,6 +26,7 @@ import glob
 import json
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -359,7 +360,8 @@ def check_one(sample, work, bin_dir, logs, timeout):
         partial = partial_reasons(bin_dir, trace)
         for mode in verdicts:
             report = name + f".{mode}.json"
-            command = [os.path.join(bin_dir, "replayer"), "replay", trace, "--mode", mode, "--iterations", str(REPLAY_RUNS - 1), "--compare", "--json"]
+            command = [os.path.join(bin_dir, "replayer"), "replay", trace, "--mode", mode, "--iterations", str(REPLAY_RUNS - 1), "--compare", "--json",
+                       *shlex.split(os.environ.get("REPLAYER_ARGS", ""))]
             code, _ = run_step(command, place, name + f".{mode}", timeout)
             if code is not None:
                 shutil.copyfile(name + f".{mode}.out", report)

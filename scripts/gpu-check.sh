@@ -7,7 +7,8 @@
 # Exits non-zero if any row fails. Logs, traces and the table go to $OUT (or a temporary directory).
 # --only PATTERNS (comma-separated shell patterns on program names) checks only the programs named.
 # BASELINE_BIN=DIR (another build's libshim.so and replayer) adds that build's recording cost and replay
-# times beside this one's (scripts/bench-replayers.sh).
+# times beside this one's (scripts/bench-replayers.sh). REPLAYER_ARGS (say `--host-copies kernels`) is
+# added to every replay of the table's rows and of the samples.
 #
 # NVIDIA's cuda-samples instead (scripts/cuda_samples.py has the details and the samples left out, with why):
 #   scripts/gpu-check.sh [BIN_DIR] --samples DIR [--only PATTERNS] [--build-only | --run-only]
@@ -87,7 +88,7 @@ check() {
   if [ $native_rc -eq 0 ] && [ $shim_rc -eq 0 ] && diff <(grep -v '^time:' "$log.native") <(grep -v '^time:' "$log.shim") >/dev/null; then same=yes; fi
   local graph=fail eager=fail
   for mode in graph eager; do
-    "$replayer" replay "$work/$name.trace" --mode $mode --iterations 20 --compare --json ${REPLAY_DEVICE:+--device "$REPLAY_DEVICE"} ${REPLAY_OPTIONS:-} >"$log.$mode.json" 2>"$log.$mode.err"
+    "$replayer" replay "$work/$name.trace" --mode $mode --iterations 20 --compare --json ${REPLAY_DEVICE:+--device "$REPLAY_DEVICE"} ${REPLAY_OPTIONS:-} ${REPLAYER_ARGS:-} >"$log.$mode.json" 2>"$log.$mode.err"
     local rc=$?
     if [ $rc -eq 0 ] && passed "$log.$mode.json"; then eval "$mode=pass"; else eval "$mode='fail (exit $rc)'"; fi
   done
@@ -97,14 +98,14 @@ check() {
   for ((again = 2; again <= ${RECORDINGS:-1}; again++)); do
     env ${RECORD_ENV:-} REPRISE_OUTPUT="$work/$name.again.trace" LD_PRELOAD="$shim" "$@" >/dev/null 2>>"$log.again.err" || { graph="fail (recording $again)"; break; }
     for mode in graph eager; do
-      "$replayer" replay "$work/$name.again.trace" --mode $mode --iterations 2 --compare --json ${REPLAY_DEVICE:+--device "$REPLAY_DEVICE"} ${REPLAY_OPTIONS:-} >"$log.again.json" 2>>"$log.again.err" &&
+      "$replayer" replay "$work/$name.again.trace" --mode $mode --iterations 2 --compare --json ${REPLAY_DEVICE:+--device "$REPLAY_DEVICE"} ${REPLAY_OPTIONS:-} ${REPLAYER_ARGS:-} >"$log.again.json" 2>>"$log.again.err" &&
         passed "$log.again.json" || { eval "$mode='fail (recording $again)'"; break 2; }
     done
   done
   [ "${RECORDINGS:-1}" -gt 1 ] && [ "$graph" = pass ] && [ "$eager" = pass ] && graph="pass (${RECORDINGS} recordings)" eager="pass (${RECORDINGS} recordings)"
   [ "$same" = yes ] && [ "${graph%% *}" = pass ] && [ "${eager%% *}" = pass ] || failures=$((failures + 1))
   "$replayer" replay "$work/$name.trace" --mode both --rounds 4 --iterations "$(iterations_for "$log.graph.json")" --json \
-    ${REPLAY_DEVICE:+--device "$REPLAY_DEVICE"} ${REPLAY_OPTIONS:-} >"$log.timed.json" 2>"$log.timed.err"
+    ${REPLAY_DEVICE:+--device "$REPLAY_DEVICE"} ${REPLAY_OPTIONS:-} ${REPLAYER_ARGS:-} >"$log.timed.json" 2>"$log.timed.err"
   echo "| $name | $same | $graph | $eager | $(program_time "$log.native") | $(replay_time graph "$log.timed.json") | $(replay_time eager "$log.timed.json") | $(replay_time ratio "$log.timed.json") |" >>"$table"
   # Traces come back with the logs unless large (PyTorch's holds its fatbins).
   if [ -f "$work/$name.trace" ] && [ "$(stat -c %s "$work/$name.trace")" -lt 20000000 ]; then cp "$work/$name.trace" "$out/logs/"; fi

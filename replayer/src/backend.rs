@@ -149,6 +149,21 @@ pub struct BackendOptions {
     /// The most bytes of memory objects to hold at once (by default what the backend knows of
     /// its device): past it, objects in use at different times share storage.
     pub memory_budget: Option<u64>,
+    /// How CUDA graphs replay copies to and from host memory.
+    pub host_copies: HostCopies,
+}
+
+/// How a CUDA command buffer replays a copy with a host end (`--host-copies`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum HostCopies {
+    /// On the stream between graphs, as the program made it.
+    #[default]
+    Stream,
+    /// As memcpy nodes inside the graphs.
+    Nodes,
+    /// As kernel nodes reading or writing the replay's pinned memory (linear copies of up to 1 MB;
+    /// the others on the stream).
+    Kernels,
 }
 
 /// Per-node device times of the last run, in nanoseconds on the device's clock.

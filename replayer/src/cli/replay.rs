@@ -5,7 +5,7 @@ use super::inspect::print_json;
 use super::load::{open, refuse_problems, unreadable};
 use super::progress::Progress;
 use clap::{Args, ValueEnum};
-use replayer::backend::BackendOptions;
+use replayer::backend::{BackendOptions, HostCopies};
 use replayer::backends;
 use replayer::overrides::{ArgOverride, OverrideCheck, Overrides, SizeOverride};
 use replayer::profile::chrome_trace;
@@ -87,6 +87,10 @@ pub struct ReplayArgs {
     /// one, or a rebuild of the command buffer (to measure what native updates save).
     #[arg(long, value_enum, default_value = "native")]
     updates: Updates,
+    /// How CUDA graphs replay copies to and from host memory: on the stream between graphs, as
+    /// memcpy nodes inside them, or as kernel nodes on pinned memory (linear copies up to 1 MB).
+    #[arg(long, value_enum, default_value = "stream")]
+    host_copies: HostCopies,
     /// The most bytes of memory objects to hold at once (OpenCL; default: half the device's
     /// memory). A trace whose objects add up to more has those in use at different times share
     /// storage; the final contents of the earlier ones are then gone.
@@ -129,6 +133,7 @@ pub fn replay(args: &ReplayArgs) -> Result<ExitCode, Failure> {
         profile: args.profile.is_some(),
         rebuild_updates: args.updates == Updates::Rebuild,
         memory_budget: args.memory_budget,
+        host_copies: args.host_copies,
     };
     let backend = backends::open(api, &options)?;
     if let Some(note) = backend.device_note() {

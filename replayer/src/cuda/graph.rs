@@ -9,7 +9,7 @@ use super::host_copies;
 use super::driver::check;
 use super::memory::HostBuffer;
 use super::objects::{visit_command, Objects};
-use crate::backend::{BackendError, BackendResult, PartitionNodes};
+use crate::backend::{BackendError, BackendResult, HostCopies, PartitionNodes};
 use cudarc::driver::sys::{self, CUcontext, CUdevice, CUdeviceptr, CUgraph, CUgraphConditionalHandle, CUgraphExec, CUgraphNode};
 use std::collections::{BTreeSet, HashMap};
 use std::rc::Rc;
@@ -32,13 +32,19 @@ pub fn needs_graph(command: &Command) -> bool {
     }
 }
 
-/// Whether a graph holds `command`: everything but copies with a host end too large or not
-/// linear for a kernel to make (`host_copies::by_kernel`), which run on the stream between
-/// graphs. Host nodes stay: a host node costs a graph 2-3 µs, but taking it out split
-/// host_function's and worker_threads' graphs and measured slower still.
-pub fn holds(command: &Command) -> bool {
-    match command {
-        Command::Copy(copy @ (Copy { src: Place::Host { .. }, .. } | Copy { dst: Place::Host { .. }, .. })) => host_copies::by_kernel(copy),
+/// Whether a graph holds `command`: everything but copies with a host end, unless `host_copies`
+/// asks for memcpy nodes, or for kernels where one can make the copy (`host_copies::by_kernel`).
+/// Those left out run on the stream between graphs: a graph's memcpy node to or from host memory
+/// waits about 5 µs longer than the same copy on a stream (`host_copies.rs` has the numbers).
+/// Host nodes stay: a host node costs a graph 2-3 µs, but taking it out split host_function's and
+/// worker_threads' graphs and measured slower still.
+pub fn holds(command: &Command, host_copies: HostCopies) -> bool {
+    match (command, host_copies) {
+        (Command::Copy(copy @ (Copy { src: Place::Host { .. }, .. } | Copy { dst: Place::Host { .. }, .. })), _) => match host_copies {
+            HostCopies::Stream => false,
+            HostCopies::Nodes => true,
+            HostCopies::Kernels => host_copies::by_kernel(copy),
+        },
         _ => true,
     }
 }
@@ -284,9 +290,9 @@ fn add_node(objects: &Objects, scope: &Scope, context: CUcontext, graph: CUgraph
             }
             Command::Copy(copy) => {
                 let params = copy_params(objects, addresses, copy)?;
-                let by_kernel = match host_copies::by_kernel(copy) {
-                    true => objects.host_copier.add_node(graph, &params)?,
-                    false => None,
+                let by_kernel = match (&objects.host_copier, host_copies::by_kernel(copy)) {
+                    (Some(copier), true) => copier.add_node(graph, &params)?,
+                    _ => None,
                 };
                 match by_kernel {
                     Some(kernel) => node = kernel,

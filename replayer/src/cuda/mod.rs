@@ -173,7 +173,7 @@ impl Backend for CudaBackend {
     }
 
     fn can_record(&self, command: &Command) -> bool {
-        graph::holds(command)
+        graph::holds(command, self.options.host_copies)
     }
 
     fn load(&mut self, trace: &Trace, blobs: &BlobStore) -> BackendResult<()> {
@@ -183,7 +183,7 @@ impl Backend for CudaBackend {
         self.graphs.clear();
         self.objects = None;
         let spans = std::mem::take(&mut self.spans);
-        self.objects = Some(Objects::load(trace, blobs, self.device.device, self.options.exact_addresses, &spans)?);
+        self.objects = Some(Objects::load(trace, blobs, self.device.device, self.options.exact_addresses, &spans, self.options.host_copies)?);
         Ok(())
     }
 

@@ -7,7 +7,7 @@ use super::host_copies::HostCopier;
 use super::images::TextureObject;
 use super::memory::{HostBuffer, Memories, PinnedPool};
 use super::relocation::Relocation;
-use crate::backend::{BackendError, BackendResult};
+use crate::backend::{BackendError, BackendResult, HostCopies};
 use cudarc::driver::sys::{self, CUdevice, CUdeviceptr, CUevent, CUfunction, CUmodule, CUstream};
 use std::collections::{BTreeSet, HashMap};
 use std::ffi::CString;
@@ -44,13 +44,13 @@ pub struct Objects {
     outgrown_sinks: Vec<HostBuffer>,
     /// By `TextureId` index; dropped before the memory they read.
     pub textures: Vec<TextureObject>,
-    /// Makes graphs' copies to and from pinned host memory.
-    pub host_copier: HostCopier,
+    /// Makes graphs' copies to and from pinned host memory, with `--host-copies kernels`.
+    pub host_copier: Option<HostCopier>,
 }
 
 impl Objects {
     /// `spans`: when each memory object is in use (by `MemId` index), where the trace reuses addresses.
-    pub fn load(trace: &Trace, blobs: &BlobStore, device: CUdevice, exact_addresses: bool, spans: &[Option<(u32, u32)>]) -> BackendResult<Objects> {
+    pub fn load(trace: &Trace, blobs: &BlobStore, device: CUdevice, exact_addresses: bool, spans: &[Option<(u32, u32)>], host_copies: HostCopies) -> BackendResult<Objects> {
         // Only programs a recorded kernel or variable comes from: a PyTorch or cuBLAS process
         // registers hundreds of fatbins it never launches from.
         let variables = trace.memories.iter().filter_map(|memory| match &memory.kind {
@@ -73,7 +73,10 @@ impl Objects {
             events: HashMap::new(),
             outgrown_sinks: Vec::new(),
             textures: Vec::new(),
-            host_copier: HostCopier::load()?,
+            host_copier: match host_copies {
+                HostCopies::Kernels => Some(HostCopier::load()?),
+                HostCopies::Stream | HostCopies::Nodes => None,
+            },
         };
         crate::backend::whole_programs_only(trace)?;
         for (index, program) in trace.programs.iter().enumerate() {

@@ -2,7 +2,7 @@
 //! address ranges.
 
 use super::memory::{granule_ranges, recorded_range, reservations, unshared_buffer_ranges, Memories, Reservation};
-use crate::backend::{BackendError, BackendOptions};
+use crate::backend::{BackendError, BackendOptions, HostCopies};
 use std::collections::HashMap;
 use trace_format::{Api, EmbeddedPointer, Extent, MemKind, Memory};
 
@@ -33,7 +33,7 @@ fn without_a_driver_the_backend_is_unavailable_and_does_not_panic() {
 
 /// Partitions of a segment copying in, running kernels around a host task and a device copy,
 /// and copying out, as the CUDA backend cuts them.
-fn partitions_with_host_copies(copy_in: Extent, copy_out: Extent) -> Vec<(crate::plan::PartitionKind, usize)> {
+fn partitions_with_host_copies(host_copies: HostCopies, copy_in: Extent, copy_out: Extent) -> Vec<(crate::plan::PartitionKind, usize)> {
     use crate::plan::plan_segment;
     use crate::test_traces::{mem, TraceBuilder};
     use trace_format::{Command, Copy, Place};
@@ -55,19 +55,25 @@ fn partitions_with_host_copies(copy_in: Extent, copy_out: Extent) -> Vec<(crate:
     for pair in nodes.windows(2) {
         builder.edge(pair[0], pair[1]);
     }
-    let plan = plan_segment(&builder.graphs()[0], &super::graph::holds).expect("acyclic");
+    let plan = plan_segment(&builder.graphs()[0], &|command| super::graph::holds(command, host_copies)).expect("acyclic");
     plan.partitions.iter().map(|partition| (partition.kind, partition.nodes.len())).collect()
 }
 
-/// Small linear copies with a host end are kernels inside the graph; a copy larger than 1 MB or
-/// of rows runs on the stream between graphs; device copies and host code stay in the graph.
+/// Copies with a host end run on the stream between graphs by default, all inside the graph as
+/// memcpy nodes with `--host-copies nodes`, and with `--host-copies kernels` inside it where a
+/// kernel can make them (linear, at most 1 MB) and on the stream where not; device copies and
+/// host code stay in the graph.
 #[test]
-fn host_copies_stay_in_graphs_when_a_kernel_can_make_them() {
+fn host_copies_run_between_or_inside_graphs_as_chosen() {
     use crate::plan::PartitionKind::{Eager, Recorded};
     let linear = |bytes| Extent::Linear { bytes };
-    assert_eq!(partitions_with_host_copies(linear(64), linear(1 << 20)), [(Recorded, 7)]);
     let rows = Extent::Rect { src_origin: [0; 3], dst_origin: [0; 3], region: [16, 4, 1], src_row_pitch: 32, src_slice_pitch: 0, dst_row_pitch: 16, dst_slice_pitch: 0 };
-    assert_eq!(partitions_with_host_copies(linear((1 << 20) + 16), rows), [(Eager, 1), (Recorded, 5), (Eager, 1)]);
+    let between = [(Eager, 1), (Recorded, 5), (Eager, 1)];
+    assert_eq!(HostCopies::default(), HostCopies::Stream);
+    assert_eq!(partitions_with_host_copies(HostCopies::Stream, linear(64), linear(64)), between);
+    assert_eq!(partitions_with_host_copies(HostCopies::Nodes, linear(4 << 20), rows.clone()), [(Recorded, 7)]);
+    assert_eq!(partitions_with_host_copies(HostCopies::Kernels, linear(64), linear(1 << 20)), [(Recorded, 7)]);
+    assert_eq!(partitions_with_host_copies(HostCopies::Kernels, linear((1 << 20) + 16), rows), between);
 }
 
 fn memory(kind: MemKind, address: u64, size: u64) -> Memory {
