@@ -104,7 +104,7 @@ fn large_copy_of(bytes: &[u8]) -> Vec<u8> {
 /// took 0.28 ms a copy on the H200's host, against 2.2 ms for the copy. Without them (none
 /// could start), this thread copies it all.
 fn copy_in_pieces(to: &mut [u8], from: &[u8]) {
-    let copy = Arc::new(Copy {
+    let copy = Arc::new(CopyJob {
         pieces: Mutex::new(to.chunks_mut(PIECE).zip(from.chunks(PIECE)).map(|(to, from)| Piece { to: to.as_mut_ptr(), from: from.as_ptr(), len: to.len() }).collect()),
         unfinished: Mutex::new(to.len().div_ceil(PIECE)),
         finished: Condvar::new(),
@@ -120,7 +120,7 @@ fn copy_in_pieces(to: &mut [u8], from: &[u8]) {
 }
 
 /// One large copy shared with the copying threads.
-struct Copy {
+struct CopyJob {
     pieces: Mutex<Vec<Piece>>,
     /// Pieces not yet copied: `copy_in_pieces` returns, and its borrows end, at zero.
     unfinished: Mutex<usize>,
@@ -137,7 +137,7 @@ struct Piece {
 // SAFETY: a piece is copied by one thread, while `copy_in_pieces` holds its borrows.
 unsafe impl Send for Piece {}
 
-impl Copy {
+impl CopyJob {
     fn work_through(&self) {
         loop {
             let Some(piece) = self.pieces.lock().unwrap_or_else(PoisonError::into_inner).pop() else { return };
@@ -153,15 +153,15 @@ impl Copy {
     }
 }
 
-/// The copying threads, started at the first large copy: `COPYING_THREADS - 1` at most, one
-/// fewer than the machine's cores.
-fn helpers() -> &'static [mpsc::Sender<Arc<Copy>>] {
-    static HELPERS: OnceLock<Vec<mpsc::Sender<Arc<Copy>>>> = OnceLock::new();
+/// The copying threads, started at the first large copy: one fewer than the machine's cores, and
+/// `COPYING_THREADS - 1` at most.
+fn helpers() -> &'static [mpsc::Sender<Arc<CopyJob>>] {
+    static HELPERS: OnceLock<Vec<mpsc::Sender<Arc<CopyJob>>>> = OnceLock::new();
     HELPERS.get_or_init(|| {
         let threads = std::thread::available_parallelism().map_or(1, usize::from).min(COPYING_THREADS);
         (1..threads)
             .map_while(|index| {
-                let (send, copies) = mpsc::channel::<Arc<Copy>>();
+                let (send, copies) = mpsc::channel::<Arc<CopyJob>>();
                 let spawned = std::thread::Builder::new().name(format!("reprise-copy-{index}")).spawn(move || {
                     while let Ok(copy) = copies.recv() {
                         copy.work_through();
