@@ -71,21 +71,20 @@ impl Drop for StdoutCapture {
     }
 }
 
-/// Flushes with `flush` until `capture` holds `expected` bytes, at most `FLUSHES` times (the
-/// last ones a millisecond apart). CUDA writes out a child grid's lines (launched from the
-/// device) one or more launches after the grid ended: cdpSimplePrint's replays sometimes got
-/// none of its 172 bytes from two flushes, and printed them into the next segment's output.
+/// Flushes with `flush` until `capture` holds `expected` bytes, at most `FLUSHES` times. CUDA
+/// writes out a child grid's lines (launched from the device) one or more launches after the
+/// grid ended: cdpSimplePrint's replays sometimes got none of its 172 bytes from two flushes, and
+/// printed them into the next segment's output. What comes is written by launches, not by time,
+/// so there is no sleep: a replay printing less than the recording costs at most `FLUSHES`
+/// flushes (a few milliseconds).
 pub fn flush_until<E>(capture: &StdoutCapture, expected: u64, flush: &mut dyn FnMut() -> Result<(), E>) -> Result<(), E>
 where
     E: From<io::Error>,
 {
-    for attempt in 0..FLUSHES {
+    for _ in 0..FLUSHES {
         flush()?;
         if capture.len()? >= expected {
             break;
-        }
-        if attempt >= FLUSHES / 2 {
-            std::thread::sleep(std::time::Duration::from_millis(1));
         }
     }
     Ok(())
