@@ -39,8 +39,8 @@ pub fn needs_graph(command: &Command) -> bool {
 /// Host nodes stay: a host node costs a graph 2-3 µs, but taking it out split host_function's and
 /// worker_threads' graphs and measured slower still.
 pub fn holds(command: &Command, host_copies: HostCopies) -> bool {
-    match (command, host_copies) {
-        (Command::Copy(copy @ (Copy { src: Place::Host { .. }, .. } | Copy { dst: Place::Host { .. }, .. })), _) => match host_copies {
+    match command {
+        Command::Copy(copy @ (Copy { src: Place::Host { .. }, .. } | Copy { dst: Place::Host { .. }, .. })) => match host_copies {
             HostCopies::Stream => false,
             HostCopies::Nodes => true,
             HostCopies::Kernels => host_copies::by_kernel(copy),

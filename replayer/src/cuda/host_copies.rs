@@ -1,10 +1,11 @@
 //! Copies between device memory and the replay's pinned host memory, as kernel nodes of CUDA
-//! graphs (`--host-copies kernels`). A memcpy node with a host end costs a graph about 5 µs,
-//! more than the graph wins on a few kernels, while a kernel reads and writes pinned memory
-//! directly (unified addressing gives it the host address). `scripts/bench/cuda_graph_latency.cu` on an H200, µs per
-//! iteration against the same work on a stream: a kernel between two 16 KB copies 11.1-11.7
-//! (1.48-1.60x faster) against 17.4-20.4 with memcpy nodes and 13.9-15.5 with the copies on the
-//! stream between graphs; a memset, 3 kernels and a 16 KB copy out 10.3-11.7 (2.56-2.62x).
+//! graphs (`--host-copies kernels`; not yet run inside the replayer on a GPU). A memcpy node with
+//! a host end costs a graph about 5 µs, more than the graph wins on a few kernels, while a kernel
+//! reads and writes pinned memory directly (unified addressing gives it the host address).
+//! `scripts/bench/cuda_graph_latency.cu` on an H200, µs per iteration against the same work on a
+//! stream: a kernel between two 16 KB copies 11.1-11.7 (1.48-1.60x faster) against 17.4-20.4 with
+//! memcpy nodes and 13.9-15.5 with the copies on the stream between graphs; a memset, 3 kernels
+//! and a 16 KB copy out 10.3-11.7 (2.56-2.62x).
 
 use super::driver::{check, own_kernel};
 use crate::backend::BackendResult;
