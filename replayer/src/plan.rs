@@ -62,8 +62,8 @@ pub enum PlanError {
 }
 
 /// Whether a command runs outside command buffers: what the backend cannot record, or would run
-/// slower there (host tasks and host memory reads and writes on OpenCL; copies with a host end
-/// on CUDA, whose graphs hold host tasks as host nodes).
+/// slower there (host tasks and host memory reads and writes on OpenCL; on CUDA, whose graphs hold
+/// host tasks as host nodes, copies with a host end unless `--host-copies` puts them inside).
 pub fn runs_eagerly(command: &Command, can_record: &dyn Fn(&Command) -> bool) -> bool {
     !can_record(command)
 }

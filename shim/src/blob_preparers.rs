@@ -6,9 +6,8 @@
 
 use crate::fast_hash::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
-use std::sync::{Arc, Mutex, PoisonError};
 use trace_format::{BlobId, PreparedBlob};
 
 /// Blobs smaller than this are prepared on the writer thread: handing them over costs more.

@@ -331,7 +331,7 @@ impl Backend for CudaBackend {
         // The whole context, not only the main stream every run ends on: grids that kernels
         // launched from the device (cdpSimplePrint's) and what they print are done then. While
         // runs waited for the main stream alone (d2f8133), cdpSimplePrint's replays printed nothing;
-        // with this wait they had printed what the program did.
+        // with this wait most do (some runs still print nothing: BENCHMARKS.md).
         // SAFETY: the backend's context is current.
         check(unsafe { sys::cuCtxSynchronize() }, "cuCtxSynchronize")?;
         self.finished = true;
