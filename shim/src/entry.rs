@@ -86,18 +86,24 @@ pub fn intercept<R: Copy, E: std::fmt::Display>(
 
 /// Runs a hook whose recorder only notes what the real function did, calling no API itself
 /// (tracking state): the real function runs first, then `note` gets its result. Lighter than
-/// `intercept` (no `Forward`), for calls as frequent as setting a kernel's argument.
+/// `intercept` (no `Forward`, no reentrancy guard), for calls as frequent as setting a kernel's
+/// argument: `note` makes no API call, and must not wait for what this thread may hold inside
+/// another hook (a driver calling back in): it asks `inside` when a lock is taken.
 #[inline(always)]
 pub fn observe<R: Copy, E: std::fmt::Display>(call: &str, real: impl FnOnce() -> R, note: impl FnOnce(R) -> Result<(), E>) -> R {
-    if !recording() || INSIDE.get() {
+    if !recording() {
         return real();
     }
     quiet_panics();
-    INSIDE.set(true);
     let result = real();
     contain(call, || note(result));
-    INSIDE.set(false);
     result
+}
+
+/// Whether this thread is inside a hook (or the shim's own work), where it may hold the
+/// shim's locks.
+pub fn inside() -> bool {
+    INSIDE.get()
 }
 
 /// Runs a recorder's `work`; a failure or panic stops recording (the call goes through anyway).

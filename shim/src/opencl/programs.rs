@@ -1,7 +1,7 @@
 //! Programs (their source, binary or IL, and build options), kernels and kernel arguments.
 
 use super::dispatch::call;
-use super::state::{with_recorder, with_state, ArgValue, KernelArgs};
+use super::state::{with_recorder, with_state, with_state_unless_held, ArgValue, KernelArgs};
 use super::{created, info, key, signature, succeeded, ProgramNotify, Recorded};
 use crate::recorder::{Key, Recorder};
 use crate::entry::Forward;
@@ -279,7 +279,8 @@ pub unsafe fn set_arg_svm_pointer(result: cl_int, kernel: cl_kernel, index: cl_u
     Ok(())
 }
 
-/// Runs `work` on what the shim keeps of `kernel`'s arguments.
+/// Runs `work` on what the shim keeps of `kernel`'s arguments (an observed hook's: see
+/// `with_state_unless_held`).
 fn arguments_of(kernel: cl_kernel, work: impl FnOnce(&mut KernelArgs)) {
-    with_state(|state| work(state.kernels.entry(key(kernel)).or_default()));
+    with_state_unless_held(|state| work(state.kernels.entry(key(kernel)).or_default()));
 }

@@ -6,10 +6,10 @@ use super::references::References;
 use cl_images::ClImage;
 use super::Failure;
 use crate::recorder::{Access, Key, Recorder};
-use crate::session;
+use crate::{entry, session};
 use opencl_sys::{cl_command_queue, cl_context, cl_device_id, cl_mem, cl_mem_flags, cl_sync_point_khr};
 use crate::fast_hash::{HashMap, HashSet};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Mutex, PoisonError, TryLockError};
 use trace_format::{Api, Edge, EdgeKind, Extent, Graph, Launch, Node, NodeId};
 
 /// A memory object as the shim reads it: a `cl_mem` buffer or image, or an SVM allocation.
@@ -188,6 +188,21 @@ pub fn with_recorder<R>(work: impl FnOnce(&mut State, &mut Recorder) -> R) -> Re
 pub fn with_state<R>(work: impl FnOnce(&mut State) -> R) -> R {
     let mut state = STATE.lock().unwrap_or_else(PoisonError::into_inner);
     work(state.get_or_insert_with(State::default))
+}
+
+/// `with_state` for hooks without the reentrancy guard (`entry::observe`): `None`, skipping
+/// `work`, where this thread itself holds the state inside another hook (a driver calling back
+/// in), which waiting for would deadlock. The guard's thread-local is read only when the lock
+/// is taken: setting an argument costs one uncontended lock.
+#[inline(always)]
+pub fn with_state_unless_held<R>(work: impl FnOnce(&mut State) -> R) -> Option<R> {
+    let mut state = match STATE.try_lock() {
+        Ok(state) => state,
+        Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+        Err(TryLockError::WouldBlock) if entry::inside() => return None,
+        Err(TryLockError::WouldBlock) => STATE.lock().unwrap_or_else(PoisonError::into_inner),
+    };
+    Some(work(state.get_or_insert_with(State::default)))
 }
 
 #[cfg(test)]
