@@ -207,7 +207,24 @@ pub fn with_state_unless_held<R>(work: impl FnOnce(&mut State) -> R) -> Option<R
 
 #[cfg(test)]
 mod tests {
-    use super::{ArgValue, KernelArgs};
+    use super::{with_state, with_state_unless_held, ArgValue, KernelArgs};
+    use std::sync::mpsc;
+
+    #[test]
+    fn the_state_this_thread_holds_inside_a_hook_is_skipped_and_another_threads_waited_for() {
+        // A driver calling clSetKernelArg back while its hook holds the state.
+        crate::entry::guarded("test", || with_state(|_| assert_eq!(with_state_unless_held(|_| 1), None)));
+        let (held, holding) = mpsc::channel();
+        let holder = std::thread::spawn(move || {
+            with_state(|_| {
+                held.send(()).expect("the test waits");
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            })
+        });
+        holding.recv().expect("the holder started");
+        assert_eq!(with_state_unless_held(|_| 2), Some(2));
+        holder.join().expect("the holder ran");
+    }
 
     #[test]
     fn a_null_buffer_is_recognized_both_ways_opencl_allows() {
