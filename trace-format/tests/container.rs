@@ -202,3 +202,39 @@ fn a_trailer_pointing_past_the_file_falls_back_to_scanning() {
     assert!(matches!(file.completeness, Completeness::Truncated { .. }));
     assert_eq!(file.trace.nodes.len(), 5);
 }
+
+/// Blobs longer than a chunk, written by the writer or prepared on other threads, compressible
+/// or not, read back exactly and under their content hash.
+#[test]
+fn large_blobs_read_back_whichever_way_they_were_compressed() {
+    let compressible: Vec<u8> = (0..3_000_000u32).flat_map(|i| (i / 5).to_le_bytes()).collect();
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let noise: Vec<u8> = (0..2_000_000)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 32) as u8
+        })
+        .collect();
+    let odd_tail = vec![9u8; 256 * 1024 * 4 + 17];
+    let mut writer = TraceWriter::new(Vec::new()).unwrap();
+    let mut scratch = Vec::new();
+    let mut ids = Vec::new();
+    for (index, bytes) in [&compressible, &noise, &odd_tail].into_iter().enumerate() {
+        let id = match index % 2 {
+            0 => writer.prepared_blob(&PreparedBlob::unless_stored(bytes.clone(), |_| false, &mut scratch)).unwrap(),
+            _ => writer.blob(bytes).unwrap(),
+        };
+        assert_eq!(id, BlobId::of(bytes));
+        ids.push(id);
+    }
+    let written = writer.finish().unwrap();
+    let file = read_trace_bytes(&written).unwrap();
+    for (id, bytes) in ids.iter().zip([&compressible, &noise, &odd_tail]) {
+        assert_eq!(&*file.blobs.get(*id).unwrap(), &bytes[..]);
+    }
+    assert!(file.blobs.stored_len(ids[0]).unwrap() < compressible.len() as u64 / 2);
+    assert_eq!(file.blobs.stored_len(ids[1]).unwrap(), noise.len() as u64);
+    assert!(file.blobs.stored_len(ids[2]).unwrap() < 100_000);
+}

@@ -1,3 +1,4 @@
+use super::chunks;
 use super::frame::{Codec, BLOB_PREFIX_LEN, FRAME_HEADER_LEN};
 use super::source::Source;
 use super::FormatError;
@@ -135,7 +136,7 @@ fn read_blob(file: &Source, id: BlobId, blob: &StoredBlob, out: &mut Vec<u8>) ->
     // Raw bytes go straight into `out`; compressed ones through a buffer of their own.
     let stored = match codec {
         Codec::Raw => &mut *out,
-        Codec::Lz4 => &mut compressed,
+        Codec::Lz4 | Codec::Lz4Chunks => &mut compressed,
     };
     stored.clear();
     stored.resize(stored_len, 0);
@@ -144,11 +145,19 @@ fn read_blob(file: &Source, id: BlobId, blob: &StoredBlob, out: &mut Vec<u8>) ->
     if checksum.finalize() != crc {
         return Err(FormatError::Checksum { offset });
     }
-    if codec == Codec::Lz4 {
-        out.clear();
-        out.resize(raw_len, 0);
-        let decompressed = lz4_flex::block::decompress_into(&compressed, out).map_err(|e| malformed(format!("holds blob {id} that does not decompress: {e}")))?;
-        out.truncate(decompressed);
+    match codec {
+        Codec::Raw => {}
+        Codec::Lz4 => {
+            out.clear();
+            out.resize(raw_len, 0);
+            let decompressed = lz4_flex::block::decompress_into(&compressed, out).map_err(|e| malformed(format!("holds blob {id} that does not decompress: {e}")))?;
+            out.truncate(decompressed);
+        }
+        Codec::Lz4Chunks => {
+            out.clear();
+            out.resize(raw_len, 0);
+            chunks::decompress(&compressed, out).map_err(|problem| malformed(format!("holds blob {id} whose compressed form {problem}")))?;
+        }
     }
     // The checksum guards the stored bytes; the length guards the codec.
     if out.len() != raw_len {

@@ -32,7 +32,10 @@ pub const BLOB_PREFIX_LEN: usize = 25;
 #[repr(u8)]
 pub enum Codec {
     Raw = 0,
+    /// One lz4 block.
     Lz4 = 1,
+    /// lz4 blocks of a fixed number of raw bytes each (`chunks`).
+    Lz4Chunks = 2,
 }
 
 impl Codec {
@@ -40,6 +43,7 @@ impl Codec {
         match byte {
             0 => Some(Codec::Raw),
             1 => Some(Codec::Lz4),
+            2 => Some(Codec::Lz4Chunks),
             _ => None,
         }
     }

@@ -120,7 +120,7 @@ fn blob_prefix(prefix: &[u8], len: u64, crc: u32, offset: u64) -> Result<(BlobId
     let stored_len = len - BLOB_PREFIX_LEN as u64;
     let plausible = match codec {
         Codec::Raw => raw_len == stored_len,
-        Codec::Lz4 => raw_len <= stored_len.saturating_mul(LZ4_MAX_RATIO).saturating_add(16),
+        Codec::Lz4 | Codec::Lz4Chunks => raw_len <= stored_len.saturating_mul(LZ4_MAX_RATIO).saturating_add(16),
     };
     if !plausible {
         return Err(malformed(format!("holds blob {id} whose length {raw_len} does not fit its {stored_len} stored bytes")));

@@ -14,6 +14,7 @@
 //! order (`read`): records in segment order, blobs located and read when asked for.
 
 mod blobs;
+mod chunks;
 mod error;
 mod frame;
 mod frames;
@@ -41,5 +42,5 @@ pub use write::{write_trace, write_trace_to, PreparedBlob, TraceWriter};
 /// `Record::RacyRead` (data read while commands the program left unordered with the read still
 /// wrote its memory), version 11 `Record::HostWrote` (bytes the host stored into pinned or
 /// managed memory without an API call), version 12 `Record::ProgramLink` (a program linked from
-/// separately compiled ones).
-pub const FORMAT_VERSION: u32 = 12;
+/// separately compiled ones), version 13 `Codec::Lz4Chunks` (large blobs compressed in chunks).
+pub const FORMAT_VERSION: u32 = 13;

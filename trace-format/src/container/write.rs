@@ -1,3 +1,4 @@
+use super::chunks;
 use super::frame::{frame_header, Codec, FrameKind, HEADER_LEN, MAGIC, TRAILER_MAGIC};
 use super::{BlobStore, FormatError, Record, FORMAT_VERSION};
 use crate::{BlobId, Edge, NodeId, SegmentId, Trace};
@@ -6,6 +7,7 @@ use std::collections::HashSet;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
+use xxhash_rust::xxh3::Xxh3;
 
 /// Blobs smaller than this are stored raw: compressing them saves too little to matter.
 const MIN_COMPRESSED_LEN: usize = 512;
@@ -71,8 +73,8 @@ impl<W: Write> TraceWriter<W> {
             return Ok(id);
         }
         let mut scratch = std::mem::take(&mut self.scratch);
-        let result = match compress(bytes, &mut scratch) {
-            Some(len) => self.blob_frame(id, Codec::Lz4, bytes.len(), &scratch[..len]),
+        let result = match compress(bytes, &mut scratch, &mut |_| ()) {
+            Some((codec, len)) => self.blob_frame(id, codec, bytes.len(), &scratch[..len]),
             None => self.blob_frame(id, Codec::Raw, bytes.len(), bytes),
         };
         self.scratch = scratch;
@@ -83,8 +85,8 @@ impl<W: Write> TraceWriter<W> {
     /// per trace; returns its id.
     pub fn prepared_blob(&mut self, blob: &PreparedBlob) -> Result<BlobId, FormatError> {
         if !self.written_blobs.contains(&blob.id) {
-            let stored = blob.compressed.as_deref().unwrap_or(&blob.bytes);
-            self.blob_frame(blob.id, blob.codec(), blob.raw_len, stored)?;
+            let (codec, stored) = blob.stored();
+            self.blob_frame(blob.id, codec, blob.raw_len, stored)?;
         }
         Ok(blob.id)
     }
@@ -157,16 +159,24 @@ pub struct PreparedBlob {
     /// The raw bytes, while they may still be stored raw (see `take_unneeded_bytes`).
     bytes: Vec<u8>,
     raw_len: usize,
-    compressed: Option<Vec<u8>>,
+    compressed: Option<(Codec, Vec<u8>)>,
 }
 
 impl PreparedBlob {
     /// Hashes `bytes` and compresses them (through `scratch`, which its caller keeps between
     /// blobs), unless `stored` says the trace holds (or will hold) the same contents already:
-    /// those are not written again.
+    /// those are not written again. Where a blob is compressed in chunks, each chunk is hashed
+    /// as it is compressed (whatever `stored` then says: hashing alone costs about as much, the
+    /// blob's reading from memory).
     pub fn unless_stored(bytes: Vec<u8>, stored: impl Fn(BlobId) -> bool, scratch: &mut Vec<u8>) -> PreparedBlob {
-        let id = BlobId::of(&bytes);
-        let compressed = if stored(id) { None } else { compress(&bytes, scratch).map(|len| scratch[..len].to_vec()) };
+        let mut hasher = Xxh3::new();
+        let mut hashed = 0;
+        let compressed = compress(&bytes, scratch, &mut |chunk| {
+            hasher.update(chunk);
+            hashed += chunk.len();
+        });
+        let id = if hashed == bytes.len() { BlobId(hasher.digest128()) } else { BlobId::of(&bytes) };
+        let compressed = compressed.filter(|_| !stored(id)).map(|(codec, len)| (codec, scratch[..len].to_vec()));
         PreparedBlob { id, raw_len: bytes.len(), bytes, compressed }
     }
 
@@ -196,15 +206,20 @@ impl PreparedBlob {
         self.compressed.is_some()
     }
 
-    fn codec(&self) -> Codec {
-        if self.is_compressed() { Codec::Lz4 } else { Codec::Raw }
+    fn stored(&self) -> (Codec, &[u8]) {
+        match &self.compressed {
+            Some((codec, compressed)) => (*codec, compressed),
+            None => (Codec::Raw, &self.bytes),
+        }
     }
 }
 
 /// Compresses `bytes` into the start of `scratch` when that shrinks them by at least an eighth and
-/// returns the compressed length; incompressible data is detected on a prefix so it costs little.
-/// `scratch` only grows: zeroing a 64 MB output buffer for every blob cost as much as compressing.
-fn compress(bytes: &[u8], scratch: &mut Vec<u8>) -> Option<usize> {
+/// returns the codec and the stored length; incompressible data is detected on a prefix so it
+/// costs little. Blobs longer than a chunk are compressed in chunks, each fed to `hashed` first
+/// (all of them, or none where the prefix judged the blob incompressible). `scratch` only grows:
+/// zeroing a 64 MB output buffer for every blob cost as much as compressing.
+fn compress(bytes: &[u8], scratch: &mut Vec<u8>, hashed: &mut dyn FnMut(&[u8])) -> Option<(Codec, usize)> {
     if bytes.len() < MIN_COMPRESSED_LEN {
         return None;
     }
@@ -213,12 +228,17 @@ fn compress(bytes: &[u8], scratch: &mut Vec<u8>) -> Option<usize> {
         if scratch.len() < needed {
             scratch.resize(needed, 0);
         }
-        lz4_flex::block::compress_into(input, scratch).ok().filter(|&len| len < input.len() - input.len() / 8)
+        lz4_flex::block::compress_into(input, scratch).ok()
     };
-    if bytes.len() > PROBE_LEN && compressed_len(&bytes[..PROBE_LEN]).is_none() {
+    let shrinks = |input: &[u8], len: usize| len < input.len() - input.len() / 8;
+    if bytes.len() > PROBE_LEN && !compressed_len(&bytes[..PROBE_LEN]).is_some_and(|len| shrinks(&bytes[..PROBE_LEN], len)) {
         return None;
     }
-    compressed_len(bytes)
+    let (codec, len) = match bytes.len() > chunks::CHUNK_LEN {
+        true => (Codec::Lz4Chunks, chunks::compress(bytes, scratch, hashed)?),
+        false => (Codec::Lz4, compressed_len(bytes)?),
+    };
+    shrinks(bytes, len).then_some((codec, len))
 }
 
 /// Writes a whole in-memory trace to a file, with every blob of `blobs`.
