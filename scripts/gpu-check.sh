@@ -7,7 +7,7 @@
 # Exits non-zero if any row fails. Logs, traces and the table go to $OUT (or a temporary directory).
 # --only PATTERNS (comma-separated shell patterns on program names) checks only the programs named.
 # BASELINE_BIN=DIR (another build's libshim.so and replayer) adds that build's recording cost and replay
-# times beside this one's (scripts/bench-replayers.sh). REPLAYER_ARGS (say `--host-copies kernels`) is
+# times beside this one's (scripts/bench-replayers.sh). REPLAYER_ARGS (say `--host-copies stream`) is
 # added to every replay of the table's rows and of the samples.
 #
 # NVIDIA's cuda-samples instead (scripts/cuda_samples.py has the details and the samples left out, with why):

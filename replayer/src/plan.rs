@@ -63,7 +63,7 @@ pub enum PlanError {
 
 /// Whether a command runs outside command buffers: what the backend cannot record, or would run
 /// slower there (host tasks and host memory reads and writes on OpenCL; on CUDA, whose graphs hold
-/// host tasks as host nodes, copies with a host end unless `--host-copies` puts them inside).
+/// host tasks as host nodes, copies with a host end that `--host-copies` leaves out of graphs).
 pub fn runs_eagerly(command: &Command, can_record: &dyn Fn(&Command) -> bool) -> bool {
     !can_record(command)
 }

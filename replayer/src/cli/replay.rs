@@ -88,8 +88,9 @@ pub struct ReplayArgs {
     #[arg(long, value_enum, default_value = "native")]
     updates: Updates,
     /// How CUDA graphs replay copies to and from host memory: on the stream between graphs, as
-    /// memcpy nodes inside them, or as kernel nodes on pinned memory (linear copies up to 1 MB).
-    #[arg(long, value_enum, default_value = "stream")]
+    /// memcpy nodes inside them, or as kernel nodes on pinned memory (linear copies up to 1 MB;
+    /// larger ones on the stream).
+    #[arg(long, value_enum, default_value = "kernels")]
     host_copies: HostCopies,
     /// The most bytes of memory objects to hold at once (OpenCL; default: half the device's
     /// memory). A trace whose objects add up to more has those in use at different times share

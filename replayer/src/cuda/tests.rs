@@ -59,17 +59,17 @@ fn partitions_with_host_copies(host_copies: HostCopies, copy_in: Extent, copy_ou
     plan.partitions.iter().map(|partition| (partition.kind, partition.nodes.len())).collect()
 }
 
-/// Copies with a host end run on the stream between graphs by default, all inside the graph as
-/// memcpy nodes with `--host-copies nodes`, and with `--host-copies kernels` inside it where a
-/// kernel can make them (linear, at most 1 MB) and on the stream where not; device copies and
-/// host code stay in the graph.
+/// Copies with a host end run inside the graph as kernels by default where a kernel can make
+/// them (linear, at most 1 MB) and on the stream where not, all on the stream between graphs with
+/// `--host-copies stream`, and all inside the graph as memcpy nodes with `--host-copies nodes`;
+/// device copies and host code stay in the graph.
 #[test]
 fn host_copies_run_between_or_inside_graphs_as_chosen() {
     use crate::plan::PartitionKind::{Eager, Recorded};
     let linear = |bytes| Extent::Linear { bytes };
     let rows = Extent::Rect { src_origin: [0; 3], dst_origin: [0; 3], region: [16, 4, 1], src_row_pitch: 32, src_slice_pitch: 0, dst_row_pitch: 16, dst_slice_pitch: 0 };
     let between = [(Eager, 1), (Recorded, 5), (Eager, 1)];
-    assert_eq!(HostCopies::default(), HostCopies::Stream);
+    assert_eq!(HostCopies::default(), HostCopies::Kernels);
     assert_eq!(partitions_with_host_copies(HostCopies::Stream, linear(64), linear(64)), between);
     assert_eq!(partitions_with_host_copies(HostCopies::Nodes, linear(4 << 20), rows.clone()), [(Recorded, 7)]);
     assert_eq!(partitions_with_host_copies(HostCopies::Kernels, linear(64), linear(1 << 20)), [(Recorded, 7)]);
