@@ -4,12 +4,15 @@
 // before 3 kernels and a 16 KB copy out (driver_module's); a host function between 2 kernels
 // (host_function's); each way alternately. Where the work copies to or from the host, two more
 // ways: the graph without its host copies between them on the stream (what the replayer does),
-// and a graph whose host copies are kernels reading or writing the pinned memory.
+// and a graph whose host copies are kernels reading or writing the pinned memory (as many blocks
+// of 256 threads as the replayer's, 16 bytes a step). An argument sets the copies' and memset's
+// size in bytes instead of 16 KB (the largest copy a kernel should make).
 // Prints the medians in microseconds per iteration, submitting and in all.
-//   nvcc -arch=sm_90 -o cuda_graph_latency scripts/bench/cuda_graph_latency.cu && ./cuda_graph_latency
+//   nvcc -arch=sm_90 -o cuda_graph_latency scripts/bench/cuda_graph_latency.cu && ./cuda_graph_latency [BYTES]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <vector>
 #define CHECK(call) do { cudaError_t e = (call); if (e != cudaSuccess) { printf("%s: %s\n", #call, cudaGetErrorString(e)); return 1; } } while (0)
 
@@ -24,8 +27,8 @@ static double us(Clock::time_point a, Clock::time_point b) { return std::chrono:
 static double median(std::vector<double> v) { std::sort(v.begin(), v.end()); return v[v.size() / 2]; }
 
 enum Extra { NONE, COPIES, MEMSET, MEMSET_COPY_OUT, HOST_FUNCTION };
-static const char *extras[] = {"", ", 16 KB copied in and out", " after a 16 KB memset", " after a 16 KB memset, 16 KB copied out",
-                               " around a host function"};
+static const char *extras[] = {"", ", copied in and out", " after a memset", " after a memset, copied out", " around a host function"};
+static size_t bytes = 16 << 10;
 // Which of an iteration's work to enqueue: all of it, the part before, between or after its host copies.
 enum Part { ALL, BEFORE, BETWEEN, AFTER };
 // How host copies are made: by DMA (cudaMemcpyAsync), or by a kernel on pinned memory.
@@ -33,12 +36,15 @@ enum Copier { DMA, KERNEL };
 
 static void host_copy(cudaStream_t stream, void *to, const void *from, size_t bytes, cudaMemcpyKind kind, Copier copier) {
     if (copier == DMA) cudaMemcpyAsync(to, from, bytes, kind, stream);
-    else copy_words<<<4, 256, 0, stream>>>((uint4 *)to, (const uint4 *)from, bytes / sizeof(uint4));
+    else {
+        // The replayer's grid (replayer/src/cuda/host_copies.rs): up to 64 blocks of 256 threads.
+        size_t words = bytes / sizeof(uint4);
+        copy_words<<<(unsigned)std::min<size_t>(64, (words + 255) / 256), 256, 0, stream>>>((uint4 *)to, (const uint4 *)from, words);
+    }
 }
 
 // Enqueues `part` of one iteration's work: `kernels` kernels, and `extra` around or before them.
 static void enqueue(cudaStream_t stream, int kernels, Extra extra, float *device, float *pinned, Part part = ALL, Copier copier = DMA) {
-    const size_t bytes = 16 << 10;
     bool copy_in = extra == COPIES, copy_out = extra == COPIES || extra == MEMSET_COPY_OUT;
     if (copy_in && (part == ALL || part == BEFORE)) host_copy(stream, device, pinned, bytes, cudaMemcpyHostToDevice, copier);
     if (part == ALL || part == BETWEEN) {
@@ -62,12 +68,14 @@ static cudaGraphExec_t captured(cudaStream_t stream, int kernels, Extra extra, f
     return exec;
 }
 
-int main() {
+int main(int argc, char **argv) {
+    if (argc > 1) bytes = strtoull(argv[1], nullptr, 0);
+    printf("copies and memsets of %zu bytes\n", bytes);
     cudaStream_t stream;
     CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     float *device, *pinned;
-    CHECK(cudaMalloc(&device, 64 << 10));
-    CHECK(cudaMallocHost(&pinned, 64 << 10));
+    CHECK(cudaMalloc(&device, bytes));
+    CHECK(cudaMallocHost(&pinned, 2 * bytes));
     struct Shape { int kernels; Extra extra; } shapes[] = {{1, NONE}, {2, NONE}, {4, NONE}, {16, NONE}, {1, COPIES}, {3, MEMSET},
                                                           {3, MEMSET_COPY_OUT}, {2, HOST_FUNCTION}};
     printf("| work | stream µs/iter (submitting) | graph | stream / graph | graph, host copies on the stream | stream / that | "
