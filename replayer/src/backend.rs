@@ -160,7 +160,7 @@ pub enum HostCopies {
     Stream,
     /// As memcpy nodes inside the graphs.
     Nodes,
-    /// As kernel nodes reading or writing the replay's pinned memory (linear copies of up to 1 MB;
+    /// As kernel nodes reading or writing the replay's pinned memory (linear copies of up to 256 KB;
     /// the others on the stream): the fastest on an H200 (see `cuda/host_copies.rs`).
     #[default]
     Kernels,

@@ -88,7 +88,7 @@ pub struct ReplayArgs {
     #[arg(long, value_enum, default_value = "native")]
     updates: Updates,
     /// How CUDA graphs replay copies to and from host memory: on the stream between graphs, as
-    /// memcpy nodes inside them, or as kernel nodes on pinned memory (linear copies up to 1 MB;
+    /// memcpy nodes inside them, or as kernel nodes on pinned memory (linear copies up to 256 KB;
     /// larger ones on the stream).
     #[arg(long, value_enum, default_value = "kernels")]
     host_copies: HostCopies,

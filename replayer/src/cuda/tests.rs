@@ -60,7 +60,7 @@ fn partitions_with_host_copies(host_copies: HostCopies, copy_in: Extent, copy_ou
 }
 
 /// Copies with a host end run inside the graph as kernels by default where a kernel can make
-/// them (linear, at most 1 MB) and on the stream where not, all on the stream between graphs with
+/// them (linear, at most 256 KB) and on the stream where not, all on the stream between graphs with
 /// `--host-copies stream`, and all inside the graph as memcpy nodes with `--host-copies nodes`;
 /// device copies and host code stay in the graph.
 #[test]
@@ -72,8 +72,8 @@ fn host_copies_run_between_or_inside_graphs_as_chosen() {
     assert_eq!(HostCopies::default(), HostCopies::Kernels);
     assert_eq!(partitions_with_host_copies(HostCopies::Stream, linear(64), linear(64)), between);
     assert_eq!(partitions_with_host_copies(HostCopies::Nodes, linear(4 << 20), rows.clone()), [(Recorded, 7)]);
-    assert_eq!(partitions_with_host_copies(HostCopies::Kernels, linear(64), linear(1 << 20)), [(Recorded, 7)]);
-    assert_eq!(partitions_with_host_copies(HostCopies::Kernels, linear((1 << 20) + 16), rows), between);
+    assert_eq!(partitions_with_host_copies(HostCopies::Kernels, linear(64), linear(256 << 10)), [(Recorded, 7)]);
+    assert_eq!(partitions_with_host_copies(HostCopies::Kernels, linear((256 << 10) + 16), rows), between);
 }
 
 fn memory(kind: MemKind, address: u64, size: u64) -> Memory {
