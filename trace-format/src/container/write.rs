@@ -166,8 +166,8 @@ impl PreparedBlob {
     /// Hashes `bytes` and compresses them (through `scratch`, which its caller keeps between
     /// blobs), unless `stored` says the trace holds (or will hold) the same contents already:
     /// those are not written again. Where a blob is compressed in chunks, each chunk is hashed
-    /// as it is compressed (whatever `stored` then says: hashing alone costs about as much, the
-    /// blob's reading from memory).
+    /// as it is compressed, reading the blob from memory once; `stored` is asked afterwards, so
+    /// contents likely stored already are better prepared by `hashed_first`.
     pub fn unless_stored(bytes: Vec<u8>, stored: impl Fn(BlobId) -> bool, scratch: &mut Vec<u8>) -> PreparedBlob {
         let mut hasher = Xxh3::new();
         let mut hashed = 0;
@@ -177,6 +177,18 @@ impl PreparedBlob {
         });
         let id = if hashed == bytes.len() { BlobId(hasher.digest128()) } else { BlobId::of(&bytes) };
         let compressed = compressed.filter(|_| !stored(id)).map(|(codec, len)| (codec, scratch[..len].to_vec()));
+        PreparedBlob { id, raw_len: bytes.len(), bytes, compressed }
+    }
+
+    /// As `unless_stored`, hashing the whole blob before compressing it: two passes over memory,
+    /// but nothing compressed where `stored` says the trace holds the contents (lz4 on data that
+    /// compresses slowly costs several times the hash).
+    pub fn hashed_first(bytes: Vec<u8>, stored: impl Fn(BlobId) -> bool, scratch: &mut Vec<u8>) -> PreparedBlob {
+        let id = BlobId::of(&bytes);
+        let compressed = match stored(id) {
+            true => None,
+            false => compress(&bytes, scratch, &mut |_| ()).map(|(codec, len)| (codec, scratch[..len].to_vec())),
+        };
         PreparedBlob { id, raw_len: bytes.len(), bytes, compressed }
     }
 
