@@ -2,7 +2,7 @@
 //! graphs (`--host-copies kernels`, the default). A memcpy node with a host end costs a graph
 //! about 5 µs, more than the graph wins on a few kernels, while a kernel reads and writes pinned
 //! memory directly (unified addressing gives it the host address). The whole GPU check with
-//! them (H200, 2026-11-27 09:05): every row passes, eager / graph 1.00-12.27 but callback_frees
+//! them (H200, 2026-11-27 09:10): every row passes, eager / graph 1.00-12.27 but callback_frees
 //! 0.89 (1.07 in the same run's regression table), where copies on the stream gave 0.95-0.99 to
 //! cublas_sgemm, host_function and two others.
 //! `scripts/bench/cuda_graph_latency.cu` on an H200, µs per iteration against the same work on a
