@@ -145,17 +145,17 @@ fn read_blob(file: &Source, id: BlobId, blob: &StoredBlob, out: &mut Vec<u8>) ->
     if checksum.finalize() != crc {
         return Err(FormatError::Checksum { offset });
     }
+    if codec != Codec::Raw {
+        out.clear();
+        out.resize(raw_len, 0);
+    }
     match codec {
         Codec::Raw => {}
         Codec::Lz4 => {
-            out.clear();
-            out.resize(raw_len, 0);
             let decompressed = lz4_flex::block::decompress_into(&compressed, out).map_err(|e| malformed(format!("holds blob {id} that does not decompress: {e}")))?;
             out.truncate(decompressed);
         }
         Codec::Lz4Chunks => {
-            out.clear();
-            out.resize(raw_len, 0);
             chunks::decompress(&compressed, out).map_err(|problem| malformed(format!("holds blob {id} whose compressed form {problem}")))?;
         }
     }
