@@ -257,6 +257,13 @@ pub trait Backend {
         Ok(())
     }
 
+    /// Before each run of the trace (the warm-up and every timed iteration), outside the timed
+    /// part: put back device state the trace does not hold to what the recorded run began with
+    /// (CUDA: module variables the program never named).
+    fn begin_run(&mut self) -> BackendResult<()> {
+        Ok(())
+    }
+
     /// The data copies to the host delivered since the last `finish` before this one, by node
     /// (for a built command buffer, the node it was built from): the rows of the copy's host
     /// side (`Extent::rows`), packed in order.

@@ -408,3 +408,24 @@ fn the_replayers_own_ptx_kernels_assemble() {
         assert!(cubin.metadata().is_ok_and(|meta| meta.len() > 0), "{}", cubin.display());
     }
 }
+
+/// The replayer finds the variables a module defines in device memory (not its constants) in
+/// nvcc's cubins and fatbins, whose ELF entries nvcc stores uncompressed: a kernel may count in
+/// one the program never names, which each replay run then starts again from its loaded value.
+#[test]
+fn module_variables_are_found_in_cubins_and_fatbins() {
+    let dir = output_dir("module_variables");
+    let source = dir.join("variables.cu");
+    let kernel = "__device__ int g_counter;\n__device__ float g_table[4] = {1, 2, 3, 4};\n__constant__ int c_value = 3;\n\
+                  static __device__ int s_hidden = 5;\n\
+                  __global__ void bump(int *out) { out[0] = atomicAdd(&g_counter, 1) + (int)g_table[1] + c_value + s_hidden++; }\n";
+    std::fs::write(&source, kernel).expect("write the kernel");
+    for (flag, kind) in [("-cubin", trace_format::ImageKind::Cubin), ("-fatbin", trace_format::ImageKind::Fatbin)] {
+        let image = dir.join(format!("variables{flag}"));
+        nvcc(&[flag], &source, &image);
+        let bytes = std::fs::read(&image).expect("read the image");
+        let mut names = replayer::cuda::image_variables::names(kind, &bytes);
+        names.sort();
+        assert_eq!(names, ["g_counter", "g_table", "s_hidden"], "{flag}");
+    }
+}

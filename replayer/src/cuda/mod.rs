@@ -12,11 +12,13 @@ mod driver;
 mod eager;
 mod graph;
 mod host_copies;
+pub mod image_variables;
 mod images;
 mod memory;
 mod objects;
 mod printf_flush;
 mod relocation;
+mod untracked_variables;
 
 use crate::lifetimes::Lifetimes;
 use crate::backend::{check_range, Backend, BackendError, BackendOptions, BackendResult, BufferHandle, NodeTiming, PartitionNodes, UpdateKind};
@@ -340,6 +342,11 @@ impl Backend for CudaBackend {
             self.events.recycle();
         }
         Ok(())
+    }
+
+    fn begin_run(&mut self) -> BackendResult<()> {
+        let main = self.main;
+        self.objects()?.untracked_variables.restore(main)
     }
 
     fn flush_printed(&mut self) -> BackendResult<()> {

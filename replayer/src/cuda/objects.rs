@@ -7,6 +7,7 @@ use super::host_copies::HostCopier;
 use super::images::TextureObject;
 use super::memory::{HostBuffer, Memories, PinnedPool};
 use super::relocation::Relocation;
+use super::untracked_variables::UntrackedVariables;
 use crate::backend::{BackendError, BackendResult, HostCopies};
 use cudarc::driver::sys::{self, CUdevice, CUdeviceptr, CUevent, CUfunction, CUmodule, CUstream};
 use std::collections::{BTreeSet, HashMap};
@@ -46,6 +47,8 @@ pub struct Objects {
     pub textures: Vec<TextureObject>,
     /// Makes graphs' copies to and from pinned host memory, with `--host-copies kernels`.
     pub host_copier: Option<HostCopier>,
+    /// Variables of the loaded modules that the trace does not hold, put back before each run.
+    pub untracked_variables: UntrackedVariables,
 }
 
 impl Objects {
@@ -77,18 +80,24 @@ impl Objects {
                 HostCopies::Kernels => Some(HostCopier::load()?),
                 HostCopies::Stream | HostCopies::Nodes => None,
             },
+            untracked_variables: UntrackedVariables::default(),
         };
+        let tracked: BTreeSet<(usize, &str)> = trace.memories.iter().filter_map(|memory| match &memory.kind {
+            MemKind::Global { program, name } => Some((program.index(), name.as_str())),
+            _ => None,
+        }).collect();
         crate::backend::whole_programs_only(trace)?;
         for (index, program) in trace.programs.iter().enumerate() {
             if !used.contains(&index) {
                 objects.modules.push(None);
                 continue;
             }
-            let module = load_module(program, blobs).map_err(|error| match error {
+            let (module, variables) = load_module(program, blobs).map_err(|error| match error {
                 BackendError::Api { call, detail } => BackendError::Api { call: format!("{call} (program {index})"), detail },
                 other => other,
             })?;
             objects.modules.push(Some(module));
+            objects.untracked_variables.save(module, &variables, |name| tracked.contains(&(index, name)))?;
         }
         // Variables live in their loaded programs, so memory is placed once those are loaded.
         let modules = &objects.modules;
@@ -209,8 +218,9 @@ fn find_variable(modules: &[Option<CUmodule>], program: ProgramId, name: &str) -
 }
 
 /// Loads the first image the driver takes, trying the next when one fails (a cubin built for
-/// another GPU, say). PTX is JIT-compiled, so it needs its NUL.
-fn load_module(program: &Program, blobs: &BlobStore) -> BackendResult<CUmodule> {
+/// another GPU, say), with the names of the variables that image defines. PTX is JIT-compiled,
+/// so it needs its NUL.
+fn load_module(program: &Program, blobs: &BlobStore) -> BackendResult<(CUmodule, Vec<String>)> {
     let mut failure = BackendError::Unsupported("a program has no PTX, cubin or fatbin image".into());
     for image in program.images.iter().filter(|image| matches!(image.kind, ImageKind::Fatbin | ImageKind::Cubin | ImageKind::Ptx)) {
         let mut bytes = blobs.get(image.blob).map_err(|e| BackendError::Unsupported(e.to_string()))?.into_owned();
@@ -220,7 +230,7 @@ fn load_module(program: &Program, blobs: &BlobStore) -> BackendResult<CUmodule> 
         let mut module = std::ptr::null_mut();
         // SAFETY: the image stays alive for the call; the driver copies what it keeps.
         match check(unsafe { sys::cuModuleLoadData(&mut module, bytes.as_ptr().cast()) }, "cuModuleLoadData") {
-            Ok(()) => return Ok(module),
+            Ok(()) => return Ok((module, super::image_variables::names(image.kind, &bytes))),
             Err(error) => failure = error,
         }
     }

@@ -226,6 +226,7 @@ impl<'r> Replayer<'r> {
                 (0, false) => Run::First,
                 _ => Run::Middle,
             };
+            self.backend.begin_run()?;
             // An input stands for its memory's first recorded contents and is written where those
             // come (the memory may share storage with objects used before it), or now where the
             // trace has none.

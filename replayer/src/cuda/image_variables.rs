@@ -1,0 +1,159 @@
+//! The variables a program's image defines in device memory (`__device__` globals, the symbols of
+//! its cubins' `.nv.global` and `.nv.global.init` sections), read from the ELF symbol table: a
+//! kernel may change one that the program never names from the host (cdpSimplePrint numbers its
+//! blocks from such a counter), which the trace then does not hold. A fatbin's ELF entries are
+//! read where stored uncompressed (as nvcc writes them); compressed entries and PTX are skipped.
+
+use trace_format::ImageKind;
+
+const FATBIN_MAGIC: u32 = 0xBA55_ED50;
+const FATBIN_HEADER_LEN: usize = 16;
+const FATBIN_ENTRY_ELF: u16 = 2;
+const ELF_MAGIC: &[u8] = b"\x7fELF";
+const SHT_SYMTAB: u32 = 2;
+const STT_OBJECT: u8 = 1;
+const SECTION_HEADER_LEN: usize = 64;
+const SYMBOL_LEN: usize = 24;
+
+/// Names of the device-memory variables `image` defines, each once, in the order found.
+pub fn names(kind: ImageKind, image: &[u8]) -> Vec<String> {
+    let mut names = Vec::new();
+    match kind {
+        ImageKind::Cubin => cubin_names(image, &mut names),
+        ImageKind::Fatbin => {
+            for cubin in fatbin_cubins(image) {
+                cubin_names(cubin, &mut names);
+            }
+        }
+        _ => {}
+    }
+    names
+}
+
+/// The uncompressed ELF entries of a fatbin.
+fn fatbin_cubins(image: &[u8]) -> Vec<&[u8]> {
+    let mut cubins = Vec::new();
+    let (Some(magic), Some(header_len), Some(entries_len)) = (u32_at(image, 0), u16_at(image, 6), u64_at(image, 8)) else { return cubins };
+    let header_len = usize::from(header_len);
+    if magic != FATBIN_MAGIC || header_len < FATBIN_HEADER_LEN {
+        return cubins;
+    }
+    let end = usize::try_from(entries_len).ok().and_then(|len| header_len.checked_add(len)).map_or(image.len(), |end| end.min(image.len()));
+    let mut at = header_len;
+    while let (Some(kind), Some(entry_header_len), Some(payload_len)) = (u16_at(image, at), u32_at(image, at + 4), u64_at(image, at + 8)) {
+        let payload_start = at.saturating_add(entry_header_len as usize);
+        let Some(payload_end) = usize::try_from(payload_len).ok().and_then(|len| payload_start.checked_add(len)).filter(|&payload_end| payload_end <= end) else { break };
+        let payload = &image[payload_start..payload_end];
+        if kind == FATBIN_ENTRY_ELF && payload.starts_with(ELF_MAGIC) {
+            cubins.push(payload);
+        }
+        if entry_header_len == 0 || payload_end <= at {
+            break;
+        }
+        at = payload_end;
+    }
+    cubins
+}
+
+/// Adds the names of the objects a 64-bit little-endian ELF defines in `.nv.global*` sections.
+fn cubin_names(elf: &[u8], names: &mut Vec<String>) {
+    let Some(sections) = Sections::of(elf) else { return };
+    for symtab in (0..sections.count).filter_map(|index| sections.header(index)).filter(|header| u32_at(header, 4) == Some(SHT_SYMTAB)) {
+        let (Some(symbols), Some(strings)) = (sections.body(symtab), u32_at(symtab, 40).and_then(|link| sections.header(link as usize)).and_then(|header| sections.body(header))) else { continue };
+        for symbol in symbols.chunks_exact(SYMBOL_LEN) {
+            let object = symbol[4] & 0xf == STT_OBJECT && u64_at(symbol, 16).is_some_and(|size| size > 0);
+            let section = u16_at(symbol, 6).and_then(|index| sections.name(usize::from(index)));
+            if !object || !section.is_some_and(|name| name.starts_with(b".nv.global")) {
+                continue;
+            }
+            let name = u32_at(symbol, 0).and_then(|offset| c_string(strings, offset as usize));
+            if let Some(name) = name.and_then(|name| String::from_utf8(name.to_vec()).ok()) {
+                if !names.contains(&name) {
+                    names.push(name);
+                }
+            }
+        }
+    }
+}
+
+/// An ELF file's section header table.
+struct Sections<'a> {
+    elf: &'a [u8],
+    offset: usize,
+    count: usize,
+    entry_len: usize,
+    names: &'a [u8],
+}
+
+impl<'a> Sections<'a> {
+    fn of(elf: &'a [u8]) -> Option<Sections<'a>> {
+        // 64-bit, little-endian.
+        if !elf.starts_with(ELF_MAGIC) || elf.get(4..6) != Some(&[2, 1]) {
+            return None;
+        }
+        let offset = usize::try_from(u64_at(elf, 0x28)?).ok()?;
+        let entry_len = usize::from(u16_at(elf, 0x3A)?);
+        if entry_len < SECTION_HEADER_LEN {
+            return None;
+        }
+        let mut sections = Sections { elf, offset, count: usize::from(u16_at(elf, 0x3C)?), entry_len, names: &[] };
+        let names = sections.header(usize::from(u16_at(elf, 0x3E)?)).and_then(|header| sections.body(header))?;
+        sections.names = names;
+        Some(sections)
+    }
+
+    fn header(&self, index: usize) -> Option<&'a [u8]> {
+        let start = index.checked_mul(self.entry_len)?.checked_add(self.offset)?;
+        self.elf.get(start..start.checked_add(self.entry_len)?).filter(|_| index < self.count)
+    }
+
+    fn body(&self, header: &[u8]) -> Option<&'a [u8]> {
+        let start = usize::try_from(u64_at(header, 24)?).ok()?;
+        let len = usize::try_from(u64_at(header, 32)?).ok()?;
+        self.elf.get(start..start.checked_add(len)?)
+    }
+
+    fn name(&self, index: usize) -> Option<&'a [u8]> {
+        c_string(self.names, u32_at(self.header(index)?, 0)? as usize)
+    }
+}
+
+fn c_string(strings: &[u8], offset: usize) -> Option<&[u8]> {
+    let tail = strings.get(offset..)?;
+    Some(&tail[..tail.iter().position(|&byte| byte == 0)?])
+}
+
+fn u16_at(bytes: &[u8], at: usize) -> Option<u16> {
+    Some(u16::from_le_bytes(bytes.get(at..at.checked_add(2)?)?.try_into().ok()?))
+}
+
+fn u32_at(bytes: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_le_bytes(bytes.get(at..at.checked_add(4)?)?.try_into().ok()?))
+}
+
+fn u64_at(bytes: &[u8], at: usize) -> Option<u64> {
+    Some(u64::from_le_bytes(bytes.get(at..at.checked_add(8)?)?.try_into().ok()?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn damaged_images_give_no_names_and_no_panic() {
+        let mut fatbin = Vec::new();
+        fatbin.extend_from_slice(&FATBIN_MAGIC.to_le_bytes());
+        fatbin.extend_from_slice(&[1, 0, 16, 0]);
+        fatbin.extend_from_slice(&u64::MAX.to_le_bytes());
+        fatbin.extend_from_slice(&[2, 0, 0, 0, 0, 0, 0, 0]);
+        for len in 0..fatbin.len() {
+            assert!(names(ImageKind::Fatbin, &fatbin[..len]).is_empty());
+        }
+        let mut elf = ELF_MAGIC.to_vec();
+        elf.extend_from_slice(&[2, 1]);
+        elf.resize(0x40, 0xff);
+        for len in 0..elf.len() {
+            assert!(names(ImageKind::Cubin, &elf[..len]).is_empty());
+        }
+    }
+}
