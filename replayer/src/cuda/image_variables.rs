@@ -4,6 +4,7 @@
 //! blocks from such a counter), which the trace then does not hold. A fatbin's ELF entries are
 //! read where stored uncompressed (as nvcc writes them); compressed entries and PTX are skipped.
 
+use std::collections::HashSet;
 use trace_format::ImageKind;
 
 const FATBIN_MAGIC: u32 = 0xBA55_ED50;
@@ -17,17 +18,14 @@ const SYMBOL_LEN: usize = 24;
 
 /// Names of the device-memory variables `image` defines, each once, in the order found.
 pub fn names(kind: ImageKind, image: &[u8]) -> Vec<String> {
-    let mut names = Vec::new();
-    match kind {
-        ImageKind::Cubin => cubin_names(image, &mut names),
-        ImageKind::Fatbin => {
-            for cubin in fatbin_cubins(image) {
-                cubin_names(cubin, &mut names);
-            }
-        }
-        _ => {}
-    }
-    names
+    let cubins = match kind {
+        ImageKind::Cubin => vec![image],
+        ImageKind::Fatbin => fatbin_cubins(image),
+        _ => Vec::new(),
+    };
+    // A fatbin's cubins for several GPUs define the same variables.
+    let mut seen = HashSet::new();
+    cubins.into_iter().flat_map(cubin_names).filter(|name| seen.insert(name.clone())).collect()
 }
 
 /// The uncompressed ELF entries of a fatbin.
@@ -55,9 +53,10 @@ fn fatbin_cubins(image: &[u8]) -> Vec<&[u8]> {
     cubins
 }
 
-/// Adds the names of the objects a 64-bit little-endian ELF defines in `.nv.global*` sections.
-fn cubin_names(elf: &[u8], names: &mut Vec<String>) {
-    let Some(sections) = Sections::of(elf) else { return };
+/// The names of the objects a 64-bit little-endian ELF defines in `.nv.global*` sections.
+fn cubin_names(elf: &[u8]) -> Vec<String> {
+    let mut names = Vec::new();
+    let Some(sections) = Sections::of(elf) else { return names };
     for symtab in (0..sections.count).filter_map(|index| sections.header(index)).filter(|header| u32_at(header, 4) == Some(SHT_SYMTAB)) {
         let (Some(symbols), Some(strings)) = (sections.body(symtab), u32_at(symtab, 40).and_then(|link| sections.header(link as usize)).and_then(|header| sections.body(header))) else { continue };
         for symbol in symbols.chunks_exact(SYMBOL_LEN) {
@@ -67,13 +66,10 @@ fn cubin_names(elf: &[u8], names: &mut Vec<String>) {
                 continue;
             }
             let name = u32_at(symbol, 0).and_then(|offset| c_string(strings, offset as usize));
-            if let Some(name) = name.and_then(|name| String::from_utf8(name.to_vec()).ok()) {
-                if !names.contains(&name) {
-                    names.push(name);
-                }
-            }
+            names.extend(name.and_then(|name| String::from_utf8(name.to_vec()).ok()));
         }
     }
+    names
 }
 
 /// An ELF file's section header table.
