@@ -331,9 +331,9 @@ impl Backend for CudaBackend {
 
     fn finish(&mut self) -> BackendResult<()> {
         // The whole context, not only the main stream every run ends on: grids that kernels
-        // launched from the device (cdpSimplePrint's) and what they print are done then. While
-        // runs waited for the main stream alone (d2f8133), cdpSimplePrint's replays printed nothing;
-        // with this wait most do (some runs still print nothing: BENCHMARKS.md).
+        // launched from the device and what they print are done then. (cdpSimplePrint's replays
+        // that seemed to print nothing compared no stable line: its block counter, a module
+        // variable, carried over between runs; `untracked_variables` puts it back.)
         // SAFETY: the backend's context is current.
         check(unsafe { sys::cuCtxSynchronize() }, "cuCtxSynchronize")?;
         self.finished = true;
