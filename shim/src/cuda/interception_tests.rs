@@ -509,3 +509,19 @@ fn a_synchronization_failing_with_a_device_fault_ends_its_window_with_that_outco
     assert_eq!(outcomes, [("cuCtxSynchronize", None), ("cuCtxSynchronize", Some("CUDA_ERROR_ASSERT"))]);
     assert_eq!(file.trace.nodes.len(), 3, "the fill and two launches");
 }
+
+/// `test_driver/repeated_launches_program.c`: launches repeated with the same bytes are
+/// recorded alike, and once the memory they name was freed and allocated again at the same
+/// address, they name the new allocation.
+#[test]
+fn a_launch_repeated_after_its_memory_came_back_names_the_new_memory() {
+    let (output, file) = TestProgram::build("repeated_launches_program").recorded();
+    assert_eq!(output, "first 2 2 second 2 1 same address 1\n");
+    let trace = &file.trace;
+    assert!(trace.partial.is_empty(), "{:?}", trace.partial);
+    let kernels: Vec<&[Arg]> = trace.nodes.iter().filter_map(|node| match &node.command { Work::Kernel(launch) => Some(launch.args.as_slice()), _ => None }).collect();
+    let memory = |mem| Arg::Memory { mem: trace_format::MemId(mem), offset: 0 };
+    let count = |n: i32| Arg::Value(n.to_ne_bytes().to_vec());
+    assert_eq!(kernels, [[memory(0), count(4)], [memory(0), count(4)], [memory(1), count(4)], [memory(1), count(3)]]);
+    assert_eq!(trace.memories.len(), 2);
+}

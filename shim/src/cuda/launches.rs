@@ -2,6 +2,7 @@
 //! with the kernel's layout, memory ones relocated.
 
 use super::commands::{enqueue_described, untracked, Enqueued, UNTRACKED_MEMORY};
+use super::launch_memo::Described;
 use super::params::{self, Embedded, Value};
 use super::state::{Layout, State};
 use super::textures;
@@ -9,7 +10,7 @@ use super::{key, CUresult, CUstream, Recorded};
 use crate::entry::Forward;
 use crate::recorder::{Access, Key, Recorder};
 use std::ffi::{c_uint, c_void};
-use trace_format::{Arg, Command, EmbeddedPointer, KernelLaunch, Launch, Param};
+use trace_format::{Arg, Command, EmbeddedPointer, KernelId, KernelLaunch, Launch, Param};
 
 /// `CUlaunchConfig` of cuda.h.
 #[repr(C)]
@@ -44,6 +45,11 @@ pub struct Decoded {
 
 /// The kernel launch a recorder records for `function` (a key it knows) with these parameters.
 pub fn kernel_command(recorder: &mut Recorder, function: Key, decoded: Decoded, launch: Launch) -> Result<Command, &'static str> {
+    kernel_binding(recorder, function, decoded).map(|(kernel, args)| Command::Kernel(KernelLaunch { kernel, args, launch }))
+}
+
+/// The trace kernel for `function` and the arguments these parameters bind.
+fn kernel_binding(recorder: &mut Recorder, function: Key, decoded: Decoded) -> Result<(KernelId, Vec<Arg>), &'static str> {
     let params = decoded.layout.iter().zip(&decoded.values).map(|(&(offset, size), value)| Param { offset, size, kind: value.kind() });
     let kernel = recorder.kernel_id(function, params).ok_or("a kernel the shim did not see loaded")?;
     let mut args = Vec::with_capacity(decoded.values.len());
@@ -60,7 +66,7 @@ pub fn kernel_command(recorder: &mut Recorder, function: Key, decoded: Decoded, 
             }
         });
     }
-    Ok(Command::Kernel(KernelLaunch { kernel, args, launch }))
+    Ok((kernel, args))
 }
 
 /// Every allocation a parameter points into and every variable of the kernel's program, read
@@ -73,14 +79,17 @@ pub fn kernel_accesses(decoded: &Decoded) -> Vec<Access> {
 /// Parameters the kernel declares as pointers that name device memory the shim did not see
 /// allocated: adopted (`memory::adopt`) so that they decode as memory. Only untracked words the
 /// kernel declares as pointers are asked about: tracked pointers cost a lookup, values no driver call.
-fn adopt_pointer_parameters(recorder: &mut Recorder, function: Key, arguments: &[&[u8]]) {
+/// Returns whether the driver placed one in no allocation.
+fn adopt_pointer_parameters(recorder: &mut Recorder, function: Key, arguments: &[&[u8]]) -> bool {
+    let mut unknown = false;
     for (index, bytes) in arguments.iter().enumerate() {
         let Ok(word) = <[u8; 8]>::try_from(*bytes).map(u64::from_ne_bytes) else { continue };
         let untracked = word != 0 && recorder.locate(word).is_none();
         if untracked && recorder.param_type(function, index).is_some_and(|declared| declared.ends_with('*')) {
-            super::memory::adopt(recorder, word);
+            unknown |= super::memory::adopt(recorder, word).is_none();
         }
     }
+    unknown
 }
 
 /// How many words `State::not_allocations` keeps before it starts again.
@@ -90,7 +99,9 @@ const NOT_ALLOCATIONS_KEPT: usize = 1 << 16;
 /// allocation, or just past the end of one (where one the shim did not see may start): the
 /// driver is asked for the allocation holding them (nvJPEG passes the image its JPEG engine
 /// decoded inside a structure). A word the driver places in no allocation is not asked again.
-fn adopt_embedded_pointers(state: &mut State, recorder: &mut Recorder, arguments: &[&[u8]]) {
+/// Returns whether the driver placed one in no allocation this time.
+fn adopt_embedded_pointers(state: &mut State, recorder: &mut Recorder, arguments: &[&[u8]]) -> bool {
+    let mut unknown = false;
     for bytes in arguments.iter().filter(|bytes| bytes.len() > 8) {
         for word in bytes.chunks_exact(8).map(|word| u64::from_ne_bytes(word.try_into().expect("8 bytes"))) {
             if !(1 << 32..1 << 48).contains(&word) || state.not_allocations.contains(&word) {
@@ -102,22 +113,55 @@ fn adopt_embedded_pointers(state: &mut State, recorder: &mut Recorder, arguments
                     state.not_allocations.clear();
                 }
                 state.not_allocations.insert(word);
+                unknown = true;
             }
         }
     }
+    unknown
 }
 
-/// Reads the launch's parameters with the kernel's layout (asked of the driver once).
-unsafe fn decode(state: &mut State, recorder: &mut Recorder, function: *mut c_void, params: *mut *mut c_void, extra: *mut *mut c_void) -> Option<Decoded> {
+const NO_PARAMETERS: &str = "the driver did not report the kernel's parameters";
+
+/// Reads the launch's parameters with the kernel's layout (asked of the driver once); also
+/// says whether the driver placed an address the kernel may use in no allocation (the
+/// description then holds only until the driver is asked again).
+unsafe fn decode(state: &mut State, recorder: &mut Recorder, function: *mut c_void, params: *mut *mut c_void, extra: *mut *mut c_void) -> Option<(Decoded, bool)> {
     let layout = state.layouts.entry(key(function)).or_insert_with(|| params::layout(function)).clone()?;
     // SAFETY: the program's launch arguments, for this kernel.
     let arguments = unsafe { params::arguments(&layout, params, extra) }?;
     super::modules::identify(state, recorder, function);
     super::modules::read_image(state, recorder, key(function));
-    adopt_pointer_parameters(recorder, key(function), &arguments);
-    adopt_embedded_pointers(state, recorder, &arguments);
+    let unknown = adopt_pointer_parameters(recorder, key(function), &arguments) | adopt_embedded_pointers(state, recorder, &arguments);
     let values = params::decode(&arguments, |address| recorder.locate(address), |index, word| textures::parameter(recorder, key(function), index, word));
-    Some(Decoded { layout, values, variables: super::modules::variables_of(state, key(function)) })
+    Some((Decoded { layout, values, variables: super::modules::variables_of(state, key(function)) }, !unknown))
+}
+
+/// What the launch uses, and its kernel and arguments: as a launch with the same bytes was
+/// recorded (`launch_memo`), else decoded, and kept for the next one.
+unsafe fn describe(
+    state: &mut State,
+    recorder: &mut Recorder,
+    function: *mut c_void,
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+) -> (Vec<Access>, Result<(KernelId, Vec<Arg>), &'static str>) {
+    let Some(layout) = state.layouts.entry(key(function)).or_insert_with(|| params::layout(function)) else { return (Vec::new(), Err(NO_PARAMETERS)) };
+    let launch = state.launch_memo.key_for(key(function));
+    // SAFETY: the program's launch arguments, for this kernel.
+    if !unsafe { params::each_argument(layout, params, extra, |bytes| launch.extend_from_slice(bytes)) } {
+        return (Vec::new(), Err(NO_PARAMETERS));
+    }
+    if let Some(known) = state.launch_memo.find(recorder.objects_changed()) {
+        return (known.accesses.clone(), Ok((known.kernel, known.args.clone())));
+    }
+    // SAFETY: as above.
+    let Some((decoded, lasting)) = (unsafe { decode(state, recorder, function, params, extra) }) else { return (Vec::new(), Err(NO_PARAMETERS)) };
+    let accesses = kernel_accesses(&decoded);
+    let bound = kernel_binding(recorder, key(function), decoded);
+    if let (true, Ok((kernel, args))) = (lasting, &bound) {
+        state.launch_memo.keep(recorder.objects_changed(), Described { accesses: accesses.clone(), kernel: *kernel, args: args.clone() });
+    }
+    (accesses, bound)
 }
 
 unsafe fn launch(
@@ -129,15 +173,11 @@ unsafe fn launch(
     extra: *mut *mut c_void,
     grid: Launch,
 ) -> Recorded {
-    // Decoded under the lock that prepares the launch: one lock per launch before the call.
-    let describe = |state: &mut State, recorder: &mut Recorder| {
-        // SAFETY: the program's launch, as it passes it to the driver.
-        let decoded = unsafe { decode(state, recorder, function, params, extra) };
-        (decoded.as_ref().map(kernel_accesses).unwrap_or_default(), decoded)
-    };
-    let build = move |recorder: &mut Recorder, decoded: Option<Decoded>| match decoded {
-        Some(decoded) => kernel_command(recorder, key(function), decoded, grid),
-        None => Err("the driver did not report the kernel's parameters"),
+    // Described under the lock that prepares the launch: one lock per launch before the call.
+    // SAFETY: the program's launch, as it passes it to the driver.
+    let describe = |state: &mut State, recorder: &mut Recorder| unsafe { describe(state, recorder, function, params, extra) };
+    let build = move |_: &mut Recorder, bound: Result<(KernelId, Vec<Arg>), &'static str>| {
+        bound.map(|(kernel, args)| Command::Kernel(KernelLaunch { kernel, args, launch: grid }))
     };
     enqueue_described(forward, Enqueued::new(call, stream), describe, build)
 }

@@ -125,19 +125,33 @@ const END: usize = 0;
 /// `extra` names one packed buffer. `None` when neither holds them all.
 ///
 /// # Safety
+/// As `each_argument`.
+pub unsafe fn arguments<'a>(layout: &[(u32, u32)], params: *mut *mut c_void, extra: *mut *mut c_void) -> Option<Vec<&'a [u8]>> {
+    let mut arguments = Vec::with_capacity(layout.len());
+    // SAFETY: as the caller promises.
+    unsafe { each_argument(layout, params, extra, |bytes| arguments.push(bytes)) }.then_some(arguments)
+}
+
+/// Hands `visit` each parameter's bytes in order (see `arguments`); false when the launch does
+/// not hold them all.
+///
+/// # Safety
 /// The arguments of a launch the driver accepted, with `layout` the kernel's; the bytes are
 /// the program's, valid while its call lasts (`'a`).
-pub unsafe fn arguments<'a>(layout: &[(u32, u32)], params: *mut *mut c_void, extra: *mut *mut c_void) -> Option<Vec<&'a [u8]>> {
+pub unsafe fn each_argument<'a>(layout: &[(u32, u32)], params: *mut *mut c_void, extra: *mut *mut c_void, mut visit: impl FnMut(&'a [u8])) -> bool {
     if layout.is_empty() {
-        return Some(Vec::new());
+        return true;
     }
     if !params.is_null() {
-        let read = |(index, &(_, size)): (usize, &(u32, u32))| {
+        for (index, &(_, size)) in layout.iter().enumerate() {
             // SAFETY: the driver read `size` bytes at each parameter's pointer.
             let pointer = unsafe { *params.add(index) };
-            (!pointer.is_null()).then(|| unsafe { std::slice::from_raw_parts(pointer.cast::<u8>(), size as usize) })
-        };
-        return layout.iter().enumerate().map(read).collect();
+            if pointer.is_null() {
+                return false;
+            }
+            visit(unsafe { std::slice::from_raw_parts(pointer.cast::<u8>(), size as usize) });
+        }
+        return true;
     }
     let (mut buffer, mut length) = (std::ptr::null::<u8>(), 0usize);
     let mut entry = extra;
@@ -152,9 +166,15 @@ pub unsafe fn arguments<'a>(layout: &[(u32, u32)], params: *mut *mut c_void, ext
         entry = unsafe { entry.add(2) };
     }
     if buffer.is_null() {
-        return None;
+        return false;
     }
     // SAFETY: the driver read `length` bytes of the packed buffer.
     let packed = unsafe { std::slice::from_raw_parts(buffer, length) };
-    layout.iter().map(|&(offset, size)| packed.get(offset as usize..(offset + size) as usize)).collect()
+    for &(offset, size) in layout {
+        match packed.get(offset as usize..(offset + size) as usize) {
+            Some(bytes) => visit(bytes),
+            None => return false,
+        }
+    }
+    true
 }

@@ -63,6 +63,8 @@ pub struct State {
     /// Words of structures passed by value that the driver placed in no allocation the shim
     /// could adopt: not asked about again (see `launches::adopt_embedded_pointers`).
     pub not_allocations: HashSet<u64>,
+    /// Launches recorded so far, by their bytes, to record again alike.
+    pub launch_memo: super::launch_memo::LaunchMemo,
 }
 
 /// A module image still where the program keeps it.

@@ -186,6 +186,8 @@ pub struct Recorder {
     watching: bool,
     /// Pages the host wrote, as last taken from `host_writes`, kept for their capacity.
     written_pages: Vec<u64>,
+    /// See `objects_changed`.
+    objects_changed: u64,
 }
 
 impl Recorder {
@@ -213,6 +215,7 @@ impl Recorder {
             closing_edges: Vec::new(),
             watching: false,
             written_pages: Vec::new(),
+            objects_changed: 0,
         }
     }
 

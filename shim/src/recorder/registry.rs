@@ -44,6 +44,7 @@ impl Recorder {
 
     pub fn memory_created(&mut self, key: Key, desc: MemDesc) {
         log::debug!("memory {key:#x}: {} bytes created", desc.size);
+        self.objects_changed += 1;
         self.memory.insert(key, desc);
     }
 
@@ -51,6 +52,7 @@ impl Recorder {
     /// still uses it, if any.
     pub fn memory_released(&mut self, key: Key) {
         log::debug!("memory {key:#x} released");
+        self.objects_changed += 1;
         if let Some(entry) = self.memory.get_mut(key).filter(|entry| entry.root == key) {
             if let (Some(blob), Some(mem)) = (entry.capture.unwritten_initial.take(), entry.id) {
                 self.orphaned_initials.insert((key, entry.generation), MemState { mem, blob });
@@ -84,7 +86,15 @@ impl Recorder {
 
     /// Pointers from `address` on name memory `key` too (see `MemoryTable::alias`).
     pub fn memory_alias(&mut self, key: Key, address: u64) {
+        self.objects_changed += 1;
         self.memory.alias(key, address);
+    }
+
+    /// Counts the changes to the memory, programs, kernels and textures the recorder knows: a
+    /// description of a command worked out while it stood still (addresses located, handles
+    /// resolved) holds for as long as it does.
+    pub fn objects_changed(&self) -> u64 {
+        self.objects_changed
     }
 
     /// The size of memory object `key`, if it is tracked.
@@ -110,6 +120,7 @@ impl Recorder {
 
     /// A program and the images it was created from, best first (see `Program::images`).
     pub fn program_created(&mut self, key: Key, images: Vec<(ImageKind, Vec<u8>)>) {
+        self.objects_changed += 1;
         self.objects.programs.insert(key, ProgramEntry { images, ..ProgramEntry::default() });
     }
 
@@ -160,6 +171,7 @@ impl Recorder {
 
     /// A kernel `key` of `program`; `param_types` as its API spells them, where it says them.
     pub fn kernel_created(&mut self, key: Key, program: Key, name: &str, param_types: Vec<String>) {
+        self.objects_changed += 1;
         self.objects.kernels.insert(key, KernelEntry { program, name: name.to_string(), param_types, ids: Vec::new() });
     }
 
@@ -270,10 +282,12 @@ impl Recorder {
     /// A texture, surface or sampler object `key`; its record is written when a launch first
     /// passes it. A key the API reuses names the new object.
     pub fn texture_created(&mut self, key: Key, desc: TextureDesc) {
+        self.objects_changed += 1;
         self.objects.textures.insert(key, (desc, None));
     }
 
     pub fn texture_released(&mut self, key: Key) {
+        self.objects_changed += 1;
         self.objects.textures.remove(&key);
     }
 
