@@ -48,8 +48,11 @@ pub fn kernel_command(recorder: &mut Recorder, function: Key, decoded: Decoded, 
     kernel_binding(recorder, function, decoded).map(|(kernel, args)| Command::Kernel(KernelLaunch { kernel, args, launch }))
 }
 
+/// A launch's trace kernel and the arguments its parameters bind, or why it cannot be recorded.
+type Bound = Result<(KernelId, Vec<Arg>), &'static str>;
+
 /// The trace kernel for `function` and the arguments these parameters bind.
-fn kernel_binding(recorder: &mut Recorder, function: Key, decoded: Decoded) -> Result<(KernelId, Vec<Arg>), &'static str> {
+fn kernel_binding(recorder: &mut Recorder, function: Key, decoded: Decoded) -> Bound {
     let params = decoded.layout.iter().zip(&decoded.values).map(|(&(offset, size), value)| Param { offset, size, kind: value.kind() });
     let kernel = recorder.kernel_id(function, params).ok_or("a kernel the shim did not see loaded")?;
     let mut args = Vec::with_capacity(decoded.values.len());
@@ -144,7 +147,7 @@ unsafe fn describe(
     function: *mut c_void,
     params: *mut *mut c_void,
     extra: *mut *mut c_void,
-) -> (Vec<Access>, Result<(KernelId, Vec<Arg>), &'static str>) {
+) -> (Vec<Access>, Bound) {
     let Some(layout) = state.layouts.entry(key(function)).or_insert_with(|| params::layout(function)) else { return (Vec::new(), Err(NO_PARAMETERS)) };
     let launch = state.launch_memo.key_for(key(function));
     // SAFETY: the program's launch arguments, for this kernel.
@@ -176,7 +179,7 @@ unsafe fn launch(
     // Described under the lock that prepares the launch: one lock per launch before the call.
     // SAFETY: the program's launch, as it passes it to the driver.
     let describe = |state: &mut State, recorder: &mut Recorder| unsafe { describe(state, recorder, function, params, extra) };
-    let build = move |_: &mut Recorder, bound: Result<(KernelId, Vec<Arg>), &'static str>| {
+    let build = move |_: &mut Recorder, bound: Bound| {
         bound.map(|(kernel, args)| Command::Kernel(KernelLaunch { kernel, args, launch: grid }))
     };
     enqueue_described(forward, Enqueued::new(call, stream), describe, build)
