@@ -110,12 +110,16 @@ pub fn with<R>(api: Api, work: impl FnOnce(&mut Recorder) -> R) -> Result<R, Ses
     if session.api != api {
         return Err(SessionError::OtherApi(session.api));
     }
-    if UNCAPTURED_COMMANDS.swap(false, Ordering::Relaxed) {
+    // Read before it is swapped: a swap is a locked instruction on every call, a load is not.
+    if UNCAPTURED_COMMANDS.load(Ordering::Relaxed) && UNCAPTURED_COMMANDS.swap(false, Ordering::Relaxed) {
         session.recorder.uncaptured_command();
     }
     let result = work(&mut session.recorder);
     let captured = if session.recorder.capturing() { CAPTURED } else { NOT_CAPTURED };
-    COMMANDS_CAPTURED.store(captured, Ordering::Relaxed);
+    // Stored only when it changes: every thread's hooks read it, and a store takes their copies of the line.
+    if COMMANDS_CAPTURED.load(Ordering::Relaxed) != captured {
+        COMMANDS_CAPTURED.store(captured, Ordering::Relaxed);
+    }
     if session.recorder.capture_over() {
         // Hooks need not track anything any more: from here on they cost an atomic load.
         entry::end_recording();

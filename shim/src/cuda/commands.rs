@@ -9,7 +9,7 @@ use super::sync::closed;
 use super::{succeeded, CUresult, CUstream, Recorded};
 use crate::entry::Forward;
 use crate::session;
-use crate::recorder::{Access, HostRegion, Key, Order, Recorder, Submission};
+use crate::recorder::{Access, Accesses, HostRegion, Key, Order, Recorder, Submission};
 use std::ffi::{c_uint, c_void};
 use trace_format::{Command, HostTaskKind, Place};
 
@@ -69,7 +69,7 @@ pub fn enqueue(
     accesses: impl FnOnce(&mut Recorder) -> Vec<Access>,
     build: impl FnOnce(&mut Recorder) -> Result<Command, &'static str>,
 ) -> Recorded {
-    enqueue_described(forward, enqueued, |_, recorder| (accesses(recorder), ()), |recorder, ()| build(recorder))
+    enqueue_described(forward, enqueued, |_, recorder| (accesses(recorder).into(), ()), |recorder, ()| build(recorder))
 }
 
 /// `enqueue` for a command whose description is worked out, under the same lock, before the
@@ -78,7 +78,7 @@ pub fn enqueue(
 pub fn enqueue_described<D>(
     forward: &mut Forward<'_, CUresult>,
     enqueued: Enqueued,
-    describe: impl FnOnce(&mut State, &mut Recorder) -> (Vec<Access>, D),
+    describe: impl FnOnce(&mut State, &mut Recorder) -> (Accesses, D),
     build: impl FnOnce(&mut Recorder, D) -> Result<Command, &'static str>,
 ) -> Recorded {
     if !session::commands_captured() {
@@ -97,7 +97,7 @@ pub fn enqueue_described<D>(
                 let (accesses, description) = describe(state, recorder);
                 (accesses, Some(description))
             }
-            false => (Vec::new(), None),
+            false => (Accesses::new(), None),
         };
         // A variable's memory names its program, which the trace must then hold.
         super::modules::read_variable_images(state, recorder, &accesses);

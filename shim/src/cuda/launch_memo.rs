@@ -5,12 +5,12 @@
 //! decoding the parameters and resolving their allocations was half of a recorded launch.
 
 use crate::fast_hash::HashMap;
-use crate::recorder::{Access, Key};
+use crate::recorder::{Accesses, Key};
 use trace_format::{Arg, KernelId};
 
 /// A launch as recorded, apart from its grid.
 pub struct Described {
-    pub accesses: Vec<Access>,
+    pub accesses: Accesses,
     pub kernel: KernelId,
     pub args: Vec<Arg>,
 }

@@ -8,7 +8,7 @@ use super::state::{Layout, State};
 use super::textures;
 use super::{key, CUresult, CUstream, Recorded};
 use crate::entry::Forward;
-use crate::recorder::{Access, Key, Recorder};
+use crate::recorder::{Access, Accesses, Key, Recorder};
 use std::ffi::{c_uint, c_void};
 use trace_format::{Arg, Command, EmbeddedPointer, KernelId, KernelLaunch, Launch, Param};
 
@@ -147,19 +147,19 @@ unsafe fn describe(
     function: *mut c_void,
     params: *mut *mut c_void,
     extra: *mut *mut c_void,
-) -> (Vec<Access>, Bound) {
-    let Some(layout) = state.layouts.entry(key(function)).or_insert_with(|| params::layout(function)) else { return (Vec::new(), Err(NO_PARAMETERS)) };
+) -> (Accesses, Bound) {
+    let Some(layout) = state.layouts.entry(key(function)).or_insert_with(|| params::layout(function)) else { return (Accesses::new(), Err(NO_PARAMETERS)) };
     let launch = state.launch_memo.key_for(key(function));
     // SAFETY: the program's launch arguments, for this kernel.
     if !unsafe { params::each_argument(layout, params, extra, |bytes| launch.extend_from_slice(bytes)) } {
-        return (Vec::new(), Err(NO_PARAMETERS));
+        return (Accesses::new(), Err(NO_PARAMETERS));
     }
     if let Some(known) = state.launch_memo.find(recorder.objects_changed()) {
         return (known.accesses.clone(), Ok((known.kernel, known.args.clone())));
     }
     // SAFETY: as above.
-    let Some((decoded, lasting)) = (unsafe { decode(state, recorder, function, params, extra) }) else { return (Vec::new(), Err(NO_PARAMETERS)) };
-    let accesses = kernel_accesses(&decoded);
+    let Some((decoded, lasting)) = (unsafe { decode(state, recorder, function, params, extra) }) else { return (Accesses::new(), Err(NO_PARAMETERS)) };
+    let accesses = Accesses::from_vec(kernel_accesses(&decoded));
     let bound = kernel_binding(recorder, key(function), decoded);
     if let (true, Ok((kernel, args))) = (lasting, &bound) {
         state.launch_memo.keep(recorder.objects_changed(), Described { accesses: accesses.clone(), kernel: *kernel, args: args.clone() });

@@ -45,7 +45,7 @@ use crate::fast_hash::{HashMap, HashSet};
 use crate::log;
 use memory::MemoryTable;
 use objects::Objects;
-use pending::{Pending, PendingId, PendingNode, QueueRef, Use};
+use pending::{Pending, PendingId, PendingNode, Preds, QueueRef, Use, Uses};
 use trace_format::{
     BlobId, Command, Edge, EdgeKind, Header, HostTaskKind, HostWrite, MemState, Node, NodeId, Place, Record, SegmentId,
 };
@@ -73,6 +73,9 @@ pub struct Access {
     /// before does not matter, so its first use needs no read.
     pub overwrites: bool,
 }
+
+/// The memory objects a command uses: few, so kept inline (no allocation per command).
+pub type Accesses = smallvec::SmallVec<[Access; 4]>;
 
 /// Host memory the program receives data in (`address` as an integer, `len` bytes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -108,7 +111,7 @@ pub struct Submission<'a> {
 #[must_use = "a prepared command is recorded by `Recorder::submit`"]
 pub struct Prepared {
     capture: bool,
-    accesses: Vec<Access>,
+    accesses: Accesses,
     /// Where the pending nodes stood before the command's call (see `CallBegan`).
     began: CallBegan,
 }
@@ -121,7 +124,7 @@ pub struct CallBegan(PendingId);
 impl Prepared {
     /// A command outside the capture, prepared without the recorder.
     pub fn uncaptured() -> Prepared {
-        Prepared { capture: false, accesses: Vec::new(), began: CallBegan(0) }
+        Prepared { capture: false, accesses: Accesses::new(), began: CallBegan(0) }
     }
 
     /// Whether the command is recorded.
@@ -241,7 +244,8 @@ impl Recorder {
 
     /// Before the real call of a command using `accesses`: reads the contents of memory the
     /// capture has not used yet (and of host-writable memory the host may have changed since).
-    pub fn prepare(&mut self, accesses: Vec<Access>, access: &dyn MemoryAccess) -> Prepared {
+    pub fn prepare(&mut self, accesses: impl Into<Accesses>, access: &dyn MemoryAccess) -> Prepared {
+        let accesses = accesses.into();
         let capture = self.capturing();
         if capture && std::mem::take(&mut self.undrained_work) && self.unset_user_events.is_empty() {
             access.drain();
@@ -553,7 +557,13 @@ impl Recorder {
         let segment = SegmentId(self.counts.segments);
         self.counts.segments += 1;
         let first = self.counts.nodes;
-        let node_id = |pending: PendingId| closed.binary_search(&pending).ok().map(|index| NodeId(first + index as u32));
+        // Closed ids are sorted, and most often consecutive: then an id's place is its distance from the first.
+        let consecutive = closed.last().zip(closed.first()).is_some_and(|(last, first)| last - first + 1 == closed.len() as PendingId);
+        let place = |pending: PendingId| match consecutive {
+            true => pending.checked_sub(closed[0]).map(|index| index as usize).filter(|&index| index < closed.len()),
+            false => closed.binary_search(&pending).ok(),
+        };
+        let node_id = |pending: PendingId| place(pending).map(|index| NodeId(first + index as u32));
         let mut written: Vec<Key> = Vec::new();
         let mut later_writes = overwritten::LaterWrites::default();
         for pending in nodes.iter_mut().rev() {
@@ -572,7 +582,8 @@ impl Recorder {
             for use_ in &pending.uses {
                 records.extend(self.use_closed(*use_).map(|state| Record::InitialState { segment, state }));
                 records.extend(self.host_writes_of(*use_).map(|write| Record::HostWrote { segment, write }));
-                if use_.write {
+                // Consecutive commands mostly write the same memory: listed once each.
+                if use_.write && written.last() != Some(&use_.root) {
                     written.push(use_.root);
                 }
             }
@@ -757,7 +768,7 @@ impl Recorder {
     /// Edges from pending host-ordered commands (`Submission::host_ordered`) of other queues that
     /// wrote memory `uses` names (and, for what it writes, that read it): the order the program
     /// observed (`EdgeKind::Memory`).
-    fn memory_order(&self, queue: Option<Key>, uses: &[Use], preds: &mut Vec<(PendingId, EdgeKind)>) {
+    fn memory_order(&self, queue: Option<Key>, uses: &[Use], preds: &mut Preds) {
         for use_ in uses {
             let Some(entry) = self.memory.get(use_.root) else { continue };
             let state = &entry.capture;
@@ -789,8 +800,8 @@ impl Recorder {
         }
     }
 
-    fn uses(&mut self, accesses: &[Access]) -> Vec<Use> {
-        let mut uses: Vec<Use> = Vec::with_capacity(accesses.len());
+    fn uses(&mut self, accesses: &[Access]) -> Uses {
+        let mut uses = Uses::with_capacity(accesses.len());
         for access in accesses {
             let Some(root) = self.memory.get(access.mem).map(|entry| entry.root) else { continue };
             let Some(entry) = self.memory.get_mut(root) else { continue };
@@ -823,15 +834,15 @@ impl Recorder {
             }
             let Some(&call) = self.unset_user_events.get(&event) else { continue };
             if self.capturing() {
-                nodes.push(self.add_host_task(HostTaskKind::UserEvent, call, Vec::new(), Some(event)));
+                nodes.push(self.add_host_task(HostTaskKind::UserEvent, call, Preds::new(), Some(event)));
             }
         }
         nodes
     }
 
-    fn add_host_task(&mut self, kind: HostTaskKind, call: &'static str, preds: Vec<(PendingId, EdgeKind)>, user_event: Option<Key>) -> PendingId {
+    fn add_host_task(&mut self, kind: HostTaskKind, call: &'static str, preds: Preds, user_event: Option<Key>) -> PendingId {
         let node = Node { queue: None, segment: SegmentId(0), command: Command::HostTask(kind), call: call.into() };
-        self.pending.add(Box::new(PendingNode { node, queue: None, preds, received: None, uses: Vec::new(), user_event }))
+        self.pending.add(Box::new(PendingNode { node, queue: None, preds, received: None, uses: Uses::new(), user_event }))
     }
 
     fn queue_ref(&mut self, key: Key) -> Option<QueueRef> {

@@ -9,6 +9,7 @@
 use super::objects::QueueSync;
 use super::{HostRegion, Key, Order};
 use crate::fast_hash::{HashMap, HashSet};
+use smallvec::SmallVec;
 use std::collections::BTreeMap;
 use trace_format::{EdgeKind, Node};
 
@@ -50,6 +51,13 @@ enum Covered {
     Blocking { itself: PendingId, began: PendingId },
 }
 
+/// A node's predecessors and how each orders it: one or two for most (its queue's last command,
+/// an event), kept inline in the node.
+pub(super) type Preds = SmallVec<[(PendingId, EdgeKind); 2]>;
+
+/// The memory a node uses, inline for the few most commands use.
+pub(super) type Uses = SmallVec<[Use; 2]>;
+
 /// A memory object a pending node uses: its root key and generation (see `MemoryTable`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct Use {
@@ -62,10 +70,10 @@ pub(super) struct PendingNode {
     pub node: Node,
     /// The queue it was submitted to.
     pub queue: Option<Key>,
-    pub preds: Vec<(PendingId, EdgeKind)>,
+    pub preds: Preds,
     /// Host memory the node delivers data into, taken when it closes.
     pub received: Option<HostRegion>,
-    pub uses: Vec<Use>,
+    pub uses: Uses,
     /// A host task standing for a user event: what waits on it is blocked until the host sets it.
     pub user_event: Option<Key>,
 }
@@ -234,7 +242,7 @@ impl Pending {
     /// The edges into `node` (the id `add` gives next), a command submitted to `queue` with
     /// `order`, waiting for `waited` (event waits already resolved to nodes); updates the
     /// queues' state for later commands.
-    pub fn queue_edges(&mut self, queue: &QueueRef, order: Order, waited: &[PendingId]) -> Vec<(PendingId, EdgeKind)> {
+    pub fn queue_edges(&mut self, queue: &QueueRef, order: Order, waited: &[PendingId]) -> Preds {
         let node = self.next_id;
         let mut edges = Dependencies::default();
         let track = self.queues.entry(queue.key).or_default();
@@ -336,7 +344,11 @@ impl Pending {
             // Every node submitted before some point: no walk.
             Covered::SubmittedBefore(first_later) => {
                 let mut ids: Vec<PendingId> = self.nodes.keys().copied().filter(|&id| id < first_later).collect();
-                ids.sort_unstable();
+                match ids.iter().min() {
+                    // Every id from the smallest on (one stream's work): the range, unsorted.
+                    Some(&first) if first_later - first == ids.len() as PendingId => ids.iter_mut().zip(first..).for_each(|(id, value)| *id = value),
+                    _ => ids.sort_unstable(),
+                }
                 return self.without_blocked(ids, unset);
             }
             Covered::Nodes(nodes) => (nodes, PendingId::MAX),
@@ -501,7 +513,7 @@ impl Pending {
 
 /// Edges into one node: one per predecessor (the first reason found).
 #[derive(Default)]
-struct Dependencies(Vec<(PendingId, EdgeKind)>);
+struct Dependencies(Preds);
 
 impl Dependencies {
     fn add(&mut self, from: Option<PendingId>, kind: EdgeKind) {
