@@ -314,6 +314,34 @@ if "baseline" in runs:
           % (median["baseline"], best["baseline"], worst["baseline"], cost(median, "baseline"), cost(best, "baseline")))
 PY
 fi
+# The same cost apart from the GPU's pace (launch_bound's 1000 launches fill the GPU's queue, so its
+# submission waits for the GPU): scripts/bench/cuda_launch_cost.cu times submitting 100 launches and,
+# once the GPU is done, the synchronization that closes their window; native and recording alternate.
+if nvcc -arch=sm_90 -O2 -o "$work/launch_cost" scripts/bench/cuda_launch_cost.cu 2>>"$out/logs/launch_cost.err"; then
+  for round in 1 2 3 4 5 6 7; do
+    "$work/launch_cost" 100 100 | sed 's/^/native /'
+    REPRISE_OUTPUT="$work/cost.trace" LD_PRELOAD="$shim" "$work/launch_cost" 100 100 | sed 's/^/recording /'
+    [ -n "${BASELINE_BIN:-}" ] && REPRISE_OUTPUT="$work/cost-baseline.trace" LD_PRELOAD="$BASELINE_BIN/libshim.so" "$work/launch_cost" 100 100 | sed 's/^/baseline /'
+  done >"$out/logs/launch_cost.runs" 2>>"$out/logs/launch_cost.err"
+  python3 - "$out/logs/launch_cost.runs" <<'PY' | tee -a "$table"
+import statistics, sys
+runs = {}
+for line in open(sys.argv[1]):
+    words = line.split()
+    if len(words) == 5:
+        runs.setdefault((words[0], words[1]), []).append((float(words[2]), float(words[4])))
+def cost(who, part, pick):
+    return pick(runs[(who, part)]) - pick(runs[("native", part)])
+medians = lambda values: statistics.median(m for m, _ in values)
+bests = lambda values: min(b for _, b in values)
+for who in ("recording", "baseline"):
+    if (who, "submit_ns_per_launch") in runs and ("native", "submit_ns_per_launch") in runs:
+        submit, close = (cost(who, part, medians) for part in ("submit_ns_per_launch", "close_ns_per_launch"))
+        best_submit, best_close = (cost(who, part, bests) for part in ("submit_ns_per_launch", "close_ns_per_launch"))
+        print("%s cost per launch, ns (cuda_launch_cost, medians of %d runs' median windows / best windows): submitting %.0f / %.0f, closing its window %.0f / %.0f, in all %.0f / %.0f"
+              % (who, len(runs[(who, "submit_ns_per_launch")]), submit, best_submit, close, best_close, submit + close, best_submit + best_close))
+PY
+fi
 # With BASELINE_BIN: besides its recording cost above, its replays of the own programs' traces.
 compare_baseline
 echo "gpu-check: $failures failing row(s); logs in $out/logs"

@@ -512,16 +512,28 @@ fn a_synchronization_failing_with_a_device_fault_ends_its_window_with_that_outco
 
 /// `test_driver/repeated_launches_program.c`: launches repeated with the same bytes are
 /// recorded alike, and once the memory they name was freed and allocated again at the same
-/// address, they name the new allocation.
+/// address, they name the new allocation; a thousand launches that the shim records off the
+/// program's thread (`launch_log`) are all in the window their synchronization closes, in order.
 #[test]
 fn a_launch_repeated_after_its_memory_came_back_names_the_new_memory() {
     let (output, file) = TestProgram::build("repeated_launches_program").recorded();
-    assert_eq!(output, "first 2 2 second 2 1 same address 1\n");
+    assert_eq!(output, "first 2 2 second 2 1 same address 1\nafter the loop 1002 502\n");
     let trace = &file.trace;
     assert!(trace.partial.is_empty(), "{:?}", trace.partial);
-    let kernels: Vec<&[Arg]> = trace.nodes.iter().filter_map(|node| match &node.command { Work::Kernel(launch) => Some(launch.args.as_slice()), _ => None }).collect();
+    let kernels: Vec<(&[Arg], u32)> =
+        trace.nodes.iter().filter_map(|node| match &node.command { Work::Kernel(launch) => Some((launch.args.as_slice(), node.segment.0)), _ => None }).collect();
     let memory = |mem| Arg::Memory { mem: trace_format::MemId(mem), offset: 0 };
     let count = |n: i32| Arg::Value(n.to_ne_bytes().to_vec());
-    assert_eq!(kernels, [[memory(0), count(4)], [memory(0), count(4)], [memory(1), count(4)], [memory(1), count(3)]]);
+    let args: Vec<&[Arg]> = kernels.iter().map(|(args, _)| *args).collect();
+    assert_eq!(args[..4], [[memory(0), count(4)], [memory(0), count(4)], [memory(1), count(4)], [memory(1), count(3)]]);
     assert_eq!(trace.memories.len(), 2);
+    let looped = &kernels[4..];
+    assert_eq!(looped.len(), 1000);
+    let ended = trace.segments.iter().position(|segment| segment.ended_by == "cuStreamSynchronize").expect("the loop's window") as u32;
+    for (index, (args, segment)) in looped.iter().enumerate() {
+        assert_eq!((*args, *segment), ([memory(1), count(1 + index as i32 % 2)].as_slice(), ended), "launch {index} of the loop");
+    }
+    let in_segment: Vec<u32> = trace.nodes.iter().enumerate().filter(|(_, node)| node.segment.0 == ended).map(|(index, _)| index as u32).collect();
+    let chained = trace.edges.iter().filter(|edge| edge.kind == EdgeKind::InOrder && in_segment.contains(&edge.to.0) && edge.from.0 + 1 == edge.to.0).count();
+    assert_eq!(chained, in_segment.len() - 1, "each node of the window follows the one before");
 }

@@ -2,14 +2,18 @@
 //! with the kernel's layout, memory ones relocated.
 
 use super::commands::{enqueue_described, untracked, Enqueued, UNTRACKED_MEMORY};
-use super::launch_memo::Described;
+use super::launch_log::{self, Logged};
+use super::launch_memo::{with_memo, Described, Kept};
+use super::streams::stream_key;
 use super::params::{self, Embedded, Value};
 use super::state::{Layout, State};
 use super::textures;
-use super::{key, CUresult, CUstream, Recorded};
+use super::{key, succeeded, CUresult, CUstream, Recorded};
 use crate::entry::Forward;
+use crate::session;
 use crate::recorder::{Access, Accesses, Key, Recorder};
 use std::ffi::{c_uint, c_void};
+use std::sync::Arc;
 use trace_format::{Arg, Command, EmbeddedPointer, KernelId, KernelLaunch, Launch, Param};
 
 /// `CUlaunchConfig` of cuda.h.
@@ -140,31 +144,65 @@ unsafe fn decode(state: &mut State, recorder: &mut Recorder, function: *mut c_vo
 }
 
 /// What the launch uses, and its kernel and arguments: as a launch with the same bytes was
-/// recorded (`launch_memo`), else decoded, and kept for the next one.
+/// recorded (`launch_memo`), else decoded, and kept for the next one, marked settled where its
+/// memory needs no read before later launches (which `launch_log` then records).
 unsafe fn describe(
     state: &mut State,
     recorder: &mut Recorder,
     function: *mut c_void,
+    queue: Key,
     params: *mut *mut c_void,
     extra: *mut *mut c_void,
 ) -> (Accesses, Bound) {
-    let Some(layout) = state.layouts.entry(key(function)).or_insert_with(|| params::layout(function)) else { return (Accesses::new(), Err(NO_PARAMETERS)) };
-    let launch = state.launch_memo.key_for(key(function));
-    // SAFETY: the program's launch arguments, for this kernel.
-    if !unsafe { params::each_argument(layout, params, extra, |bytes| launch.extend_from_slice(bytes)) } {
-        return (Accesses::new(), Err(NO_PARAMETERS));
-    }
-    if let Some(known) = state.launch_memo.find(recorder.objects_changed()) {
-        return (known.accesses.clone(), Ok((known.kernel, known.args.clone())));
+    let Some(layout) = state.layouts.entry(key(function)).or_insert_with(|| params::layout(function)).clone() else { return (Accesses::new(), Err(NO_PARAMETERS)) };
+    let objects_changed = recorder.objects_changed();
+    let known = with_memo(|memo| {
+        memo.layouts.entry(key(function)).or_insert_with(|| layout.clone());
+        let launch = memo.key_for(key(function), queue);
+        // SAFETY: the program's launch arguments, for this kernel.
+        if !unsafe { params::each_argument(&layout, params, extra, |bytes| launch.extend_from_slice(bytes)) } {
+            return Some((Accesses::new(), Err(NO_PARAMETERS)));
+        }
+        let kept = memo.find(objects_changed)?;
+        kept.settled_at = recorder.settled(&kept.described.accesses).then(launch_log::epoch);
+        let described = &kept.described;
+        Some((described.accesses.clone(), Ok((described.kernel, described.args.clone()))))
+    });
+    if let Some(Some(known)) = known {
+        return known;
     }
     // SAFETY: as above.
     let Some((decoded, lasting)) = (unsafe { decode(state, recorder, function, params, extra) }) else { return (Accesses::new(), Err(NO_PARAMETERS)) };
     let accesses = Accesses::from_vec(kernel_accesses(&decoded));
     let bound = kernel_binding(recorder, key(function), decoded);
     if let (true, Ok((kernel, args))) = (lasting, &bound) {
-        state.launch_memo.keep(recorder.objects_changed(), Described { accesses: accesses.clone(), kernel: *kernel, args: args.clone() });
+        let described = Arc::new(Described { accesses: accesses.clone(), kernel: *kernel, args: args.clone() });
+        let settled_at = recorder.settled(&accesses).then(launch_log::epoch);
+        with_memo(|memo| memo.keep(recorder.objects_changed(), Kept { described, settled_at }));
     }
     (accesses, bound)
+}
+
+/// The launch as kept, if it was settled at the current epoch (see `launch_log`) and no page
+/// the shim watches was written since the recorder last looked.
+///
+/// # Safety
+/// The program's launch, as it passes it to the driver.
+unsafe fn settled(function: *mut c_void, queue: Key, params: *mut *mut c_void, extra: *mut *mut c_void) -> Option<Arc<Described>> {
+    if crate::host_writes::any_written() {
+        return None;
+    }
+    with_memo(|memo| {
+        let layout = memo.layouts.get(&key(function))?.clone();
+        let launch = memo.key_for(key(function), queue);
+        // SAFETY: as the caller promises; the layout is this function's.
+        if !unsafe { params::each_argument(&layout, params, extra, |bytes| launch.extend_from_slice(bytes)) } {
+            return None;
+        }
+        let kept = memo.peek()?;
+        (kept.settled_at == Some(launch_log::epoch())).then(|| kept.described.clone())
+    })
+    .flatten()
 }
 
 unsafe fn launch(
@@ -176,9 +214,17 @@ unsafe fn launch(
     extra: *mut *mut c_void,
     grid: Launch,
 ) -> Recorded {
-    // Described under the lock that prepares the launch: one lock per launch before the call.
+    let queue = stream_key(stream, call);
     // SAFETY: the program's launch, as it passes it to the driver.
-    let describe = |state: &mut State, recorder: &mut Recorder| unsafe { describe(state, recorder, function, params, extra) };
+    if let Some(described) = session::commands_captured().then(|| unsafe { settled(function, queue, params, extra) }).flatten() {
+        if succeeded(forward) {
+            launch_log::log(Logged { queue, call, described, grid });
+        }
+        return Ok(());
+    }
+    // Described under the lock that prepares the launch: one lock per launch before the call.
+    // SAFETY: as above.
+    let describe = |state: &mut State, recorder: &mut Recorder| unsafe { describe(state, recorder, function, queue, params, extra) };
     let build = move |_: &mut Recorder, bound: Bound| {
         bound.map(|(kernel, args)| Command::Kernel(KernelLaunch { kernel, args, launch: grid }))
     };

@@ -17,6 +17,7 @@ mod graph_read;
 mod graphs;
 mod hooks;
 pub mod image;
+mod launch_log;
 mod launch_memo;
 mod launches;
 mod mangled;

@@ -3,6 +3,7 @@
 //! program is capturing, and the streams of stream-ordered allocations.
 
 use super::graphs::{Condition, CreatedConditional, ExecGraph};
+use super::launch_log;
 use super::Failure;
 use crate::recorder::{Key, Recorder};
 use crate::session;
@@ -63,8 +64,6 @@ pub struct State {
     /// Words of structures passed by value that the driver placed in no allocation the shim
     /// could adopt: not asked about again (see `launches::adopt_embedded_pointers`).
     pub not_allocations: HashSet<u64>,
-    /// Launches recorded so far, by their bytes, to record again alike.
-    pub launch_memo: super::launch_memo::LaunchMemo,
 }
 
 /// A module image still where the program keeps it.
@@ -81,7 +80,16 @@ static STATE: Mutex<Option<State>> = Mutex::new(None);
 pub fn with_recorder<R>(work: impl FnOnce(&mut State, &mut Recorder) -> R) -> Result<R, Failure> {
     let mut state = STATE.lock().unwrap_or_else(PoisonError::into_inner);
     let state = state.get_or_insert_with(State::default);
-    Ok(session::with(Api::Cuda, |recorder| work(state, recorder))?)
+    Ok(session::with(Api::Cuda, |recorder| {
+        // Launches logged without the lock come first: they returned before this hook took it.
+        launch_log::record_logged(recorder);
+        let before = (recorder.objects_changed(), recorder.capturing());
+        let result = work(state, recorder);
+        if (recorder.objects_changed(), recorder.capturing()) != before {
+            launch_log::invalidate();
+        }
+        result
+    })?)
 }
 
 /// Runs `work` with the CUDA state only.

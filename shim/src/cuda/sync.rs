@@ -3,6 +3,7 @@
 
 use super::access::{mark_streams, wait_for_marks, DeviceAccess};
 use super::hooks::CUcontext;
+use super::launch_log;
 use super::state::{with_recorder, with_state, State};
 use super::hooks::driver;
 use super::streams::{driver_stream, stream_key, DriverStream};
@@ -11,7 +12,7 @@ use crate::recorder::Key;
 use crate::entry::Forward;
 use crate::session;
 use crate::recorder::{Recorder, SyncScope};
-use trace_format::{Api, SegmentId};
+use trace_format::SegmentId;
 use std::ffi::{c_int, c_void};
 
 /// Whether the program captures a stream now: the shim then makes no device call that could
@@ -57,7 +58,11 @@ fn device_fault(status: CUresult) -> Option<&'static str> {
 /// waits is not covered): a window closes if it succeeded, or failed with a device fault (which
 /// the trace keeps as the window's outcome).
 fn synchronizing(forward: &mut Forward<'_, CUresult>, call: &str, scope: SyncScope<'_>) -> Recorded {
-    let scope = session::wait_begins(Api::Cuda, scope)?;
+    // Through `with_recorder`, which records the logged launches first: the wait covers them.
+    let scope = match session::commands_captured() {
+        true => with_recorder(|_, recorder| recorder.wait_begins(scope))?,
+        false => scope,
+    };
     match forward.call() {
         CUDA_SUCCESS => closed(call, scope),
         status => match device_fault(status) {
@@ -120,6 +125,7 @@ pub unsafe fn begin_capture_to_graph(
 fn captures(queue: Key) {
     let id = capture_id(queue).unwrap_or(0);
     with_state(|state| state.capturing.insert(queue, id));
+    launch_log::invalidate();
 }
 
 /// The driver's id of the capture the stream behind `queue` takes part in, if it does.
@@ -142,6 +148,7 @@ pub fn maybe_joined(queue: Key) -> Recorded {
     if joining {
         if let Some(id) = capture_id(queue) {
             with_state(|state| state.capturing.insert(queue, id));
+            launch_log::invalidate();
         }
     }
     Ok(())
@@ -157,6 +164,7 @@ pub unsafe fn end_capture(forward: &mut Forward<'_, CUresult>, call: &str, strea
             state.capturing.retain(|_, other| *other != id);
         }
     });
+    launch_log::invalidate();
     Ok(())
 }
 

@@ -278,6 +278,25 @@ impl Recorder {
         Prepared { capture, accesses, began: CallBegan(self.pending.next_id()) }
     }
 
+    /// Whether commands using `accesses` need nothing read before they run, now and until the
+    /// capture or `objects_changed` changes: each memory object was used in this capture
+    /// already, and only commands change it (device memory) or the shim sees where the host
+    /// writes it (watched memory, while no page written is waiting: `host_writes::any_written`).
+    pub fn settled(&self, accesses: &[Access]) -> bool {
+        accesses.iter().all(|use_| {
+            let root = self.memory.get(use_.mem).and_then(|entry| self.memory.get(entry.root));
+            root.is_some_and(|entry| {
+                let watched = entry.desc.host_writes == HostWrites::Watchable && entry.capture.watched;
+                entry.capture.used && (entry.desc.host_writes == HostWrites::None || watched)
+            })
+        })
+    }
+
+    /// `prepare` for a command the caller found `settled` since (it reads nothing).
+    pub fn prepared_settled(&self, accesses: Accesses) -> Prepared {
+        Prepared { capture: true, accesses, began: CallBegan(self.pending.next_id()) }
+    }
+
     /// After the real call succeeded: records the command. `build` makes what it does, and is
     /// only called when the command is captured.
     pub fn submit(&mut self, prepared: Prepared, submission: Submission<'_>, build: impl FnOnce(&mut Recorder) -> Command) {

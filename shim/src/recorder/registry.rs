@@ -29,12 +29,14 @@ impl Recorder {
     }
 
     pub fn queue_created(&mut self, key: Key, desc: QueueDesc) {
+        self.objects_changed += 1;
         self.objects.add_queue(key, desc);
     }
 
     /// The program released a queue, after the API module waited for its work (see
     /// `queue_busy`): that work closes as a window, ended by `call`.
     pub fn queue_released(&mut self, key: Key, call: &str, access: &dyn MemoryAccess) {
+        self.objects_changed += 1;
         if self.pending.queue_busy(key) {
             self.host_sync(call, SyncScope::Queues(&[key]), access);
         }
@@ -90,7 +92,7 @@ impl Recorder {
         self.memory.alias(key, address);
     }
 
-    /// Counts the changes to the memory, programs, kernels and textures the recorder knows: a
+    /// Counts the changes to the memory, programs, kernels, textures and queues the recorder knows: a
     /// description of a command worked out while it stood still (addresses located, handles
     /// resolved) holds for as long as it does.
     pub fn objects_changed(&self) -> u64 {

@@ -1,0 +1,126 @@
+//! Launches recorded off the program's thread. A launch that `launch_memo` kept as settled at
+//! the current epoch needs neither its parameters decoded nor memory read before it runs, so
+//! its hook passes it to the driver and appends it here, without the recorder's lock. Its node
+//! and edges are made under that lock by whoever takes it next: any CUDA hook (`with_recorder`
+//! records the log first, so the recorder sees commands in the order their calls returned, as
+//! when each hook recorded its own), or meanwhile a thread of the shim's that polls the log.
+//! The program's thread pays for the lookup and the append, the shim's thread for the rest.
+
+use super::launch_memo::Described;
+use crate::recorder::{Key, Order, Recorder, Submission};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Once, OnceLock, PoisonError};
+use std::thread::Thread;
+use std::time::Duration;
+use trace_format::{Command, KernelLaunch, Launch};
+
+/// A launch the driver accepted, to be recorded.
+pub struct Logged {
+    pub queue: Key,
+    pub call: &'static str,
+    pub described: Arc<Described>,
+    pub grid: Launch,
+}
+
+/// The launches not recorded yet, and the process that logged them (a forked child drops its
+/// parent's: its recorder is another).
+static LOG: Mutex<(u32, Vec<Logged>)> = Mutex::new((0, Vec::new()));
+
+/// Counts what may unsettle a kept launch: the recorder's objects, the capture, the streams the
+/// program captures, a fork (see `invalidate`).
+static EPOCH: AtomicU64 = AtomicU64::new(0);
+
+/// How often the shim's thread looks at the log while launches come; after this many empty
+/// looks it sleeps until a launch is logged (`PARKED`).
+const POLL: Duration = Duration::from_micros(50);
+const EMPTY_POLLS_BEFORE_PARKING: u32 = 200;
+
+/// The shim's thread, and whether it sleeps until the next launch is logged.
+static RECORDING_THREAD: OnceLock<Thread> = OnceLock::new();
+static PARKED: AtomicBool = AtomicBool::new(false);
+
+pub fn epoch() -> u64 {
+    EPOCH.load(Ordering::Acquire)
+}
+
+/// Something a kept launch's being settled depends on changed: each is looked at again.
+pub fn invalidate() {
+    EPOCH.fetch_add(1, Ordering::Release);
+}
+
+extern "C" fn forked_child() {
+    invalidate();
+}
+
+/// Appends a launch the driver accepted.
+pub fn log(logged: Logged) {
+    static STARTED: Once = Once::new();
+    STARTED.call_once(|| {
+        // SAFETY: a handler that only touches an atomic.
+        unsafe { libc::pthread_atfork(None, None, Some(forked_child)) };
+        if let Ok(thread) = std::thread::Builder::new().name("reprise-launches".into()).spawn(record_meanwhile) {
+            let _ = RECORDING_THREAD.set(thread.thread().clone());
+        }
+    });
+    {
+        let mut log = LOG.lock().unwrap_or_else(PoisonError::into_inner);
+        let pid = std::process::id();
+        if log.0 != pid {
+            *log = (pid, Vec::new());
+        }
+        log.1.push(logged);
+    }
+    // Loaded before it is swapped: the swap, a locked instruction, only once the thread sleeps.
+    if PARKED.load(Ordering::SeqCst) && PARKED.swap(false, Ordering::SeqCst) {
+        if let Some(thread) = RECORDING_THREAD.get() {
+            thread.unpark();
+        }
+    }
+}
+
+/// Records the logged launches, in order; the caller holds the CUDA state, so no hook records
+/// anything in between.
+pub fn record_logged(recorder: &mut Recorder) {
+    let logged = {
+        let mut log = LOG.lock().unwrap_or_else(PoisonError::into_inner);
+        if log.1.is_empty() {
+            return;
+        }
+        if log.0 != std::process::id() {
+            log.1.clear();
+            return;
+        }
+        // The next batch gets room for as many (the program's thread appends without growing it).
+        let room = log.1.len();
+        std::mem::replace(&mut log.1, Vec::with_capacity(room))
+    };
+    for Logged { queue, call, described, grid } in logged {
+        let prepared = recorder.prepared_settled(described.accesses.clone());
+        let submission = Submission { call, queue: Some(queue), order: Order::Command, waits: &[], signals: None, received: None, host_ordered: false };
+        recorder.submit(prepared, submission, |_| Command::Kernel(KernelLaunch { kernel: described.kernel, args: described.args.clone(), launch: grid }));
+    }
+}
+
+/// The shim's thread: records what the log holds while the program launches.
+fn record_meanwhile() {
+    let waiting = || !LOG.lock().unwrap_or_else(PoisonError::into_inner).1.is_empty();
+    let mut empty_polls = 0u32;
+    loop {
+        std::thread::sleep(POLL);
+        if waiting() {
+            empty_polls = 0;
+            let _ = super::state::with_recorder(|_, _| ());
+            continue;
+        }
+        empty_polls += 1;
+        if empty_polls >= EMPTY_POLLS_BEFORE_PARKING {
+            // Marked before the last look: a launch logged after it finds the mark and wakes us.
+            PARKED.store(true, Ordering::SeqCst);
+            if !waiting() {
+                std::thread::park();
+            }
+            PARKED.store(false, Ordering::SeqCst);
+            empty_polls = 0;
+        }
+    }
+}
