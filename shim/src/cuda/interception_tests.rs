@@ -537,3 +537,35 @@ fn a_launch_repeated_after_its_memory_came_back_names_the_new_memory() {
     let chained = trace.edges.iter().filter(|edge| edge.kind == EdgeKind::InOrder && in_segment.contains(&edge.to.0) && edge.from.0 + 1 == edge.to.0).count();
     assert_eq!(chained, in_segment.len() - 1, "each node of the window follows the one before");
 }
+
+/// `test_driver/forked_launches_program.c`: a fork among launches recorded off the program's
+/// thread neither hangs the child nor gives it what the parent worked out; the parent's trace
+/// holds all of its own launches, each process writing its own trace (`%p`).
+#[test]
+fn a_fork_among_logged_launches_leaves_each_process_its_own_trace() {
+    let mut test = TestProgram::build("forked_launches_program");
+    let traces = test.dir.join("trace.%p");
+    test.env.push(("REPRISE_OUTPUT", traces.clone()));
+    let (native, recorded) = (test.run(false), test.run(true));
+    let (native, recorded) = (String::from_utf8_lossy(&native.stdout).into_owned(), String::from_utf8_lossy(&recorded.stdout).into_owned());
+    let without_pids = |output: &str| output.lines().filter(|line| !line.starts_with("pids")).collect::<Vec<_>>().join("\n");
+    assert_eq!(without_pids(&recorded), without_pids(&native));
+    assert_eq!(without_pids(&recorded), "child 150\nparent 200 child exit 0");
+    let pids: Vec<&str> = recorded.lines().find_map(|line| line.strip_prefix("pids ")).expect("the pids").split(' ').collect();
+    let trace_of = |pid: &str| trace_format::read_trace(&test.dir.join(format!("trace.{pid}"))).expect("a readable trace").trace;
+    let (parent, child) = (trace_of(pids[0]), trace_of(pids[1]));
+    let kernels = |trace: &trace_format::Trace| trace.nodes.iter().filter(|node| matches!(node.command, Work::Kernel(_))).count();
+    assert!(parent.partial.is_empty(), "{:?}", parent.partial);
+    assert_eq!(kernels(&parent), 200);
+    // The child's recorder met the memory and stream after the fork: whatever it recorded names
+    // only what its own trace holds.
+    for node in &child.nodes {
+        if let Work::Kernel(launch) = &node.command {
+            for arg in &launch.args {
+                if let Arg::Memory { mem, .. } = arg {
+                    assert!((mem.0 as usize) < child.memories.len(), "{arg:?} in the child's trace of {} memories", child.memories.len());
+                }
+            }
+        }
+    }
+}

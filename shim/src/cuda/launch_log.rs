@@ -8,7 +8,7 @@
 
 use super::launch_memo::Described;
 use crate::recorder::{Key, Order, Recorder, Submission};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Once, OnceLock, PoisonError};
 use std::thread::Thread;
 use std::time::Duration;
@@ -25,6 +25,9 @@ pub struct Logged {
 /// The launches not recorded yet, and the process that logged them (a forked child drops its
 /// parent's: its recorder is another).
 static LOG: Mutex<(u32, Vec<Logged>)> = Mutex::new((0, Vec::new()));
+
+/// This process's id, kept (asking costs a system call per launch) and renewed in a forked child.
+static PID: AtomicU32 = AtomicU32::new(0);
 
 /// Counts what may unsettle a kept launch: the recorder's objects, the capture, the streams the
 /// program captures, a fork (see `invalidate`).
@@ -48,23 +51,50 @@ pub fn invalidate() {
     EPOCH.fetch_add(1, Ordering::Release);
 }
 
+/// A fork is under way (`FORKING`), and the shim's thread is recording (`DRAINING`): a fork waits
+/// until that thread holds none of the locks, which in the child no thread would release.
+static FORKING: AtomicBool = AtomicBool::new(false);
+static DRAINING: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn before_fork() {
+    FORKING.store(true, Ordering::SeqCst);
+    while DRAINING.load(Ordering::SeqCst) {
+        std::thread::yield_now();
+    }
+}
+
+extern "C" fn forked_parent() {
+    FORKING.store(false, Ordering::SeqCst);
+}
+
 extern "C" fn forked_child() {
+    FORKING.store(false, Ordering::SeqCst);
+    PID.store(std::process::id(), Ordering::Relaxed);
     invalidate();
+}
+
+/// Registers for forks, before a launch can be kept as settled: a forked child's recorder is
+/// another, and a launch settled in its parent is not settled there.
+pub fn watch_forks() {
+    static REGISTERED: Once = Once::new();
+    REGISTERED.call_once(|| {
+        PID.store(std::process::id(), Ordering::Relaxed);
+        // SAFETY: handlers that only ask for the process id, yield and touch atomics.
+        unsafe { libc::pthread_atfork(Some(before_fork), Some(forked_parent), Some(forked_child)) };
+    });
 }
 
 /// Appends a launch the driver accepted.
 pub fn log(logged: Logged) {
     static STARTED: Once = Once::new();
     STARTED.call_once(|| {
-        // SAFETY: a handler that only touches an atomic.
-        unsafe { libc::pthread_atfork(None, None, Some(forked_child)) };
         if let Ok(thread) = std::thread::Builder::new().name("reprise-launches".into()).spawn(record_meanwhile) {
             let _ = RECORDING_THREAD.set(thread.thread().clone());
         }
     });
     {
         let mut log = LOG.lock().unwrap_or_else(PoisonError::into_inner);
-        let pid = std::process::id();
+        let pid = PID.load(Ordering::Relaxed);
         if log.0 != pid {
             *log = (pid, Vec::new());
         }
@@ -86,7 +116,7 @@ pub fn record_logged(recorder: &mut Recorder) {
         if log.1.is_empty() {
             return;
         }
-        if log.0 != std::process::id() {
+        if log.0 != PID.load(Ordering::Relaxed) {
             log.1.clear();
             return;
         }
@@ -107,9 +137,21 @@ fn record_meanwhile() {
     let mut empty_polls = 0u32;
     loop {
         std::thread::sleep(POLL);
+        // Once the hooks pass calls through (the capture range is over, or the process exits,
+        // whose last hook records what is left) nothing more is logged.
+        if !crate::entry::recording() {
+            return;
+        }
         if waiting() {
             empty_polls = 0;
-            let _ = super::state::with_recorder(|_, _| ());
+            DRAINING.store(true, Ordering::SeqCst);
+            if !FORKING.load(Ordering::SeqCst) {
+                // As a hook's work: a panic stops recording, and the trace says so.
+                crate::entry::guarded("recording logged launches", || {
+                    let _ = super::state::with_recorder(|_, _| ());
+                });
+            }
+            DRAINING.store(false, Ordering::SeqCst);
             continue;
         }
         empty_polls += 1;

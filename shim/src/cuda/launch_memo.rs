@@ -26,15 +26,18 @@ pub struct Kept {
     pub settled_at: Option<u64>,
 }
 
-/// How many launches a thread keeps before it starts again (a program launching ever new
-/// argument bytes gains nothing from it, and must not grow it).
+/// How many launches, and how many of their argument bytes, a thread keeps before it starts
+/// again (a program launching ever new argument bytes gains nothing from it, and must not grow it).
 const KEPT: usize = 4096;
+const KEPT_BYTES: usize = 16 << 20;
 
 #[derive(Default)]
 pub struct LaunchMemo {
     /// The recorder's `objects_changed` the entries hold for.
     objects_changed: u64,
     entries: HashMap<Box<[u8]>, Kept>,
+    /// Argument bytes the entries hold (in their keys and their arguments).
+    bytes: usize,
     /// Parameter layouts of the functions this thread launched (the CUDA state's, copied here
     /// for launches that take no lock).
     pub layouts: HashMap<Key, Layout>,
@@ -76,16 +79,22 @@ impl LaunchMemo {
     /// Keeps `kept` for the launch whose key was built last.
     pub fn keep(&mut self, objects_changed: u64, kept: Kept) {
         self.holding_for(objects_changed);
-        if self.entries.len() >= KEPT {
-            self.entries.clear();
+        if self.entries.len() >= KEPT || self.bytes >= KEPT_BYTES {
+            self.forget();
         }
+        self.bytes += 2 * self.key.len();
         self.entries.insert(self.key.as_slice().into(), kept);
     }
 
     fn holding_for(&mut self, objects_changed: u64) {
         if self.objects_changed != objects_changed {
-            self.entries.clear();
+            self.forget();
             self.objects_changed = objects_changed;
         }
+    }
+
+    fn forget(&mut self) {
+        self.entries.clear();
+        self.bytes = 0;
     }
 }

@@ -177,6 +177,7 @@ unsafe fn describe(
     let bound = kernel_binding(recorder, key(function), decoded);
     if let (true, Ok((kernel, args))) = (lasting, &bound) {
         let described = Arc::new(Described { accesses: accesses.clone(), kernel: *kernel, args: args.clone() });
+        launch_log::watch_forks();
         let settled_at = recorder.settled(&accesses).then(launch_log::epoch);
         with_memo(|memo| memo.keep(recorder.objects_changed(), Kept { described, settled_at }));
     }

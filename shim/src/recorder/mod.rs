@@ -137,6 +137,9 @@ impl Prepared {
     }
 }
 
+/// Recorders made in this process so far (see `Recorder::objects_changed`).
+static RECORDERS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 /// The most nodes and edges whose room `Recorder::closing` keeps after a window (a large
 /// window's would stay allocated).
 const KEPT_CAPACITY: usize = 16 * 1024;
@@ -218,7 +221,9 @@ impl Recorder {
             closing_edges: Vec::new(),
             watching: false,
             written_pages: Vec::new(),
-            objects_changed: 0,
+            // Apart for each recorder of the process (a forked child's is another): what was
+            // worked out under one never passes for the other's.
+            objects_changed: RECORDERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) << 40,
         }
     }
 
