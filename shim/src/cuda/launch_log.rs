@@ -22,9 +22,16 @@ pub struct Logged {
     pub grid: Launch,
 }
 
-/// The launches not recorded yet, and the process that logged them (a forked child drops its
-/// parent's: its recorder is another).
-static LOG: Mutex<(u32, Vec<Logged>)> = Mutex::new((0, Vec::new()));
+/// The launches not recorded yet.
+struct Log {
+    /// The process that logged them (a forked child drops its parent's: its recorder is another).
+    pid: u32,
+    entries: Vec<Logged>,
+    /// The list recorded last, emptied: the next batch is appended to it without growing it.
+    spare: Vec<Logged>,
+}
+
+static LOG: Mutex<Log> = Mutex::new(Log { pid: 0, entries: Vec::new(), spare: Vec::new() });
 
 /// This process's id, kept (asking costs a system call per launch) and renewed in a forked child.
 static PID: AtomicU32 = AtomicU32::new(0);
@@ -95,10 +102,11 @@ pub fn log(logged: Logged) {
     {
         let mut log = LOG.lock().unwrap_or_else(PoisonError::into_inner);
         let pid = PID.load(Ordering::Relaxed);
-        if log.0 != pid {
-            *log = (pid, Vec::new());
+        if log.pid != pid {
+            log.pid = pid;
+            log.entries.clear();
         }
-        log.1.push(logged);
+        log.entries.push(logged);
     }
     // Loaded before it is swapped: the swap, a locked instruction, only once the thread sleeps.
     if PARKED.load(Ordering::SeqCst) && PARKED.swap(false, Ordering::SeqCst) {
@@ -111,29 +119,29 @@ pub fn log(logged: Logged) {
 /// Records the logged launches, in order; the caller holds the CUDA state, so no hook records
 /// anything in between.
 pub fn record_logged(recorder: &mut Recorder) {
-    let logged = {
+    let mut logged = {
         let mut log = LOG.lock().unwrap_or_else(PoisonError::into_inner);
-        if log.1.is_empty() {
+        if log.entries.is_empty() {
             return;
         }
-        if log.0 != PID.load(Ordering::Relaxed) {
-            log.1.clear();
+        if log.pid != PID.load(Ordering::Relaxed) {
+            log.entries.clear();
             return;
         }
-        // The next batch gets room for as many (the program's thread appends without growing it).
-        let room = log.1.len();
-        std::mem::replace(&mut log.1, Vec::with_capacity(room))
+        let spare = std::mem::take(&mut log.spare);
+        std::mem::replace(&mut log.entries, spare)
     };
-    for Logged { queue, call, described, grid } in logged {
+    for Logged { queue, call, described, grid } in logged.drain(..) {
         let prepared = recorder.prepared_settled(described.accesses.clone());
         let submission = Submission { call, queue: Some(queue), order: Order::Command, waits: &[], signals: None, received: None, host_ordered: false };
         recorder.submit(prepared, submission, |_| Command::Kernel(KernelLaunch { kernel: described.kernel, args: described.args.clone(), launch: grid }));
     }
+    LOG.lock().unwrap_or_else(PoisonError::into_inner).spare = logged;
 }
 
 /// The shim's thread: records what the log holds while the program launches.
 fn record_meanwhile() {
-    let waiting = || !LOG.lock().unwrap_or_else(PoisonError::into_inner).1.is_empty();
+    let waiting = || !LOG.lock().unwrap_or_else(PoisonError::into_inner).entries.is_empty();
     let mut empty_polls = 0u32;
     loop {
         std::thread::sleep(POLL);
