@@ -215,17 +215,20 @@ unsafe fn launch(
     extra: *mut *mut c_void,
     grid: Launch,
 ) -> Recorded {
-    let queue = stream_key(stream, call);
-    // SAFETY: the program's launch, as it passes it to the driver.
-    if let Some(described) = session::commands_captured().then(|| unsafe { settled(function, queue, params, extra) }).flatten() {
-        if succeeded(forward) {
-            launch_log::log(Logged { queue, call, described, grid });
+    // Outside the capture, `enqueue_described` passes the launch through before anything is asked.
+    if session::commands_captured() {
+        let queue = stream_key(stream, call);
+        // SAFETY: the program's launch, as it passes it to the driver.
+        if let Some(described) = unsafe { settled(function, queue, params, extra) } {
+            if succeeded(forward) {
+                launch_log::log(Logged { queue, call, described, grid });
+            }
+            return Ok(());
         }
-        return Ok(());
     }
     // Described under the lock that prepares the launch: one lock per launch before the call.
     // SAFETY: as above.
-    let describe = |state: &mut State, recorder: &mut Recorder| unsafe { describe(state, recorder, function, queue, params, extra) };
+    let describe = |state: &mut State, recorder: &mut Recorder| unsafe { describe(state, recorder, function, stream_key(stream, call), params, extra) };
     let build = move |_: &mut Recorder, bound: Bound| {
         bound.map(|(kernel, args)| Command::Kernel(KernelLaunch { kernel, args, launch: grid }))
     };
