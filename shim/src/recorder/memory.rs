@@ -98,6 +98,12 @@ pub(super) struct MemoryTable {
 }
 
 impl Entry {
+    /// Whether the host may change it where the shim does not see: it is read again at its first
+    /// use after a host synchronization (`HostWrites::Unseen`, and watchable memory not watched).
+    pub fn host_writes_unseen(&self) -> bool {
+        self.desc.host_writes == HostWrites::Unseen || (self.desc.host_writes == HostWrites::Watchable && !self.capture.watched)
+    }
+
     /// Pinned memory whose host writes are watched: the host reads what the device wrote there
     /// without a command, so what a window wrote is output the program received (managed
     /// memory is left to the end: reading it would move its pages to the host).

@@ -261,8 +261,7 @@ impl Recorder {
                 let Some(root) = self.memory.get(use_.mem).map(|entry| entry.root) else { continue };
                 let Some(entry) = self.memory.get_mut(root) else { continue };
                 let state = &entry.capture;
-                let unseen = entry.desc.host_writes == HostWrites::Unseen || (entry.desc.host_writes == HostWrites::Watchable && !state.watched);
-                let changed_by_host = unseen && state.read_at_sync < self.syncs && state.pending_uses == 0;
+                let changed_by_host = entry.host_writes_unseen() && state.read_at_sync < self.syncs && state.pending_uses == 0;
                 if state.used && !changed_by_host {
                     continue;
                 }
@@ -290,10 +289,7 @@ impl Recorder {
     pub fn settled(&self, accesses: &[Access]) -> bool {
         accesses.iter().all(|use_| {
             let root = self.memory.get(use_.mem).and_then(|entry| self.memory.get(entry.root));
-            root.is_some_and(|entry| {
-                let watched = entry.desc.host_writes == HostWrites::Watchable && entry.capture.watched;
-                entry.capture.used && (entry.desc.host_writes == HostWrites::None || watched)
-            })
+            root.is_some_and(|entry| entry.capture.used && !entry.host_writes_unseen())
         })
     }
 
