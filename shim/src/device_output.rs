@@ -36,6 +36,12 @@ pub fn driver_call<R>(record: impl FnOnce() -> R) -> R {
     result
 }
 
+/// Whether the device printed anything since the last `take`.
+pub fn printed() -> bool {
+    let printed = PRINTED.lock().unwrap_or_else(PoisonError::into_inner);
+    printed.overflowed || !printed.text.is_empty()
+}
+
 /// What the device printed since the last call, unless it was more than is kept.
 pub fn take() -> Option<Vec<u8>> {
     let mut printed = PRINTED.lock().unwrap_or_else(PoisonError::into_inner);

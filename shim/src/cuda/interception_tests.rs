@@ -569,3 +569,39 @@ fn a_fork_among_logged_launches_leaves_each_process_its_own_trace() {
         }
     }
 }
+
+/// `test_driver/deferred_windows_program.c`: a window that reads nothing as it closes is closed
+/// on the shim's thread, after the host already wrote the pinned memory it used again: that
+/// write is the next window's, each window's host writes are those made before its copy. A
+/// window delivering data into host memory closes before its synchronization returns, with what
+/// the device sent, not what the host wrote there next.
+#[test]
+fn what_the_host_writes_after_a_window_closing_later_is_the_next_window_s() {
+    let mut test = TestProgram::build("deferred_windows_program");
+    test.env.push(("REPRISE_HOST_WRITES", PathBuf::from("watch")));
+    let (output, file) = test.recorded();
+    assert_eq!(output, "rounds 50\n");
+    let trace = &file.trace;
+    assert!(trace.partial.is_empty(), "{:?}", trace.partial);
+    assert_eq!(trace.segments.len(), 100);
+    let word = |blob: trace_format::BlobId, at: usize| i32::from_ne_bytes(file.blobs.get(blob).unwrap()[at..at + 4].try_into().unwrap());
+    for round in 1..50 {
+        let writes: Vec<i32> = trace.segments[round].host_writes.iter().filter(|write| write.offset == 0).map(|write| word(write.blob, 0)).collect();
+        // The test double's pinned memory shares its page with the heap, which the driver's own
+        // allocations write too: the page may be taken more than once, each time as it was.
+        assert!(!writes.is_empty() && writes.iter().all(|&value| value == round as i32), "the host writes of round {round}'s window: {writes:?}");
+    }
+    for round in 0..50 {
+        let segment = 50 + round as u32;
+        let received: Vec<i32> = trace
+            .nodes
+            .iter()
+            .filter(|node| node.segment.0 == segment)
+            .filter_map(|node| match &node.command {
+                Work::Copy(trace_format::Copy { dst: trace_format::Place::Host { data: Some(blob) }, .. }) => Some(word(*blob, 0)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(received, [52 + round; 2], "what round {round}'s copies into pinned and pageable memory received");
+    }
+}

@@ -1,18 +1,28 @@
-//! Launches recorded off the program's thread. A launch that `launch_memo` kept as settled at
-//! the current epoch needs neither its parameters decoded nor memory read before it runs, so
-//! its hook passes it to the driver and appends it here, without the recorder's lock. Its node
-//! and edges are made under that lock by whoever takes it next: any CUDA hook (`with_recorder`
-//! records the log first, so the recorder sees commands in the order their calls returned, as
-//! when each hook recorded its own), or meanwhile a thread of the shim's that polls the log.
-//! The program's thread pays for the lookup and the append, the shim's thread for the rest.
+//! Launches, and the synchronizations between them, recorded off the program's thread. A launch
+//! that `launch_memo` kept as settled at the current epoch needs neither its parameters decoded
+//! nor memory read before it runs, so its hook passes it to the driver and appends it here,
+//! without the recorder's lock. Its node and edges are made under that lock by whoever takes it
+//! next: any CUDA hook (`with_recorder` records the log first, so the recorder sees commands in
+//! the order their calls returned, as when each hook recorded its own), or meanwhile a thread of
+//! the shim's that polls the log. The program's thread pays for the lookup and the append, the
+//! shim's thread for the rest.
+//!
+//! A synchronization logs where its wait began, and, where closing its window reads nothing
+//! (`Recorder::closes_unread`), the window's closing too: its nodes become records on the
+//! shim's thread as well (closing a window of 100 launches cost the program 800 instructions a
+//! launch).
 
+use super::access::DeviceAccess;
 use super::launch_memo::Described;
-use crate::recorder::{Key, Order, Recorder, Submission};
+use super::state::{with_recorder, State};
+use super::Failure;
+use crate::session;
+use crate::recorder::{Key, Order, Recorder, Submission, SyncScope};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Once, OnceLock, PoisonError};
 use std::thread::Thread;
 use std::time::Duration;
-use trace_format::{Command, KernelLaunch, Launch};
+use trace_format::{Api, Command, KernelLaunch, Launch};
 
 /// A launch the driver accepted, to be recorded.
 pub struct Logged {
@@ -22,13 +32,60 @@ pub struct Logged {
     pub grid: Launch,
 }
 
-/// The launches not recorded yet.
+/// What a synchronization waited for.
+#[derive(Clone, Copy)]
+pub enum Waited {
+    Everything,
+    Queue(Key),
+    Event(Key),
+}
+
+impl Waited {
+    pub fn scope(&self) -> SyncScope<'_> {
+        match self {
+            Waited::Everything => SyncScope::Everything,
+            Waited::Queue(queue) => SyncScope::Queues(std::slice::from_ref(queue)),
+            Waited::Event(event) => SyncScope::Events(std::slice::from_ref(event)),
+        }
+    }
+}
+
+/// What a synchronization covers, taken as its wait began (`Recorder::wait_begins`): at once,
+/// or where the log reached then.
+pub enum WaitStart {
+    Known(SyncScope<'static>),
+    Logged(Waited, Arc<Mutex<Option<SyncScope<'static>>>>),
+}
+
+impl WaitStart {
+    /// The scope, once the log was recorded past the wait's start (the caller records it
+    /// first). Had the log been dropped since (a fork), what was waited for, taken now.
+    pub fn scope(self, recorder: &Recorder) -> SyncScope<'static> {
+        match self {
+            WaitStart::Known(scope) => scope,
+            WaitStart::Logged(waited, taken) => {
+                let taken = taken.lock().unwrap_or_else(PoisonError::into_inner).take();
+                taken.unwrap_or_else(|| recorder.wait_begins(waited.scope()))
+            }
+        }
+    }
+}
+
+enum Entry {
+    Launch(Logged),
+    /// A synchronization's wait began: its scope is taken here.
+    WaitBegins(Waited, Arc<Mutex<Option<SyncScope<'static>>>>),
+    /// A synchronization returned, and its window closes here (`Recorder::host_sync_later`).
+    Closes(&'static str, WaitStart),
+}
+
+/// What is not recorded yet.
 struct Log {
-    /// The process that logged them (a forked child drops its parent's: its recorder is another).
+    /// The process that logged it (a forked child drops its parent's: its recorder is another).
     pid: u32,
-    entries: Vec<Logged>,
+    entries: Vec<Entry>,
     /// The list recorded last, emptied: the next batch is appended to it without growing it.
-    spare: Vec<Logged>,
+    spare: Vec<Entry>,
 }
 
 static LOG: Mutex<Log> = Mutex::new(Log { pid: 0, entries: Vec::new(), spare: Vec::new() });
@@ -93,6 +150,44 @@ pub fn watch_forks() {
 
 /// Appends a launch the driver accepted.
 pub fn log(logged: Logged) {
+    append(Entry::Launch(logged));
+}
+
+/// A synchronization waiting for `waited` begins: where it begins among the commands recorded,
+/// logged behind the launches not recorded yet (recording them would hold the program's
+/// thread), or taken at once with none.
+pub fn wait_begins(waited: Waited) -> Result<WaitStart, Failure> {
+    {
+        let mut log = LOG.lock().unwrap_or_else(PoisonError::into_inner);
+        if log.pid == PID.load(Ordering::Relaxed) && !log.entries.is_empty() {
+            let taken = Arc::new(Mutex::new(None));
+            log.entries.push(Entry::WaitBegins(waited, Arc::clone(&taken)));
+            return Ok(WaitStart::Logged(waited, taken));
+        }
+    }
+    with_recorder(|_, recorder| WaitStart::Known(recorder.wait_begins(waited.scope())))
+}
+
+/// A synchronization that began at `start` returned: its window closes, on the shim's thread
+/// where that reads nothing (no page the host wrote waits to be read, the device printed
+/// nothing to keep with it, `Recorder::closes_unread`), else now.
+pub fn closes(call: &'static str, start: WaitStart) -> Result<(), Failure> {
+    let start = match crate::host_writes::any_written() || crate::device_output::printed() {
+        true => start,
+        // Under the recorder's lock: no hook changes what `closes_unread` says before it is logged.
+        false => match session::with(Api::Cuda, |recorder| if recorder.closes_unread() { append(Entry::Closes(call, start)); None } else { Some(start) })? {
+            Some(start) => start,
+            None => return Ok(()),
+        },
+    };
+    with_recorder(|state, recorder| {
+        let scope = start.scope(recorder);
+        let segment = recorder.host_sync(call, scope, &DeviceAccess::new(state));
+        super::sync::keep_printed(recorder, segment);
+    })
+}
+
+fn append(entry: Entry) {
     static STARTED: Once = Once::new();
     STARTED.call_once(|| {
         if let Ok(thread) = std::thread::Builder::new().name("reprise-launches".into()).spawn(record_meanwhile) {
@@ -106,7 +201,7 @@ pub fn log(logged: Logged) {
             log.pid = pid;
             log.entries.clear();
         }
-        log.entries.push(logged);
+        log.entries.push(entry);
     }
     // Loaded before it is swapped: the swap, a locked instruction, only once the thread sleeps.
     if PARKED.load(Ordering::SeqCst) && PARKED.swap(false, Ordering::SeqCst) {
@@ -116,9 +211,9 @@ pub fn log(logged: Logged) {
     }
 }
 
-/// Records the logged launches, in order; the caller holds the CUDA state, so no hook records
+/// Records what the log holds, in order; the caller holds the CUDA state, so no hook records
 /// anything in between.
-pub fn record_logged(recorder: &mut Recorder) {
+pub fn record_logged(state: &State, recorder: &mut Recorder) {
     let mut logged = {
         let mut log = LOG.lock().unwrap_or_else(PoisonError::into_inner);
         if log.entries.is_empty() {
@@ -131,10 +226,21 @@ pub fn record_logged(recorder: &mut Recorder) {
         let spare = std::mem::take(&mut log.spare);
         std::mem::replace(&mut log.entries, spare)
     };
-    for Logged { queue, call, described, grid } in logged.drain(..) {
-        let prepared = recorder.prepared_settled(described.accesses.clone());
-        let submission = Submission { call, queue: Some(queue), order: Order::Command, waits: &[], signals: None, received: None, host_ordered: false };
-        recorder.submit(prepared, submission, |_| Command::Kernel(KernelLaunch { kernel: described.kernel, args: described.args.clone(), launch: grid }));
+    for entry in logged.drain(..) {
+        match entry {
+            Entry::Launch(Logged { queue, call, described, grid }) => {
+                let prepared = recorder.prepared_settled(described.accesses.clone());
+                let submission = Submission { call, queue: Some(queue), order: Order::Command, waits: &[], signals: None, received: None, host_ordered: false };
+                recorder.submit(prepared, submission, |_| Command::Kernel(KernelLaunch { kernel: described.kernel, args: described.args.clone(), launch: grid }));
+            }
+            Entry::WaitBegins(waited, taken) => {
+                *taken.lock().unwrap_or_else(PoisonError::into_inner) = Some(recorder.wait_begins(waited.scope()));
+            }
+            Entry::Closes(call, start) => {
+                let scope = start.scope(recorder);
+                recorder.host_sync_later(call, scope, &DeviceAccess::new(state));
+            }
+        }
     }
     LOG.lock().unwrap_or_else(PoisonError::into_inner).spare = logged;
 }

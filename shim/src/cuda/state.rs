@@ -81,9 +81,9 @@ pub fn with_recorder<R>(work: impl FnOnce(&mut State, &mut Recorder) -> R) -> Re
     let mut state = STATE.lock().unwrap_or_else(PoisonError::into_inner);
     let state = state.get_or_insert_with(State::default);
     Ok(session::with(Api::Cuda, |recorder| {
-        // Launches logged without the lock come first: they returned before this hook took it.
-        launch_log::record_logged(recorder);
         let before = (recorder.objects_changed(), recorder.capturing());
+        // Launches logged without the lock come first: they returned before this hook took it.
+        launch_log::record_logged(state, recorder);
         let result = work(state, recorder);
         if (recorder.objects_changed(), recorder.capturing()) != before {
             launch_log::invalidate();

@@ -3,7 +3,7 @@
 
 use super::access::{mark_streams, wait_for_marks, DeviceAccess};
 use super::hooks::CUcontext;
-use super::launch_log;
+use super::launch_log::{self, Waited};
 use super::state::{with_recorder, with_state, State};
 use super::hooks::driver;
 use super::streams::{driver_stream, stream_key, DriverStream};
@@ -54,19 +54,24 @@ fn device_fault(status: CUresult) -> Option<&'static str> {
     })
 }
 
-/// Runs a synchronization with `scope` (taken as it begins: work other threads submit while it
-/// waits is not covered): a window closes if it succeeded, or failed with a device fault (which
-/// the trace keeps as the window's outcome).
-fn synchronizing(forward: &mut Forward<'_, CUresult>, call: &str, scope: SyncScope<'_>) -> Recorded {
-    // Through `with_recorder`, which records the logged launches first: the wait covers them.
-    let scope = match session::commands_captured() {
-        true => with_recorder(|_, recorder| recorder.wait_begins(scope))?,
-        false => scope,
-    };
+/// Runs a synchronization waiting for `waited` (taken as it begins: work other threads submit
+/// while it waits is not covered): a window closes if it succeeded, or failed with a device
+/// fault (which the trace keeps as the window's outcome).
+fn synchronizing(forward: &mut Forward<'_, CUresult>, call: &'static str, waited: Waited) -> Recorded {
+    if !session::commands_captured() {
+        forward.call();
+        return with_recorder(|state, recorder| {
+            let segment = recorder.host_sync(call, waited.scope(), &DeviceAccess::new(state));
+            keep_printed(recorder, segment);
+        });
+    }
+    // Where the wait begins among the launches logged so far: the wait covers them.
+    let start = launch_log::wait_begins(waited)?;
     match forward.call() {
-        CUDA_SUCCESS => closed(call, scope),
+        CUDA_SUCCESS => launch_log::closes(call, start),
         status => match device_fault(status) {
             Some(error) => with_recorder(|state, recorder| {
+                let scope = start.scope(recorder);
                 let segment = recorder.host_sync_failed(call, scope, &DeviceAccess::new(state), error);
                 keep_printed(recorder, segment);
             }),
@@ -76,23 +81,23 @@ fn synchronizing(forward: &mut Forward<'_, CUresult>, call: &str, scope: SyncSco
 }
 
 /// `cuCtxSynchronize`: everything submitted before it began.
-pub unsafe fn synchronize(forward: &mut Forward<'_, CUresult>, call: &str) -> Recorded {
-    synchronizing(forward, call, SyncScope::Everything)
+pub unsafe fn synchronize(forward: &mut Forward<'_, CUresult>, call: &'static str) -> Recorded {
+    synchronizing(forward, call, Waited::Everything)
 }
 
-pub unsafe fn synchronize_context(forward: &mut Forward<'_, CUresult>, call: &str, _context: CUcontext) -> Recorded {
+pub unsafe fn synchronize_context(forward: &mut Forward<'_, CUresult>, call: &'static str, _context: CUcontext) -> Recorded {
     unsafe { synchronize(forward, call) }
 }
 
 /// `cuStreamSynchronize`, and `cuStreamQuery` answering `CUDA_SUCCESS` (the host saw the
 /// stream's work complete; `CUDA_ERROR_NOT_READY` is no synchronization).
-pub unsafe fn synchronize_stream(forward: &mut Forward<'_, CUresult>, call: &str, stream: CUstream) -> Recorded {
-    synchronizing(forward, call, SyncScope::Queues(&[stream_key(stream, call)]))
+pub unsafe fn synchronize_stream(forward: &mut Forward<'_, CUresult>, call: &'static str, stream: CUstream) -> Recorded {
+    synchronizing(forward, call, Waited::Queue(stream_key(stream, call)))
 }
 
 /// `cuEventSynchronize`, and `cuEventQuery` answering `CUDA_SUCCESS`: what the event stands for.
-pub unsafe fn synchronize_event(forward: &mut Forward<'_, CUresult>, call: &str, event: *mut c_void) -> Recorded {
-    synchronizing(forward, call, SyncScope::Events(&[key(event)]))
+pub unsafe fn synchronize_event(forward: &mut Forward<'_, CUresult>, call: &'static str, event: *mut c_void) -> Recorded {
+    synchronizing(forward, call, Waited::Event(key(event)))
 }
 
 /// The program captures a stream into a graph of its own (`cuStreamBeginCapture_v2`): work on

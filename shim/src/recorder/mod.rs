@@ -194,6 +194,8 @@ pub struct Recorder {
     written_pages: Vec<u64>,
     /// See `objects_changed`.
     objects_changed: u64,
+    /// Pending uses that write memory the host reads directly (`Use::host_reads`).
+    host_read_writes: usize,
 }
 
 impl Recorder {
@@ -224,6 +226,7 @@ impl Recorder {
             // Apart for each recorder of the process (a forked child's is another): what was
             // worked out under one never passes for the other's.
             objects_changed: RECORDERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) << 40,
+            host_read_writes: 0,
         }
     }
 
@@ -282,14 +285,15 @@ impl Recorder {
         Prepared { capture, accesses, began: CallBegan(self.pending.next_id()) }
     }
 
-    /// Whether commands using `accesses` need nothing read before they run, now and until the
-    /// capture or `objects_changed` changes: each memory object was used in this capture
-    /// already, and only commands change it (device memory) or the shim sees where the host
-    /// writes it (watched memory, while no page written is waiting: `host_writes::any_written`).
+    /// Whether commands using `accesses` need nothing read before they run or as their window
+    /// closes, now and until the capture or `objects_changed` changes: each memory object was
+    /// used in this capture already, and only commands change it (device memory) or the shim
+    /// sees where the host writes it (watched memory, while no page written is waiting:
+    /// `host_writes::any_written`), and the host does not read it directly.
     pub fn settled(&self, accesses: &[Access]) -> bool {
         accesses.iter().all(|use_| {
             let root = self.memory.get(use_.mem).and_then(|entry| self.memory.get(entry.root));
-            root.is_some_and(|entry| entry.capture.used && !entry.host_writes_unseen())
+            root.is_some_and(|entry| entry.capture.used && !entry.host_writes_unseen() && !entry.host_reads_directly())
         })
     }
 
@@ -405,8 +409,7 @@ impl Recorder {
     /// a copy to pageable memory, which returns once done): it is taken now.
     pub fn capture_received(&mut self, address: usize, len: usize) {
         for id in self.pending.take_receiving(address..address.saturating_add(len.max(1))) {
-            let region = self.pending.node_mut(id).and_then(|node| node.received.take());
-            if let Some(region) = region {
+            if let Some(region) = self.pending.take_received(id) {
                 let data = self.host_bytes(region);
                 if let Some(node) = self.pending.node_mut(id) {
                     set_received(&mut node.node, data);
@@ -421,8 +424,12 @@ impl Recorder {
     /// what `scope` covers closes as a window. The API module makes the synchronization
     /// exact, or waits for the scope's queues itself first. Returns the segment it wrote, if any.
     pub fn host_sync(&mut self, call: &str, scope: SyncScope<'_>, access: &dyn MemoryAccess) -> Option<SegmentId> {
-        self.syncs += 1;
         self.take_host_writes();
+        self.close_window(call, scope, access)
+    }
+
+    fn close_window(&mut self, call: &str, scope: SyncScope<'_>, access: &dyn MemoryAccess) -> Option<SegmentId> {
+        self.syncs += 1;
         let unset = &self.unset_user_events;
         let closed = self.pending.closure(scope, self.objects.in_order(), &|event| unset.contains_key(&event));
         let uncaptured = std::mem::take(&mut self.uncaptured_work);
@@ -437,6 +444,22 @@ impl Recorder {
             self.stop_watching();
         }
         written
+    }
+
+    /// Whether a window closing now reads nothing, neither from the host nor from the device,
+    /// so that another thread may close it later (`host_sync_later`): no pending node delivers
+    /// data into host memory or writes memory the host reads directly, no window's contents
+    /// are verified, and no capture range ends with a window. Settled commands
+    /// (`Recorder::settled`) keep it so.
+    pub fn closes_unread(&self) -> bool {
+        let range_ends = matches!(self.capture, Capture::Segments { last: Some(_), .. });
+        !range_ends && self.verify == Verify::End && self.host_read_writes == 0 && !self.pending.receives()
+    }
+
+    /// `host_sync` for a synchronization made earlier, which `closes_unread` allowed to close
+    /// later: the host pages written since it are not looked at (they follow it).
+    pub fn host_sync_later(&mut self, call: &str, scope: SyncScope<'_>, access: &dyn MemoryAccess) -> Option<SegmentId> {
+        self.close_window(call, scope, access)
     }
 
     /// A synchronization that failed with `error`, which the work it waited for left the
@@ -522,6 +545,7 @@ impl Recorder {
         }
         self.stop_watching();
         let left_out = self.pending.clear();
+        self.host_read_writes = 0;
         if left_out > 0 {
             self.partial("end of program", &format!("{left_out} commands were never waited for; they are left out"));
         }
@@ -651,6 +675,7 @@ impl Recorder {
 
     /// A pending use of memory closed: the initial state it still owes, if any.
     fn use_closed(&mut self, use_: Use) -> Option<MemState> {
+        self.host_read_writes -= usize::from(use_.host_reads);
         let orphan = self.orphaned_initials.remove(&(use_.root, use_.generation));
         let Some(entry) = self.memory.generation_mut(use_.root, use_.generation) else { return orphan };
         entry.capture.pending_uses -= 1;
@@ -730,6 +755,7 @@ impl Recorder {
     /// A pending use of memory by a command that never ran: once nothing pending uses the memory,
     /// its next use reads it again (this one may have skipped the read, as an overwrite).
     fn use_terminated(&mut self, use_: Use) {
+        self.host_read_writes -= usize::from(use_.host_reads);
         let Some(entry) = self.memory.generation_mut(use_.root, use_.generation) else { return };
         entry.capture.pending_uses -= 1;
         entry.capture.pending_writes -= u32::from(use_.write);
@@ -825,9 +851,12 @@ impl Recorder {
         for access in accesses {
             let Some(root) = self.memory.get(access.mem).map(|entry| entry.root) else { continue };
             let Some(entry) = self.memory.get_mut(root) else { continue };
+            let host_reads = access.write && entry.host_reads_directly();
             if let Some(known) = uses.iter_mut().find(|known| known.root == root) {
                 if access.write && !known.write {
                     known.write = true;
+                    known.host_reads = host_reads;
+                    self.host_read_writes += usize::from(host_reads);
                     entry.capture.pending_writes += 1;
                     entry.capture.received_into = false;
                 }
@@ -837,7 +866,8 @@ impl Recorder {
             entry.capture.pending_uses += 1;
             entry.capture.pending_writes += u32::from(access.write);
             entry.capture.received_into &= !access.write;
-            uses.push(Use { root, generation: entry.generation, write: access.write });
+            self.host_read_writes += usize::from(host_reads);
+            uses.push(Use { root, generation: entry.generation, write: access.write, host_reads });
         }
         uses
     }

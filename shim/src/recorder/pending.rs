@@ -64,6 +64,9 @@ pub(super) struct Use {
     pub root: Key,
     pub generation: u64,
     pub write: bool,
+    /// It writes memory the host reads directly (`Entry::host_reads_directly`): its window's
+    /// contents are read as the window closes.
+    pub host_reads: bool,
 }
 
 pub(super) struct PendingNode {
@@ -139,6 +142,8 @@ pub(super) struct Pending {
     callbacks: Vec<PendingId>,
     /// `closure`'s sets of nodes seen and blocked, empty between calls.
     scratch: (HashSet<PendingId>, HashSet<PendingId>),
+    /// How many pending nodes deliver data into host memory.
+    receiving_nodes: usize,
 }
 
 /// The most nodes `Pending::scratch` keeps room for after a large window.
@@ -150,6 +155,11 @@ impl Pending {
     }
 
 
+
+    /// Whether a pending node delivers data into host memory (read as its window closes).
+    pub fn receives(&self) -> bool {
+        self.receiving_nodes > 0
+    }
 
     /// Whether `queue` has pending work.
     pub fn queue_busy(&self, queue: Key) -> bool {
@@ -193,6 +203,7 @@ impl Pending {
         self.next_id += 1;
         if let Some(region) = node.received {
             self.receiving.entry(region.address).or_default().push(id);
+            self.receiving_nodes += 1;
         }
         if let Some(event) = node.user_event {
             self.user_event_nodes.insert(event, id);
@@ -212,6 +223,13 @@ impl Pending {
     pub fn take_receiving(&mut self, range: std::ops::Range<usize>) -> Vec<PendingId> {
         let starts: Vec<usize> = self.receiving.range(range).map(|(&start, _)| start).collect();
         starts.into_iter().flat_map(|start| self.receiving.remove(&start).unwrap_or_default()).collect()
+    }
+
+    /// Takes the host memory pending node `id` delivers data into, read early (`capture_received`).
+    pub fn take_received(&mut self, id: PendingId) -> Option<HostRegion> {
+        let region = self.nodes.get_mut(&id)?.received.take()?;
+        self.receiving_nodes -= 1;
+        Some(region)
     }
 
     pub fn node_mut(&mut self, id: PendingId) -> Option<&mut PendingNode> {
@@ -424,6 +442,7 @@ impl Pending {
             if let Some(track) = node.queue.and_then(|queue| self.queues.get_mut(&queue)) {
                 track.pending -= 1;
             }
+            self.receiving_nodes -= usize::from(node.received.is_some());
             removed.push(node);
         }
         self.prune();
