@@ -65,6 +65,17 @@ impl LaunchMemo {
         &mut self.key
     }
 
+    /// Starts the key of a launch of `function` to `queue` as `key_for`, with the layout this
+    /// thread keeps for the function, which `arguments` reads the argument bytes with and
+    /// appends them (false: they could not be read). False without a layout kept.
+    pub fn key_with_kept_layout(&mut self, function: Key, queue: Key, arguments: impl FnOnce(&[(u32, u32)], &mut Vec<u8>) -> bool) -> bool {
+        let Some(layout) = self.layouts.get(&function) else { return false };
+        self.key.clear();
+        self.key.extend_from_slice(&function.to_ne_bytes());
+        self.key.extend_from_slice(&queue.to_ne_bytes());
+        arguments(layout, &mut self.key)
+    }
+
     /// The launch whose key was built last, if one like it was kept, whatever happened since.
     pub fn peek(&self) -> Option<&Kept> {
         self.entries.get(self.key.as_slice())

@@ -194,10 +194,9 @@ unsafe fn settled(function: *mut c_void, queue: Key, params: *mut *mut c_void, e
         return None;
     }
     with_memo(|memo| {
-        let layout = memo.layouts.get(&key(function))?.clone();
-        let launch = memo.key_for(key(function), queue);
         // SAFETY: as the caller promises; the layout is this function's.
-        if !unsafe { params::each_argument(&layout, params, extra, |bytes| launch.extend_from_slice(bytes)) } {
+        let read = |layout: &[(u32, u32)], launch: &mut Vec<u8>| unsafe { params::each_argument(layout, params, extra, |bytes| launch.extend_from_slice(bytes)) };
+        if !memo.key_with_kept_layout(key(function), queue, read) {
             return None;
         }
         let kept = memo.peek()?;

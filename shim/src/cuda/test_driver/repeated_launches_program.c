@@ -2,8 +2,10 @@
 // same address (the test double's stream-ordered allocations are glibc's malloc, which hands
 // the block just freed back): a launch with the same bytes as an earlier one names the
 // allocation live at its own time (what the shim worked out for a launch is taken again only
-// while the memory it knows stands still). Then a thousand launches alternating between two
-// argument lists, which the shim records off the program's thread, and a synchronization.
+// while the memory it knows stands still). Then ten thousand launches alternating between two
+// argument lists, which the shim records off the program's thread (the test double launches
+// faster than that thread records, so the program's thread records whenever the log holds too
+// many), and a synchronization.
 #include "driver.h"
 int main(void) {
     if (!open_driver()) return 2;
@@ -27,7 +29,7 @@ int main(void) {
     cuMemcpyDtoH_v2(words + 4, second, 4 * sizeof(int));
     printf("first %d %d second %d %d same address %d\n", words[0], words[3], words[4], words[7], first == second);
     F(cuStreamSynchronize, void *);
-    for (int i = 0; i < 1000; i++) add1(function, 0, second, 1 + i % 2);
+    for (int i = 0; i < 10000; i++) add1(function, 0, second, 1 + i % 2);
     cuStreamSynchronize(0);
     cuMemcpyDtoH_v2(words, second, 4 * sizeof(int));
     printf("after the loop %d %d\n", words[0], words[1]);
