@@ -29,7 +29,7 @@ counts() {
   LD_LIBRARY_PATH="$work" REPRISE_OUTPUT="$work/trace" LD_PRELOAD="$1" \
     valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file="$work/out.$2" "$work/launches" 1000 "$2" >/dev/null 2>&1
   for file in "$work"/out.$2-*; do
-    callgrind_annotate --inclusive=yes "$file" >"$work/annotated.$2-${file##*-}"
+    callgrind_annotate --inclusive=yes --threshold=100 "$file" >"$work/annotated.$2-${file##*-}"
   done
 }
 

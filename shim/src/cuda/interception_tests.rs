@@ -575,16 +575,20 @@ fn a_fork_among_logged_launches_leaves_each_process_its_own_trace() {
 /// on the shim's thread, after the host already wrote the pinned memory it used again: that
 /// write is the next window's, each window's host writes are those made before its copy. A
 /// window delivering data into host memory closes before its synchronization returns, with what
-/// the device sent, not what the host wrote there next.
+/// the device sent, not what the host wrote there next; so does one whose kernel writes memory the
+/// host reads directly, with what the kernel left there.
 #[test]
 fn what_the_host_writes_after_a_window_closing_later_is_the_next_window_s() {
     let mut test = TestProgram::build("deferred_windows_program");
     test.env.push(("REPRISE_HOST_WRITES", PathBuf::from("watch")));
+    test.env.push(("REPRISE_LOG", PathBuf::from("info")));
     let (output, file) = test.recorded();
     assert_eq!(output, "rounds 50\n");
+    let log = String::from_utf8_lossy(&test.run(true).stderr).into_owned();
+    assert!(log.contains("info: 50 windows were closed on the shim's thread"), "the first loop's windows, and no other: {log}");
     let trace = &file.trace;
     assert!(trace.partial.is_empty(), "{:?}", trace.partial);
-    assert_eq!(trace.segments.len(), 100);
+    assert_eq!(trace.segments.len(), 150);
     let word = |blob: trace_format::BlobId, at: usize| i32::from_ne_bytes(file.blobs.get(blob).unwrap()[at..at + 4].try_into().unwrap());
     for round in 1..50 {
         let writes: Vec<i32> = trace.segments[round].host_writes.iter().filter(|write| write.offset == 0).map(|write| word(write.blob, 0)).collect();
@@ -604,5 +608,9 @@ fn what_the_host_writes_after_a_window_closing_later_is_the_next_window_s() {
             })
             .collect();
         assert_eq!(received, [52 + round; 2], "what round {round}'s copies into pinned and pageable memory received");
+    }
+    for round in 0..50 {
+        let expected: Vec<i32> = trace.segments[100 + round].expected.iter().filter(|state| file.blobs.get(state.blob).unwrap().len() == 4096).map(|state| word(state.blob, 8)).collect();
+        assert_eq!(expected, [if round == 0 { 1 } else { 0 }], "the pinned word round {round}'s kernel wrote, as the device left it");
     }
 }

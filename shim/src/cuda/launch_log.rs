@@ -160,13 +160,22 @@ pub fn log(logged: Logged) {
 /// See `log`: about 0.5 MB of entries, 1.5 ms of the shim's thread's work.
 const MOST_UNRECORDED: usize = 4096;
 
+/// Windows whose closing was logged (reported at the end).
+static CLOSED_LATER: AtomicU64 = AtomicU64::new(0);
+
+/// How many windows the shim's thread was left to close.
+pub fn closed_later() -> u64 {
+    CLOSED_LATER.load(Ordering::Relaxed)
+}
+
 /// A synchronization waiting for `waited` begins: where it begins among the commands recorded,
 /// logged behind the launches not recorded yet (recording them would hold the program's
 /// thread), or taken at once with none.
 pub fn wait_begins(waited: Waited) -> Result<WaitStart, Failure> {
     {
         let mut log = LOG.lock().unwrap_or_else(PoisonError::into_inner);
-        if log.pid == PID.load(Ordering::Relaxed) && !log.entries.is_empty() {
+        // A program polling `cuStreamQuery` logs a start per poll: past the bound, as with none.
+        if log.pid == PID.load(Ordering::Relaxed) && !log.entries.is_empty() && log.entries.len() < MOST_UNRECORDED {
             let taken = Arc::new(Mutex::new(None));
             log.entries.push(Entry::WaitBegins(waited, Arc::clone(&taken)));
             return Ok(WaitStart::Logged(waited, taken));
@@ -184,7 +193,10 @@ pub fn closes(call: &'static str, start: WaitStart) -> Result<(), Failure> {
         // Under the recorder's lock: no hook changes what `closes_unread` says before it is logged.
         false => match session::with(Api::Cuda, |recorder| if recorder.closes_unread() { append(Entry::Closes(call, start)); None } else { Some(start) })? {
             Some(start) => start,
-            None => return Ok(()),
+            None => {
+                CLOSED_LATER.fetch_add(1, Ordering::Relaxed);
+                return Ok(());
+            }
         },
     };
     with_recorder(|state, recorder| {
@@ -196,6 +208,8 @@ pub fn closes(call: &'static str, start: WaitStart) -> Result<(), Failure> {
 
 /// Appends `entry`; returns how many entries the log holds.
 fn append(entry: Entry) -> usize {
+    // Before the shim's thread starts: a fork must wait until it holds none of the locks.
+    watch_forks();
     static STARTED: Once = Once::new();
     STARTED.call_once(|| {
         if let Ok(thread) = std::thread::Builder::new().name("reprise-launches".into()).spawn(record_meanwhile) {
@@ -255,6 +269,15 @@ pub fn record_logged(state: &State, recorder: &mut Recorder) {
     LOG.lock().unwrap_or_else(PoisonError::into_inner).spare = logged;
 }
 
+/// Runs `work` (which takes the shim's locks) unless a fork is under way, which then waits
+/// until it is done; `None` during a fork.
+fn unless_forking<R>(work: impl FnOnce() -> R) -> Option<R> {
+    DRAINING.store(true, Ordering::SeqCst);
+    let result = (!FORKING.load(Ordering::SeqCst)).then(work);
+    DRAINING.store(false, Ordering::SeqCst);
+    result
+}
+
 /// The shim's thread: records what the log holds while the program launches.
 fn record_meanwhile() {
     let waiting = || !LOG.lock().unwrap_or_else(PoisonError::into_inner).entries.is_empty();
@@ -266,23 +289,24 @@ fn record_meanwhile() {
         if !crate::entry::recording() {
             return;
         }
-        if waiting() {
-            empty_polls = 0;
-            DRAINING.store(true, Ordering::SeqCst);
-            if !FORKING.load(Ordering::SeqCst) {
+        let recorded = unless_forking(|| {
+            waiting() && {
                 // As a hook's work: a panic stops recording, and the trace says so.
                 crate::entry::guarded("recording logged launches", || {
                     let _ = super::state::with_recorder(|_, _| ());
                 });
+                true
             }
-            DRAINING.store(false, Ordering::SeqCst);
+        });
+        if recorded != Some(false) {
+            empty_polls = 0;
             continue;
         }
         empty_polls += 1;
         if empty_polls >= EMPTY_POLLS_BEFORE_PARKING {
             // Marked before the last look: a launch logged after it finds the mark and wakes us.
             PARKED.store(true, Ordering::SeqCst);
-            if !waiting() {
+            if unless_forking(|| !waiting()) == Some(true) {
                 std::thread::park();
             }
             PARKED.store(false, Ordering::SeqCst);

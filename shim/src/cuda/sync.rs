@@ -226,4 +226,5 @@ pub fn end_of_program() {
     let _ = settle("end of program");
     // Failing here only loses the final contents; the trace is completed either way.
     let _ = with_recorder(|state, recorder| recorder.end_of_program(Some(&DeviceAccess::new(state))));
+    crate::log::info!("{} windows were closed on the shim's thread", launch_log::closed_later());
 }

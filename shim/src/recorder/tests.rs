@@ -6,7 +6,7 @@ use super::*;
 use crate::config::{Capture, Verify};
 use std::cell::RefCell;
 use std::sync::{Arc, Mutex};
-use trace_format::{Arg, Copy, Extent, Fill, ImageKind, KernelLaunch, Launch, MemId, MemKind, Param, ParamKind, QueueId};
+use trace_format::{Arg, Copy, Extent, Fill, ImageKind, KernelLaunch, Launch, MemId, MemKind, Param, ParamKind, Place, QueueId};
 use EdgeKind::{Barrier, DefaultStream, Event, InOrder};
 
 #[derive(Default)]
@@ -946,4 +946,36 @@ fn a_wait_on_the_queue_holding_everything_closes_everything_and_only_that() {
     h.sync();
     // Nodes are numbered as written: the last command closed first, alone, the other after.
     assert_eq!(h.segments(), [vec![0, 1], vec![2], vec![3, 4], vec![5], vec![6]]);
+}
+
+#[test]
+fn a_window_may_close_later_only_where_closing_it_reads_nothing() {
+    let _alone = crate::host_writes::tests::alone();
+    let pinned = crate::host_writes::tests::Pages::new(1);
+    let mut h = Harness::verifying(Capture::All, Verify::End);
+    h.rec.watch_host_writes(true);
+    h.queue(1, true);
+    h.buffer(0xa, 4, 1);
+    let desc = MemDesc { shape: MemShape::Whole(MemKind::Host), size: 4096, address: pinned.start, flags: 0, device: None, addressable: true, host_writes: HostWrites::Watchable };
+    h.rec.memory_created(pinned.start, desc);
+    h.device.contents.borrow_mut().insert(pinned.start, vec![0; 4096]);
+    h.command(1, Order::Command, &[], None, &[0xa]);
+    assert!(h.rec.closes_unread(), "device memory only");
+    h.command(1, Order::Command, &[], None, &[pinned.start]);
+    assert!(!h.rec.closes_unread(), "a command writes memory the host reads directly");
+    h.sync();
+    assert!(h.rec.closes_unread(), "once its window closed");
+    let received = [0u8; 16];
+    let prepared = h.rec.prepare(vec![Access { mem: 0xa, write: false, overwrites: false }], &h.device);
+    let region = HostRegion { address: received.as_ptr() as usize, len: received.len() };
+    let submission = Submission { call: "read", queue: Some(1), order: Order::Command, waits: &[], signals: None, received: Some(region), host_ordered: false };
+    h.rec.submit(prepared, submission, |rec| {
+        let src = Place::Memory { mem: rec.mem_id(0xa).unwrap(), offset: 0 };
+        Command::Copy(Copy { src, dst: Place::Host { data: None }, extent: Extent::Linear { bytes: 16 } })
+    });
+    assert!(!h.rec.closes_unread(), "a command delivers data into host memory");
+    h.rec.capture_received(region.address, region.len);
+    assert!(h.rec.closes_unread(), "once the data was taken");
+    assert!(!Harness::verifying(Capture::All, Verify::EveryWindows(2)).rec.closes_unread(), "windows verified");
+    assert!(!Harness::verifying(Capture::Segments { first: 0, last: Some(3) }, Verify::End).rec.closes_unread(), "a capture range that ends");
 }

@@ -2,7 +2,8 @@
 // reads nothing closes later, on the shim's thread, and what the host writes after it into
 // pinned memory the window read (a copy whose source is a device pointer to it) belongs to the
 // next window; one whose window delivers data into host memory (pinned or pageable)
-// closes before its call returns, before the host changes that memory. Each round's write
+// closes before its call returns, before the host changes that memory, and so does one where a
+// kernel writes memory the host reads directly. Each round's write
 // right after its synchronization lands long before the shim's thread, which looks every
 // 50 microseconds, gets to the window. The pinned memory is a page of its own, registered (as
 // simpleStreams registers its buffer): no other write to that page tells the shim of one.
@@ -35,6 +36,15 @@ int main(void) {
         cuStreamSynchronize(0);
         pinned[1] = -1;
         pageable[round] = -1;
+    }
+    // A kernel writes the pinned page, which the host reads without a command: its window closes
+    // at once, with the page as the device left it, before the host writes it again (the test
+    // double's kernels run on the CPU, so the shim also sees the page written by the host: the
+    // recorder's tests check the kernel's write alone).
+    for (int round = 0; round < ROUNDS; round++) {
+        add1(add, 0, (CUdeviceptr)&pinned[2], 1);
+        cuStreamSynchronize(0);
+        pinned[2] = -1;
     }
     printf("rounds %d\n", ROUNDS);
     return 0;
