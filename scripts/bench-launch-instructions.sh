@@ -6,9 +6,10 @@
 # start-up and of the machine's load (for VMs without hardware counters, where timings of a
 # 2-core machine spread by ±40%). Prints instructions per launch in the launch hook, in the
 # synchronization hooks (closing windows, and recording what the launch log still holds), in
-# recording logged launches (`launch_log`, on whichever thread: the shim's own while it keeps up;
-# callgrind runs one thread at a time, so here the split between that thread and the
-# synchronization hook varies from run to run) and on the trace writer's thread, and in all on the
+# recording logged launches and closing windows (`launch_log`, on whichever thread: the shim's own
+# while it keeps up; callgrind runs one thread at a time, so here that thread falls behind and the
+# launch hook records the log whenever it holds its bound, and the split between the threads varies
+# from run to run) and on the trace writer's thread, and in all on the
 # program's own thread (callgrind's file of thread 1) and on all threads, for this build and, with
 # BASELINE_SHIM=path/to/libshim.so, another one side by side.
 # usage: [BASELINE_SHIM=...] scripts/bench-launch-instructions.sh   (release build; needs valgrind)
