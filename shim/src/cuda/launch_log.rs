@@ -14,6 +14,7 @@
 
 use super::access::DeviceAccess;
 use super::launch_memo::Described;
+use super::launches::Grid;
 use super::state::{with_recorder, State};
 use super::Failure;
 use crate::session;
@@ -22,14 +23,14 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Once, OnceLock, PoisonError};
 use std::thread::Thread;
 use std::time::Duration;
-use trace_format::{Api, Command, KernelLaunch, Launch};
+use trace_format::{Api, Command, KernelLaunch};
 
 /// A launch the driver accepted, to be recorded.
 pub struct Logged {
     pub queue: Key,
     pub call: &'static str,
     pub described: Arc<Described>,
-    pub grid: Launch,
+    pub grid: Grid,
 }
 
 /// What a synchronization waited for.
@@ -255,7 +256,7 @@ pub fn record_logged(state: &State, recorder: &mut Recorder) {
             Entry::Launch(Logged { queue, call, described, grid }) => {
                 let prepared = recorder.prepared_settled(described.accesses.clone());
                 let submission = Submission { call, queue: Some(queue), order: Order::Command, waits: &[], signals: None, received: None, host_ordered: false };
-                recorder.submit(prepared, submission, |_| Command::Kernel(KernelLaunch { kernel: described.kernel, args: described.args.clone(), launch: grid }));
+                recorder.submit(prepared, submission, |_| Command::Kernel(KernelLaunch { kernel: described.kernel, args: described.args.clone(), launch: grid.launch() }));
             }
             Entry::WaitBegins(waited, taken) => {
                 *taken.lock().unwrap_or_else(PoisonError::into_inner) = Some(recorder.wait_begins(waited.scope()));

@@ -38,6 +38,25 @@ struct LaunchAttribute {
 const CU_LAUNCH_ATTRIBUTE_COOPERATIVE: c_uint = 2;
 const CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION: c_uint = 4;
 
+/// A kernel launch's shape as the program passed it: what the launch log keeps of each launch
+/// (a `Launch` is twice as large, and every logged launch is written by the program's thread and
+/// read by the shim's).
+#[derive(Clone, Copy)]
+pub struct Grid {
+    grid: [c_uint; 3],
+    block: [c_uint; 3],
+    shared_bytes: c_uint,
+    cluster: Option<[c_uint; 3]>,
+    cooperative: bool,
+}
+
+impl Grid {
+    pub fn launch(self) -> Launch {
+        let Grid { grid, block, shared_bytes, cluster, cooperative } = self;
+        Launch::Grid { grid, block, shared_bytes, cluster, cooperative }
+    }
+}
+
 /// The launch's parameters, decoded.
 #[derive(Clone)]
 pub struct Decoded {
@@ -212,7 +231,7 @@ unsafe fn launch(
     function: *mut c_void,
     params: *mut *mut c_void,
     extra: *mut *mut c_void,
-    grid: Launch,
+    grid: Grid,
 ) -> Recorded {
     // Outside the capture, `enqueue_described` passes the launch through before anything is asked.
     if session::commands_captured() {
@@ -229,7 +248,7 @@ unsafe fn launch(
     // SAFETY: as above.
     let describe = |state: &mut State, recorder: &mut Recorder| unsafe { describe(state, recorder, function, stream_key(stream, call), params, extra) };
     let build = move |_: &mut Recorder, bound: Bound| {
-        bound.map(|(kernel, args)| Command::Kernel(KernelLaunch { kernel, args, launch: grid }))
+        bound.map(|(kernel, args)| Command::Kernel(KernelLaunch { kernel, args, launch: grid.launch() }))
     };
     enqueue_described(forward, Enqueued::new(call, stream), describe, build)
 }
@@ -249,7 +268,7 @@ pub unsafe fn launch_kernel(
     params: *mut *mut c_void,
     extra: *mut *mut c_void,
 ) -> Recorded {
-    let grid = Launch::Grid { grid: [grid_x, grid_y, grid_z], block: [block_x, block_y, block_z], shared_bytes, cluster: None, cooperative: false };
+    let grid = Grid { grid: [grid_x, grid_y, grid_z], block: [block_x, block_y, block_z], shared_bytes, cluster: None, cooperative: false };
     unsafe { launch(forward, call, stream, function, params, extra, grid) }
 }
 
@@ -279,7 +298,7 @@ pub unsafe fn launch_kernel_ex(
             _ => {}
         }
     }
-    let grid = Launch::Grid { grid: config.grid, block: config.block, shared_bytes: config.shared_bytes, cluster, cooperative };
+    let grid = Grid { grid: config.grid, block: config.block, shared_bytes: config.shared_bytes, cluster, cooperative };
     unsafe { launch(forward, call, config.stream, function, params, extra, grid) }
 }
 
@@ -297,6 +316,6 @@ pub unsafe fn launch_cooperative_kernel(
     stream: CUstream,
     params: *mut *mut c_void,
 ) -> Recorded {
-    let grid = Launch::Grid { grid: [grid_x, grid_y, grid_z], block: [block_x, block_y, block_z], shared_bytes, cluster: None, cooperative: true };
+    let grid = Grid { grid: [grid_x, grid_y, grid_z], block: [block_x, block_y, block_z], shared_bytes, cluster: None, cooperative: true };
     unsafe { launch(forward, call, stream, function, params, std::ptr::null_mut(), grid) }
 }
