@@ -614,3 +614,18 @@ fn what_the_host_writes_after_a_window_closing_later_is_the_next_window_s() {
         assert_eq!(expected, [if round == 0 { 1 } else { 0 }], "the pinned word round {round}'s kernel wrote, as the device left it");
     }
 }
+
+/// `test_driver/uncaptured_queries_program.c` with `REPRISE_CAPTURE=1-`: outside the capture
+/// range, a query answering "not ready" ends no window (9c0328e counted one there), so the range
+/// starts where the program's windows do.
+#[test]
+fn a_query_answering_not_ready_outside_the_capture_counts_no_window() {
+    let mut test = TestProgram::build("uncaptured_queries_program");
+    test.env.push(("REPRISE_CAPTURE", PathBuf::from("1-")));
+    let (output, file) = test.recorded();
+    assert_eq!(output, "queries 600 0\n");
+    let ordinals: Vec<u64> = file.trace.segments.iter().map(|segment| segment.ordinal).collect();
+    assert_eq!(ordinals, [1], "the launch after the query that answered done");
+    let kernels = file.trace.nodes.iter().filter(|node| matches!(node.command, Work::Kernel(_))).count();
+    assert_eq!(kernels, 1);
+}

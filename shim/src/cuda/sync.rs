@@ -58,20 +58,19 @@ fn device_fault(status: CUresult) -> Option<&'static str> {
 /// while it waits is not covered): a window closes if it succeeded, or failed with a device
 /// fault (which the trace keeps as the window's outcome).
 fn synchronizing(forward: &mut Forward<'_, CUresult>, call: &'static str, waited: Waited) -> Recorded {
-    if !session::commands_captured() {
-        forward.call();
-        return with_recorder(|state, recorder| {
-            let segment = recorder.host_sync(call, waited.scope(), &DeviceAccess::new(state));
-            keep_printed(recorder, segment);
-        });
-    }
-    // Where the wait begins among the launches logged so far: the wait covers them.
-    let start = launch_log::wait_begins(waited)?;
-    match forward.call() {
-        CUDA_SUCCESS => launch_log::closes(call, start),
-        status => match device_fault(status) {
+    // Where the wait begins among the launches logged so far: the wait covers them. Outside the
+    // capture the scope only counts the window.
+    let start = match session::commands_captured() {
+        true => Some(launch_log::wait_begins(waited)?),
+        false => None,
+    };
+    match (forward.call(), start) {
+        (CUDA_SUCCESS, Some(start)) => launch_log::closes(call, start),
+        (CUDA_SUCCESS, None) => closed(call, waited.scope()),
+        // A query answering "not ready", or any other failure, waited for nothing.
+        (status, start) => match device_fault(status) {
             Some(error) => with_recorder(|state, recorder| {
-                let scope = start.scope(recorder);
+                let scope = start.map_or_else(|| waited.scope(), |start| start.scope(recorder));
                 let segment = recorder.host_sync_failed(call, scope, &DeviceAccess::new(state), error);
                 keep_printed(recorder, segment);
             }),
