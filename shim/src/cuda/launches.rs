@@ -39,8 +39,8 @@ const CU_LAUNCH_ATTRIBUTE_COOPERATIVE: c_uint = 2;
 const CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION: c_uint = 4;
 
 /// A kernel launch's shape as the program passed it: what the launch log keeps of each launch
-/// (a `Launch` is twice as large, and every logged launch is written by the program's thread and
-/// read by the shim's).
+/// (a `Launch` is nearly twice as large, and every logged launch is written by the program's
+/// thread and read by the shim's).
 #[derive(Clone, Copy)]
 pub struct Grid {
     grid: [c_uint; 3],
