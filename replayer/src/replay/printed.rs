@@ -74,9 +74,8 @@ impl Drop for StdoutCapture {
 /// Flushes with `flush` until `capture` holds `expected` bytes, at most `FLUSHES` times. CUDA
 /// writes out a child grid's lines (launched from the device) one or more launches after the
 /// grid ended, and lines printed late went into the next segment's output. What comes is written
-/// by launches, not by time,
-/// so there is no sleep: a replay printing less than the recording costs at most `FLUSHES`
-/// flushes (a few milliseconds).
+/// by launches, not by time, so there is no sleep: a replay printing less than the recording
+/// costs at most `FLUSHES` flushes (a few milliseconds).
 pub fn flush_until<E>(capture: &StdoutCapture, expected: u64, flush: &mut dyn FnMut() -> Result<(), E>) -> Result<(), E>
 where
     E: From<io::Error>,

@@ -152,10 +152,11 @@ pub fn watch_forks() {
 /// Appends a launch the driver accepted. Where the shim's thread falls behind (threads launching
 /// faster than it records), the launching thread records the log itself: it holds at most
 /// `MOST_UNRECORDED` entries.
-pub fn log(logged: Logged) {
+pub fn log(logged: Logged) -> Result<(), Failure> {
     if append(Entry::Launch(logged)) >= MOST_UNRECORDED {
-        let _ = with_recorder(|_, _| ());
+        with_recorder(|_, _| ())?;
     }
+    Ok(())
 }
 
 /// See `log`: about 0.5 MB of entries, 1.5 ms of the shim's thread's work.

@@ -7,9 +7,11 @@
 //! marked for `launch_log`, which records it without the recorder's lock.
 
 use crate::fast_hash::HashMap;
+use super::params;
 use super::state::Layout;
 use crate::recorder::{Accesses, Key};
 use std::cell::RefCell;
+use std::ffi::c_void;
 use std::sync::Arc;
 use trace_format::{Arg, KernelId};
 
@@ -57,23 +59,20 @@ pub fn with_memo<R>(work: impl FnOnce(&mut LaunchMemo) -> R) -> Option<R> {
 }
 
 impl LaunchMemo {
-    /// Starts the key of a launch of `function` to `queue`; the caller appends its argument bytes.
-    pub fn key_for(&mut self, function: Key, queue: Key) -> &mut Vec<u8> {
-        self.key.clear();
-        self.key.extend_from_slice(&function.to_ne_bytes());
-        self.key.extend_from_slice(&queue.to_ne_bytes());
-        &mut self.key
-    }
-
-    /// Starts the key of a launch of `function` to `queue` as `key_for`, with the layout this
-    /// thread keeps for the function, which `arguments` reads the argument bytes with and
-    /// appends them (false: they could not be read). False without a layout kept.
-    pub fn key_with_kept_layout(&mut self, function: Key, queue: Key, arguments: impl FnOnce(&[(u32, u32)], &mut Vec<u8>) -> bool) -> bool {
+    /// Builds the key of a launch of `function` to `queue` from its argument bytes, read with the
+    /// layout this thread keeps for the function: false without one, or where the launch does
+    /// not hold them all.
+    ///
+    /// # Safety
+    /// The program's launch arguments for `function`, as `params::each_argument` reads them.
+    pub unsafe fn key_launch(&mut self, function: Key, queue: Key, params: *mut *mut c_void, extra: *mut *mut c_void) -> bool {
         let Some(layout) = self.layouts.get(&function) else { return false };
-        self.key.clear();
-        self.key.extend_from_slice(&function.to_ne_bytes());
-        self.key.extend_from_slice(&queue.to_ne_bytes());
-        arguments(layout, &mut self.key)
+        let key = &mut self.key;
+        key.clear();
+        key.extend_from_slice(&function.to_ne_bytes());
+        key.extend_from_slice(&queue.to_ne_bytes());
+        // SAFETY: as the caller promises; the layout is this function's.
+        unsafe { params::each_argument(layout, params, extra, |bytes| key.extend_from_slice(bytes)) }
     }
 
     /// The launch whose key was built last, if one like it was kept, whatever happened since.

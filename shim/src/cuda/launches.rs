@@ -177,9 +177,8 @@ unsafe fn describe(
     let objects_changed = recorder.objects_changed();
     let known = with_memo(|memo| {
         memo.layouts.entry(key(function)).or_insert_with(|| layout.clone());
-        let launch = memo.key_for(key(function), queue);
         // SAFETY: the program's launch arguments, for this kernel.
-        if !unsafe { params::each_argument(&layout, params, extra, |bytes| launch.extend_from_slice(bytes)) } {
+        if !unsafe { memo.key_launch(key(function), queue, params, extra) } {
             return Some((Accesses::new(), Err(NO_PARAMETERS)));
         }
         let kept = memo.find(objects_changed)?;
@@ -213,9 +212,8 @@ unsafe fn settled(function: *mut c_void, queue: Key, params: *mut *mut c_void, e
         return None;
     }
     with_memo(|memo| {
-        // SAFETY: as the caller promises; the layout is this function's.
-        let read = |layout: &[(u32, u32)], launch: &mut Vec<u8>| unsafe { params::each_argument(layout, params, extra, |bytes| launch.extend_from_slice(bytes)) };
-        if !memo.key_with_kept_layout(key(function), queue, read) {
+        // SAFETY: as the caller promises.
+        if !unsafe { memo.key_launch(key(function), queue, params, extra) } {
             return None;
         }
         let kept = memo.peek()?;
@@ -239,7 +237,7 @@ unsafe fn launch(
         // SAFETY: the program's launch, as it passes it to the driver.
         if let Some(described) = unsafe { settled(function, queue, params, extra) } {
             if succeeded(forward) {
-                launch_log::log(Logged { queue, call, described, grid });
+                return launch_log::log(Logged { queue, call, described, grid });
             }
             return Ok(());
         }

@@ -425,10 +425,12 @@ impl Recorder {
     /// exact, or waits for the scope's queues itself first. Returns the segment it wrote, if any.
     pub fn host_sync(&mut self, call: &str, scope: SyncScope<'_>, access: &dyn MemoryAccess) -> Option<SegmentId> {
         self.take_host_writes();
-        self.close_window(call, scope, access)
+        self.host_sync_later(call, scope, access)
     }
 
-    fn close_window(&mut self, call: &str, scope: SyncScope<'_>, access: &dyn MemoryAccess) -> Option<SegmentId> {
+    /// `host_sync` for a synchronization made earlier, which `closes_unread` allowed to close
+    /// later: the host pages written since it are not looked at (they follow it).
+    pub fn host_sync_later(&mut self, call: &str, scope: SyncScope<'_>, access: &dyn MemoryAccess) -> Option<SegmentId> {
         self.syncs += 1;
         let unset = &self.unset_user_events;
         let closed = self.pending.closure(scope, self.objects.in_order(), &|event| unset.contains_key(&event));
@@ -454,12 +456,6 @@ impl Recorder {
     pub fn closes_unread(&self) -> bool {
         let range_ends = matches!(self.capture, Capture::Segments { last: Some(_), .. });
         !range_ends && self.verify == Verify::End && self.host_read_writes == 0 && !self.pending.receives()
-    }
-
-    /// `host_sync` for a synchronization made earlier, which `closes_unread` allowed to close
-    /// later: the host pages written since it are not looked at (they follow it).
-    pub fn host_sync_later(&mut self, call: &str, scope: SyncScope<'_>, access: &dyn MemoryAccess) -> Option<SegmentId> {
-        self.close_window(call, scope, access)
     }
 
     /// A synchronization that failed with `error`, which the work it waited for left the
