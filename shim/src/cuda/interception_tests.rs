@@ -585,7 +585,7 @@ fn what_the_host_writes_after_a_window_closing_later_is_the_next_window_s() {
     let (output, file) = test.recorded();
     assert_eq!(output, "rounds 50\n");
     let log = String::from_utf8_lossy(&test.run(true).stderr).into_owned();
-    assert!(log.contains("info: 50 windows were closed on the shim's thread"), "the first loop's windows, and no other: {log}");
+    assert!(log.contains("info: 50 windows were closed later;"), "the first loop's windows, and no other: {log}");
     let trace = &file.trace;
     assert!(trace.partial.is_empty(), "{:?}", trace.partial);
     assert_eq!(trace.segments.len(), 150);

@@ -165,9 +165,13 @@ const MOST_UNRECORDED: usize = 4096;
 /// Windows whose closing was logged (reported at the end).
 static CLOSED_LATER: AtomicU64 = AtomicU64::new(0);
 
-/// How many windows the shim's thread was left to close.
-pub fn closed_later() -> u64 {
-    CLOSED_LATER.load(Ordering::Relaxed)
+/// Launches recorded from the log, counted as they are recorded (reported at the end).
+static RECORDED_FROM_LOG: AtomicU64 = AtomicU64::new(0);
+
+/// How many windows the shim's thread was left to close, and how many launches were recorded
+/// from the log (on whichever thread).
+pub fn recorded_later() -> (u64, u64) {
+    (CLOSED_LATER.load(Ordering::Relaxed), RECORDED_FROM_LOG.load(Ordering::Relaxed))
 }
 
 /// A synchronization waiting for `waited` begins: where it begins among the commands recorded,
@@ -255,6 +259,7 @@ pub fn record_logged(state: &State, recorder: &mut Recorder) {
     for entry in logged.drain(..) {
         match entry {
             Entry::Launch(Logged { queue, call, described, grid }) => {
+                RECORDED_FROM_LOG.fetch_add(1, Ordering::Relaxed);
                 let prepared = recorder.prepared_settled(described.accesses.clone());
                 let submission = Submission { call, queue: Some(queue), order: Order::Command, waits: &[], signals: None, received: None, host_ordered: false };
                 recorder.submit(prepared, submission, |_| Command::Kernel(KernelLaunch { kernel: described.kernel, args: described.args.clone(), launch: grid.launch() }));

@@ -13,6 +13,7 @@ use crate::entry::Forward;
 use crate::session;
 use crate::recorder::{Access, Accesses, Key, Recorder};
 use std::ffi::{c_uint, c_void};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use trace_format::{Arg, Command, EmbeddedPointer, KernelId, KernelLaunch, Launch, Param};
 
@@ -162,6 +163,14 @@ unsafe fn decode(state: &mut State, recorder: &mut Recorder, function: *mut c_vo
     Some((Decoded { layout, values, variables: super::modules::variables_of(state, key(function)) }, !unknown))
 }
 
+/// Launches described in their hooks, under the lock (reported at the end).
+static DESCRIBED: AtomicU64 = AtomicU64::new(0);
+
+/// How many launches were described in their hooks so far (the others were logged).
+pub fn described() -> u64 {
+    DESCRIBED.load(Ordering::Relaxed)
+}
+
 /// What the launch uses, and its kernel and arguments: as a launch with the same bytes was
 /// recorded (`launch_memo`), else decoded, and kept for the next one, marked settled where its
 /// memory needs no read before later launches (which `launch_log` then records).
@@ -173,6 +182,7 @@ unsafe fn describe(
     params: *mut *mut c_void,
     extra: *mut *mut c_void,
 ) -> (Accesses, Bound) {
+    DESCRIBED.fetch_add(1, Ordering::Relaxed);
     let Some(layout) = state.layouts.entry(key(function)).or_insert_with(|| params::layout(function)).clone() else { return (Accesses::new(), Err(NO_PARAMETERS)) };
     let objects_changed = recorder.objects_changed();
     let known = with_memo(|memo| {

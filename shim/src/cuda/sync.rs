@@ -225,5 +225,6 @@ pub fn end_of_program() {
     let _ = settle("end of program");
     // Failing here only loses the final contents; the trace is completed either way.
     let _ = with_recorder(|state, recorder| recorder.end_of_program(Some(&DeviceAccess::new(state))));
-    crate::log::info!("{} windows were closed on the shim's thread", launch_log::closed_later());
+    let (windows, launches) = launch_log::recorded_later();
+    crate::log::info!("{windows} windows were closed later; {launches} launches were recorded from the launch log, {} described in their hooks", super::launches::described());
 }
