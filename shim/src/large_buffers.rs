@@ -4,7 +4,7 @@
 //! faulting in new pages), a kept one only the copy.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{mpsc, Arc, Condvar, Mutex, OnceLock, PoisonError};
+use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 /// Buffers smaller than this come from the allocator as usual.
@@ -15,12 +15,6 @@ const LARGE: usize = 1 << 20;
 /// and a new buffer took 8.2 ms to copy into against 2.2 ms for a kept one (H200 host, 8 threads).
 const KEPT_BUFFERS: usize = 16;
 const KEPT_BYTES: usize = 1 << 30;
-
-/// Copies of at least this many bytes are made by several threads, `PIECE` bytes at a time.
-const COPIED_IN_PIECES_FROM: usize = 16 << 20;
-const PIECE: usize = 2 << 20;
-/// 64 MB copied by 8 threads took 2.2 ms on the H200's host, by 12 1.7 ms, by 16 1.9 ms.
-const COPYING_THREADS: usize = 12;
 
 static KEPT: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
 
@@ -83,7 +77,7 @@ pub fn copy_of(bytes: &[u8]) -> Vec<u8> {
 }
 
 fn large_copy_of(bytes: &[u8]) -> Vec<u8> {
-    if bytes.len() < COPIED_IN_PIECES_FROM {
+    if bytes.len() < crate::in_pieces::IN_PARALLEL_FROM {
         return match take(bytes.len()) {
             Some(mut buffer) => {
                 buffer.clear();
@@ -94,83 +88,8 @@ fn large_copy_of(bytes: &[u8]) -> Vec<u8> {
         };
     }
     let mut copy = of_len(bytes.len());
-    copy_in_pieces(&mut copy, bytes);
+    crate::in_pieces::copy(&mut copy, bytes);
     copy
-}
-
-/// Copies `from` into `to` (as long) in pieces, on this thread and up to `COPYING_THREADS - 1`
-/// copying threads: one core's copy bandwidth held the program (simpleStreams receives 64 MB per
-/// step, about 6 ms of one core on the H100's host). The threads stay: starting and joining 7
-/// took 0.28 ms a copy on the H200's host, against 2.2 ms for the copy. Without them (none
-/// could start), this thread copies it all.
-fn copy_in_pieces(to: &mut [u8], from: &[u8]) {
-    let copy = Arc::new(CopyJob {
-        pieces: Mutex::new(to.chunks_mut(PIECE).zip(from.chunks(PIECE)).map(|(to, from)| Piece { to: to.as_mut_ptr(), from: from.as_ptr(), len: to.len() }).collect()),
-        unfinished: Mutex::new(to.len().div_ceil(PIECE)),
-        finished: Condvar::new(),
-    });
-    for helper in helpers() {
-        let _ = helper.send(Arc::clone(&copy));
-    }
-    copy.work_through();
-    let mut unfinished = copy.unfinished.lock().unwrap_or_else(PoisonError::into_inner);
-    while *unfinished > 0 {
-        unfinished = copy.finished.wait(unfinished).unwrap_or_else(PoisonError::into_inner);
-    }
-}
-
-/// One large copy shared with the copying threads.
-struct CopyJob {
-    pieces: Mutex<Vec<Piece>>,
-    /// Pieces not yet copied: `copy_in_pieces` returns, and its borrows end, at zero.
-    unfinished: Mutex<usize>,
-    finished: Condvar,
-}
-
-/// `len` bytes to copy from `from` to `to`, borrowed by `copy_in_pieces` until it returns.
-struct Piece {
-    to: *mut u8,
-    from: *const u8,
-    len: usize,
-}
-
-// SAFETY: a piece is copied by one thread, while `copy_in_pieces` holds its borrows.
-unsafe impl Send for Piece {}
-
-impl CopyJob {
-    fn work_through(&self) {
-        loop {
-            let Some(piece) = self.pieces.lock().unwrap_or_else(PoisonError::into_inner).pop() else { return };
-            // SAFETY: disjoint pieces of `copy_in_pieces`'s slices, which outlive every piece's
-            // copy (it waits for `unfinished` to reach zero).
-            unsafe { std::ptr::copy_nonoverlapping(piece.from, piece.to, piece.len) };
-            let mut unfinished = self.unfinished.lock().unwrap_or_else(PoisonError::into_inner);
-            *unfinished -= 1;
-            if *unfinished == 0 {
-                self.finished.notify_all();
-            }
-        }
-    }
-}
-
-/// The copying threads, started at the first large copy: one fewer than the machine's cores, and
-/// `COPYING_THREADS - 1` at most.
-fn helpers() -> &'static [mpsc::Sender<Arc<CopyJob>>] {
-    static HELPERS: OnceLock<Vec<mpsc::Sender<Arc<CopyJob>>>> = OnceLock::new();
-    HELPERS.get_or_init(|| {
-        let threads = std::thread::available_parallelism().map_or(1, usize::from).min(COPYING_THREADS);
-        (1..threads)
-            .map_while(|index| {
-                let (send, copies) = mpsc::channel::<Arc<CopyJob>>();
-                let spawned = std::thread::Builder::new().name(format!("reprise-copy-{index}")).spawn(move || {
-                    while let Ok(copy) = copies.recv() {
-                        copy.work_through();
-                    }
-                });
-                spawned.ok().map(|_| send)
-            })
-            .collect()
-    })
 }
 
 /// A buffer its user is done with, kept for the next large read if there is room.
@@ -207,23 +126,9 @@ mod tests {
     }
 
     #[test]
-    fn copies_made_in_pieces_at_once_from_several_threads_are_exact() {
-        let sources: Vec<Vec<u8>> = (0..4u8).map(|seed| (0..COPIED_IN_PIECES_FROM + 5).map(|index| (index as u8).wrapping_mul(seed)).collect()).collect();
-        std::thread::scope(|scope| {
-            for source in &sources {
-                scope.spawn(|| {
-                    for _ in 0..3 {
-                        assert!(copy_of(source) == *source);
-                    }
-                });
-            }
-        });
-    }
-
-    #[test]
     fn a_copy_made_in_pieces_is_exact() {
         // Not a multiple of a piece, so the last piece is short.
-        let bytes: Vec<u8> = (0..COPIED_IN_PIECES_FROM + PIECE / 2 + 3).map(|index| (index * 7 % 251) as u8).collect();
+        let bytes: Vec<u8> = (0..crate::in_pieces::IN_PARALLEL_FROM + (1 << 20) + 3).map(|index| (index * 7 % 251) as u8).collect();
         assert!(copy_of(&bytes) == bytes);
     }
 }

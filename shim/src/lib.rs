@@ -11,6 +11,7 @@ mod device_output;
 mod entry;
 mod failure;
 mod fast_hash;
+mod in_pieces;
 mod interpose;
 mod large_buffers;
 mod level_zero;

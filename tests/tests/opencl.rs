@@ -67,6 +67,32 @@ on_each_device!(stored_addresses, |device: &Device| {
     }
 });
 
+// Repeated contents are found by their fingerprints, and contents differing in one byte at the
+// start or the end of a read are not taken for earlier ones: each read's data compares equal in
+// both replays.
+on_each_device!(repeated_reads, |device: &Device| {
+    let program = Program::opencl_c("repeated_reads");
+    let native = program.run_native(device);
+    let log = program.scratch().join("shim.log");
+    let trace = program.trace_path(device);
+    let recorded = program.run_with(|command| {
+        device.configure(command);
+        command.env("LD_PRELOAD", end_to_end::binaries::shim_library()).env("REPRISE_OUTPUT", &trace).env("REPRISE_LOG", format!("info,file={}", log.display()));
+    });
+    assert_eq!(native, recorded, "the reads under the shim");
+    assert_eq!(native.code, Some(0), "{native:?}");
+    let log = std::fs::read_to_string(&log).expect("the shim's log");
+    // Nine reads of 20 MB. Four receive new contents: fingerprinted and copied. Five repeat
+    // earlier contents: four are found by their fingerprints; the fifth's place received new
+    // contents twice in a row before, so it is copied without one.
+    assert!(log.contains("copied 100 MB of host memory") && log.contains("fingerprinted 160 MB"), "{log}");
+    for mode in Mode::BOTH {
+        let report = replay_compared(&trace, device, mode, &[]);
+        // Each read's data, and the buffer's final contents.
+        assert_eq!(report["comparison"]["compared"].as_u64(), Some(10), "{report:#}");
+    }
+});
+
 on_each_device!(in_order_chain, |device: &Device| {
     let program = Program::opencl_c("in_order_chain");
     let trace = record_and_replay(&program, device);

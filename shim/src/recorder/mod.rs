@@ -30,6 +30,7 @@ mod objects;
 mod overwritten;
 mod pending;
 mod registry;
+mod repeats;
 mod sink;
 #[cfg(test)]
 mod tests;
@@ -196,6 +197,8 @@ pub struct Recorder {
     objects_changed: u64,
     /// Pending uses that write memory the host reads directly (`Use::host_reads`).
     host_read_writes: usize,
+    /// Large host memory kept before, by contents.
+    repeats: repeats::Repeats,
 }
 
 impl Recorder {
@@ -227,6 +230,7 @@ impl Recorder {
             // worked out under one never passes for the other's.
             objects_changed: RECORDERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) << 40,
             host_read_writes: 0,
+            repeats: repeats::Repeats::default(),
         }
     }
 
@@ -725,8 +729,7 @@ impl Recorder {
             for (from, to) in written {
                 host_writes::rearm(from, to - from);
                 // SAFETY: watched memory the program allocated and has not freed (freeing stops the watch).
-                let bytes = crate::large_buffers::copy_of(unsafe { std::slice::from_raw_parts(from as *const u8, (to - from) as usize) });
-                let blob = self.blob(bytes);
+                let blob = unsafe { self.host_blob(from as usize, (to - from) as usize) };
                 if let Some(entry) = self.memory.get_mut(key) {
                     let while_running = entry.capture.pending_writes > 0;
                     entry.capture.host_writes.push((from - start, blob, while_running));
@@ -922,8 +925,19 @@ impl Recorder {
     fn host_bytes(&mut self, region: HostRegion) -> BlobId {
         // SAFETY: the API module names host memory the program handed to the API for this
         // command, which stays valid until the command's window closes or `capture_received`.
-        let bytes = crate::large_buffers::copy_of(unsafe { std::slice::from_raw_parts(region.address as *const u8, region.len) });
-        self.blob(bytes)
+        unsafe { self.host_blob(region.address, region.len) }
+    }
+
+    /// A blob of the `len` bytes of host memory at `address`, or the one kept before with
+    /// the same contents.
+    ///
+    /// # Safety
+    /// The memory is the program's, readable, and nothing writes it meanwhile.
+    unsafe fn host_blob(&mut self, address: usize, len: usize) -> BlobId {
+        // SAFETY: as the caller promises.
+        let bytes = unsafe { std::slice::from_raw_parts(address as *const u8, len) };
+        let sink = &mut self.sink;
+        self.repeats.blob(address, bytes, |bytes| sink.blob(crate::large_buffers::copy_of(bytes)))
     }
 }
 
