@@ -316,12 +316,20 @@ PY
 fi
 # The same cost apart from the GPU's pace (launch_bound's 1000 launches fill the GPU's queue, so its
 # submission waits for the GPU): scripts/bench/cuda_launch_cost.cu times submitting 100 launches and,
-# once the GPU is done, the synchronization that closes their window; native and recording alternate.
+# once the GPU is done, the synchronization that closes their window. Each recording run follows a
+# native run of its own, and with a baseline the two builds take turns going first: whichever ran
+# right after the first native run of a round measured up to 150 ns a launch more (H200).
 if nvcc -arch=sm_90 -O2 -o "$work/launch_cost" scripts/bench/cuda_launch_cost.cu 2>>"$out/logs/launch_cost.err"; then
+  builds=(recording)
+  [ -n "${BASELINE_BIN:-}" ] && builds=(recording baseline)
   for round in $(seq 12); do
-    "$work/launch_cost" 100 100 | sed 's/^/native /'
-    REPRISE_OUTPUT="$work/cost.trace" LD_PRELOAD="$shim" "$work/launch_cost" 100 100 | sed 's/^/recording /'
-    [ -n "${BASELINE_BIN:-}" ] && REPRISE_OUTPUT="$work/cost-baseline.trace" LD_PRELOAD="$BASELINE_BIN/libshim.so" "$work/launch_cost" 100 100 | sed 's/^/baseline /'
+    for who in "${builds[@]}"; do
+      library=$shim
+      [ "$who" = baseline ] && library=$BASELINE_BIN/libshim.so
+      "$work/launch_cost" 100 100 | sed "s/^/native:$who /"
+      REPRISE_OUTPUT="$work/cost-$who.trace" LD_PRELOAD="$library" "$work/launch_cost" 100 100 | sed "s/^/$who /"
+    done
+    builds=("${builds[@]:1}" "${builds[0]}")
   done >"$out/logs/launch_cost.runs" 2>>"$out/logs/launch_cost.err"
   python3 - "$out/logs/launch_cost.runs" <<'PY' | tee -a "$table"
 import statistics, sys
@@ -331,13 +339,13 @@ for line in open(sys.argv[1]):
     if len(words) == 5:
         runs.setdefault((words[0], words[1]), []).append((float(words[2]), float(words[4])))
 # A native run's median window spreads by about 10% from run to run (3.8-4.6 µs per launch on the
-# H200), more than the shim adds: each recording run is set against the native run next to it.
+# H200), more than the shim adds: each recording run is set against the native run before it.
 def paired(who, part):
-    return statistics.median(m - n for (m, _), (n, _) in zip(runs[(who, part)], runs[("native", part)]))
+    return statistics.median(m - n for (m, _), (n, _) in zip(runs[(who, part)], runs[("native:" + who, part)]))
 def best(who, part):
-    return min(b for _, b in runs[(who, part)]) - min(b for _, b in runs[("native", part)])
+    return min(b for _, b in runs[(who, part)]) - min(b for _, b in runs[("native:" + who, part)])
 for who in ("recording", "baseline"):
-    if (who, "submit_ns_per_launch") in runs and ("native", "submit_ns_per_launch") in runs:
+    if (who, "submit_ns_per_launch") in runs and ("native:" + who, "submit_ns_per_launch") in runs:
         submit, close = (paired(who, part) for part in ("submit_ns_per_launch", "close_ns_per_launch"))
         best_submit, best_close = (best(who, part) for part in ("submit_ns_per_launch", "close_ns_per_launch"))
         print("%s cost per launch, ns (cuda_launch_cost, median over %d rounds of each run's median window less the native run's before it / best windows): submitting %.0f / %.0f, closing its window %.0f / %.0f, in all %.0f / %.0f"
