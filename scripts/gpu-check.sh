@@ -275,7 +275,7 @@ for source in sources:
 programs.append({"name": "pytorch_ops", "command": ["python3", os.path.abspath("tests/cuda/pytorch_ops.py")]})
 json.dump({"programs": programs}, open(manifest, "w"), indent=1)
 PY
-python3 scripts/regress.py --manifest "$work/cuda-manifest.json" --target-dir "$bin" --out "$out/regress-cuda" >"$out/logs/regress.log" 2>&1
+python3 scripts/regress.py --manifest "$work/cuda-manifest.json" --target-dir "$bin" --rounds 4 --out "$out/regress-cuda" >"$out/logs/regress.log" 2>&1
 echo; cat "$out/regress-cuda/report.md" 2>/dev/null || tail -5 "$out/logs/regress.log"
 
 # The shim's cost on the launch-bound program (1000 launches per iteration): its own best time per iteration

@@ -5,7 +5,10 @@ For each program of a manifest (default tests/opencl/manifest.json): run it nati
 shim (same output?), replay its trace in graph and eager mode with --compare, time all four, and,
 against a baseline (an earlier run's --out directory), compare output and `replayer diff` the traces
 so that a changed kernel is located down to the memory it changed. With --traces DIR it only
-re-checks saved traces (after a driver upgrade, say), without running the programs.
+re-checks saved traces (after a driver upgrade, say), without running the programs. With --rounds N
+the table's replay times come from one more replay per trace, `--mode both --rounds N`, which
+alternates the modes so that the machine's drift falls on both alike (the checking replays run one
+after the other, and programs whose iterations spread by 10-30% moved eager/graph by as much).
 
 Writes OUT/report.json, OUT/report.md and OUT/traces/NAME.trace; exits 1 when anything regressed,
 2 on bad input. Python standard library only.
@@ -38,7 +41,7 @@ def main():
     try:
         (out / "traces").mkdir(parents=True, exist_ok=True)
         environment = device_environment(args.device, out)
-        tools = Tools(args.target_dir, environment, args.device, args.iterations)
+        tools = Tools(args.target_dir, environment, args.device, args.iterations, args.rounds)
         if args.traces:
             results = [recheck_trace(tools, trace) for trace in sorted(Path(args.traces).glob("*.trace"))]
             if not results:
@@ -69,6 +72,7 @@ def parse_args():
     parser.add_argument("--device", help="platform/device name fragment, e.g. pocl or intel "
                         "(intel uses $REPRISE_INTEL_OCL, the path of libintelocl.so)")
     parser.add_argument("--iterations", type=int, default=10, help="timed replay iterations")
+    parser.add_argument("--rounds", type=int, help="time the modes side by side, alternating this many times")
     default_target = os.environ.get("REPRISE_TARGET_DIR", str(ROOT / "target/debug"))
     parser.add_argument("--target-dir", default=default_target, help="where libshim.so and replayer are")
     return parser.parse_args()
@@ -98,15 +102,17 @@ def device_environment(device, out):
 class Tools:
     """The shim and the replayer, run in the chosen device's environment."""
 
-    def __init__(self, target_dir, environment, device, iterations):
-        self.shim = Path(target_dir) / "libshim.so"
-        self.replayer = Path(target_dir) / "replayer"
+    def __init__(self, target_dir, environment, device, iterations, rounds):
+        # Absolute: the programs run in their build directory.
+        self.shim = Path(target_dir).resolve() / "libshim.so"
+        self.replayer = Path(target_dir).resolve() / "replayer"
         for path in (self.shim, self.replayer):
             if not path.is_file():
                 raise BadInput(f"{path} is missing: run `cargo build -p shim -p replayer` (or give --target-dir)")
         self.environment = environment
         self.device = device
         self.iterations = iterations
+        self.rounds = rounds
 
     def run(self, argv, extra_environment=None, cwd=None):
         """(exit code or None on timeout, stdout, stderr, seconds)."""
@@ -143,6 +149,20 @@ class Tools:
             located = "; ".join(describe_mismatch(m) for m in comparison.get("mismatches", []))
             return result, f"{mode} replay differs from the recording (exit {code}){': ' + located if located else ''}"
         return result, None
+
+    def replay_side_by_side(self, trace):
+        """Median µs per iteration of each mode from `--mode both --rounds`, or None if it failed."""
+        argv = [str(self.replayer), "replay", str(trace), "--mode", "both", "--rounds", str(self.rounds),
+                "--iterations", str(self.iterations), "--json"]
+        if self.device:
+            argv += ["--device", self.device]
+        code, stdout, _, _ = self.run(argv)
+        try:
+            report = replay_report.last_json_document(stdout)
+        except ValueError:
+            return None
+        medians = {mode: ((report.get(mode) or {}).get("time_per_iteration_us") or {}).get("median") for mode in ("graph", "eager")}
+        return medians if code == 0 and None not in medians.values() else None
 
     def diff(self, baseline_trace, trace):
         """`replayer diff --json`: the differences, or an error string."""
@@ -243,6 +263,8 @@ def replay_trace(tools, trace, result, regressions):
         result[mode], regression = tools.replay(trace, mode)
         if regression:
             regressions.append(regression)
+    if tools.rounds and not regressions:
+        result["side_by_side_us"] = tools.replay_side_by_side(trace)
 
 
 def recheck_trace(tools, trace):
@@ -276,12 +298,14 @@ def compare_with_baseline(tools, entry, result, trace, regressions):
 
 
 def markdown(report):
-    lines = [f"# Regression report ({report['mode']}, device: {report['device']})", "",
+    timing = "side by side" if any(result.get("side_by_side_us") for result in report["results"]) else "from the checking replays"
+    lines = [f"# Regression report ({report['mode']}, device: {report['device']}; replay times {timing})", "",
              "| program | native s | recorded s | under shim | graph µs | eager µs | eager/graph | status |",
              "| --- | ---: | ---: | --- | ---: | ---: | ---: | --- |"]
     for result in report["results"]:
-        graph = (result.get("graph") or {}).get("median_us")
-        eager = (result.get("eager") or {}).get("median_us")
+        timed = result.get("side_by_side_us") or {}
+        graph = timed.get("graph", (result.get("graph") or {}).get("median_us"))
+        eager = timed.get("eager", (result.get("eager") or {}).get("median_us"))
         ratio = f"{eager / graph:.2f}" if graph and eager else "-"
         shim = {True: "same", False: "DIFFERENT", None: "-"}[result.get("same_under_shim")]
         status = "REGRESSED" if result["regressions"] else "ok"
