@@ -161,7 +161,7 @@ pub enum HostCopies {
     /// As memcpy nodes inside the graphs.
     Nodes,
     /// As kernel nodes reading or writing the replay's pinned memory (linear copies of up to 256 KB;
-    /// the others on the stream): the fastest on an H200 (see `cuda/host_copies.rs`).
+    /// the others as memcpy nodes): the fastest on an H200 (see `cuda/host_copies.rs`).
     #[default]
     Kernels,
 }

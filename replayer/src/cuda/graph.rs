@@ -32,20 +32,16 @@ pub fn needs_graph(command: &Command) -> bool {
     }
 }
 
-/// Whether a graph holds `command`: everything but copies with a host end, which it holds as
-/// kernels where one can make the copy (`host_copies::by_kernel`, the default), or as memcpy
-/// nodes where `host_copies` asks. Those left out run on the stream between graphs: a graph's
-/// memcpy node to or from host memory waits about 5 µs longer than the same copy on a stream
-/// (`host_copies.rs` has the numbers).
+/// Whether a graph holds `command`: everything but copies with a host end with `--host-copies
+/// stream`, which run on the stream between graphs. By default a graph holds them as kernels
+/// where one can make the copy (`host_copies::by_kernel`) and as memcpy nodes where not: a
+/// memcpy node waits about 5 µs longer than the same copy on a stream, but a copy on the stream
+/// splits the graph, and the partitions run one after another (`host_copies.rs` has the numbers).
 /// Host nodes stay: a host node costs a graph 2-3 µs, but taking it out split host_function's and
 /// worker_threads' graphs and measured slower still.
 pub fn holds(command: &Command, host_copies: HostCopies) -> bool {
     match command {
-        Command::Copy(copy @ (Copy { src: Place::Host { .. }, .. } | Copy { dst: Place::Host { .. }, .. })) => match host_copies {
-            HostCopies::Stream => false,
-            HostCopies::Nodes => true,
-            HostCopies::Kernels => host_copies::by_kernel(copy),
-        },
+        Command::Copy(Copy { src: Place::Host { .. }, .. } | Copy { dst: Place::Host { .. }, .. }) => host_copies != HostCopies::Stream,
         _ => true,
     }
 }

@@ -16,11 +16,13 @@ use cudarc::driver::sys::{self, CUdeviceptr, CUfunction, CUgraph, CUgraphNode, C
 use std::ffi::c_void;
 use trace_format::{Copy, Extent, Place};
 
-/// Larger copies stay DMA transfers: a kernel reads host memory over the bus in small pieces, and
-/// takes the SMs from concurrent work. `cuda_graph_latency BYTES` on an H200, a kernel between
-/// copies in and out, faster than on a stream by 1.46x at 16 KB, 1.73x at 256 KB, 1.04x at 1 MB
-/// (the copies on the stream between graphs: 1.15x, 1.29x, 1.01x); callback_frees' twelve
-/// concurrent 1 MB copies replayed slower by kernels than eagerly (eager / graph 0.80-0.89).
+/// Larger copies stay DMA transfers, as memcpy nodes: a kernel reads host memory over the bus in
+/// small pieces, and takes the SMs from concurrent work. `cuda_graph_latency BYTES` on an H200, a
+/// kernel between copies in and out, faster than on a stream by 1.46x at 16 KB, 1.73x at 256 KB,
+/// 1.04x at 1 MB (the copies on the stream between graphs: 1.15x, 1.29x, 1.01x); callback_frees'
+/// twelve concurrent 1 MB copies replayed slower by kernels than eagerly (eager / graph
+/// 0.80-0.89), and on the stream between graphs too (0.96-0.98: each copy split the graph, and
+/// the partitions ran one after another), but 1.12x faster as memcpy nodes (2026-11-27 15:10).
 const KERNEL_COPY_MAX: u64 = 256 << 10;
 /// Threads per block, and the most blocks a copy gets (each thread copies 16 bytes a step).
 const THREADS: u32 = 256;
