@@ -125,16 +125,22 @@ class Tools:
             return None, "", f"timed out after {PROCESS_TIMEOUT_S} s", time.perf_counter() - start
         return done.returncode, done.stdout, done.stderr, time.perf_counter() - start
 
-    def replay(self, trace, mode):
-        """`replayer replay --compare --json` in `mode`: a result and its regression, if any."""
-        argv = [str(self.replayer), "replay", str(trace), "--mode", mode, "--compare", "--json",
-                "--iterations", str(self.iterations)]
+    def replay_report(self, trace, *options):
+        """`replayer replay TRACE OPTIONS --json --iterations N` on the chosen device: its exit code,
+        JSON report (None without one) and standard error."""
+        argv = [str(self.replayer), "replay", str(trace), *options, "--json", "--iterations", str(self.iterations)]
         if self.device:
             argv += ["--device", self.device]
         code, stdout, stderr, _ = self.run(argv)
         try:
-            report = replay_report.last_json_document(stdout)
+            return code, replay_report.last_json_document(stdout), stderr
         except ValueError:
+            return code, None, stderr
+
+    def replay(self, trace, mode):
+        """`replayer replay --compare --json` in `mode`: a result and its regression, if any."""
+        code, report, stderr = self.replay_report(trace, "--mode", mode, "--compare")
+        if report is None:
             return {"exit": code, "error": stderr.strip()}, f"{mode} replay failed (exit {code}): {stderr.strip()}"
         comparison = report.get("comparison") or {}
         # Comparing nothing is no pass: the program's results were not kept.
@@ -152,14 +158,8 @@ class Tools:
 
     def replay_side_by_side(self, trace):
         """Median µs per iteration of each mode from `--mode both --rounds`, or None if it failed."""
-        argv = [str(self.replayer), "replay", str(trace), "--mode", "both", "--rounds", str(self.rounds),
-                "--iterations", str(self.iterations), "--json"]
-        if self.device:
-            argv += ["--device", self.device]
-        code, stdout, _, _ = self.run(argv)
-        try:
-            report = replay_report.last_json_document(stdout)
-        except ValueError:
+        code, report, _ = self.replay_report(trace, "--mode", "both", "--rounds", str(self.rounds))
+        if report is None:
             return None
         medians = {mode: ((report.get(mode) or {}).get("time_per_iteration_us") or {}).get("median") for mode in ("graph", "eager")}
         return medians if code == 0 and None not in medians.values() else None
