@@ -457,6 +457,28 @@ fn device_memory_allocated_out_of_sight_is_adopted() {
     assert_eq!([kernel_args[0], kernel_args[2]], [&memory(0, 0), &memory(2, 16)]);
 }
 
+/// `test_driver/reloaded_module_program.c`: a function handle the driver hands out again for a
+/// kernel with other parameters is decoded with the new kernel's, not with the layout the shim
+/// kept for the handle (nor with the launching thread's copy of it, which recorded its launches
+/// without the recorder's lock).
+#[test]
+fn a_function_handle_handed_out_again_is_decoded_with_its_new_kernel_s_parameters() {
+    let (output, file) = TestProgram::build("reloaded_module_program").recorded();
+    assert_eq!(output, "same handle 1, words 6 6 3 3\n");
+    let trace = &file.trace;
+    assert!(trace.partial.is_empty(), "{:?}", trace.partial);
+    let launches: Vec<&[Arg]> = trace.nodes.iter().filter_map(|node| match &node.command { Work::Kernel(launch) => Some(launch.args.as_slice()), _ => None }).collect();
+    let count = |n: i32| Arg::Value(n.to_ne_bytes().to_vec());
+    let before = [Arg::Memory { mem: trace_format::MemId(0), offset: 0 }, count(4)];
+    assert_eq!(launches[..3], [&before[..], &before[..], &before[..]]);
+    assert_eq!(launches.len(), 6);
+    for (args, tag) in launches[3..].iter().zip([7i64, 7, 9]) {
+        let [Arg::ValueWithPointers { bytes, pointers }, n] = args else { panic!("a structure and a count: {args:?}") };
+        assert_eq!((bytes.len(), &bytes[8..], n), (16, &tag.to_ne_bytes()[..], &count(2)));
+        assert_eq!(pointers.as_slice(), [trace_format::EmbeddedPointer { at: 0, mem: trace_format::MemId(0), offset: 0 }]);
+    }
+}
+
 /// `test_driver/device_printf_program.c`: what kernels print reaches the program's stdout as
 /// without the shim, and each window's lines are kept with its segment.
 #[test]

@@ -8,6 +8,7 @@
 
 use crate::fast_hash::HashMap;
 use super::params;
+use std::sync::atomic::{AtomicU64, Ordering};
 use super::state::Layout;
 use crate::recorder::{Accesses, Key};
 use std::cell::RefCell;
@@ -41,11 +42,21 @@ pub struct LaunchMemo {
     /// Argument bytes the entries hold (in their keys and their arguments).
     bytes: usize,
     /// Parameter layouts of the functions this thread launched (the CUDA state's, copied here
-    /// for launches that take no lock).
-    pub layouts: HashMap<Key, Layout>,
+    /// for launches that take no lock), as of `LAYOUTS_CHANGED`'s count `layouts_as_of`.
+    layouts: HashMap<Key, Layout>,
+    layouts_as_of: u64,
     /// The launch looked up last: its function, its queue and its argument bytes, one after
     /// another (a function's layout is fixed, so this names one launch).
     key: Vec<u8>,
+}
+
+/// Counts the times a function's layout changed (`layouts_changed`): each thread drops the
+/// layouts it copied when it sees the count move.
+static LAYOUTS_CHANGED: AtomicU64 = AtomicU64::new(0);
+
+/// A function handle now names a kernel with other parameters than the layout copied for it.
+pub fn layouts_changed() {
+    LAYOUTS_CHANGED.fetch_add(1, Ordering::Relaxed);
 }
 
 thread_local! {
@@ -66,6 +77,7 @@ impl LaunchMemo {
     /// # Safety
     /// The program's launch arguments for `function`, as `params::each_argument` reads them.
     pub unsafe fn key_launch(&mut self, function: Key, queue: Key, params: *mut *mut c_void, extra: *mut *mut c_void) -> bool {
+        self.drop_stale_layouts();
         let Some(layout) = self.layouts.get(&function) else { return false };
         let key = &mut self.key;
         key.clear();
@@ -73,6 +85,20 @@ impl LaunchMemo {
         key.extend_from_slice(&queue.to_ne_bytes());
         // SAFETY: as the caller promises; the layout is this function's.
         unsafe { params::each_argument(layout, params, extra, |bytes| key.extend_from_slice(bytes)) }
+    }
+
+    /// The layouts this thread copied (none kept from before a function's layout changed).
+    pub fn layouts(&mut self) -> &mut HashMap<Key, Layout> {
+        self.drop_stale_layouts();
+        &mut self.layouts
+    }
+
+    fn drop_stale_layouts(&mut self) {
+        let changed = LAYOUTS_CHANGED.load(Ordering::Relaxed);
+        if changed != self.layouts_as_of {
+            self.layouts.clear();
+            self.layouts_as_of = changed;
+        }
     }
 
     /// The launch whose key was built last, if one like it was kept, whatever happened since.

@@ -186,7 +186,7 @@ unsafe fn describe(
     let Some(layout) = state.layouts.entry(key(function)).or_insert_with(|| params::layout(function)).clone() else { return (Accesses::new(), Err(NO_PARAMETERS)) };
     let objects_changed = recorder.objects_changed();
     let known = with_memo(|memo| {
-        memo.layouts.entry(key(function)).or_insert_with(|| layout.clone());
+        memo.layouts().entry(key(function)).or_insert_with(|| layout.clone());
         // SAFETY: the program's launch arguments, for this kernel.
         if !unsafe { memo.key_launch(key(function), queue, params, extra) } {
             return Some((Accesses::new(), Err(NO_PARAMETERS)));

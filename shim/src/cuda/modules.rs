@@ -159,9 +159,17 @@ pub unsafe fn get_function(
 }
 
 /// `function` is the kernel `name` of `program`; its parameter types come from its mangled name.
+/// A handle handed out before (its module unloaded and another loaded in its place, or the same
+/// kernel asked for again) has its parameters asked for again: the layout kept may be another
+/// kernel's, and every thread's copy of it is dropped where it changed.
 fn kernel_known(state: &mut State, recorder: &mut Recorder, function: Key, program: Key, name: String) {
     recorder.kernel_created(function, program, &name, mangled::param_types(&name));
-    state.kernels.insert(function, (program, name));
+    if state.kernels.insert(function, (program, name)).is_some() && state.layouts.contains_key(&function) {
+        let layout = super::params::layout(function as *mut c_void);
+        if state.layouts.insert(function, layout.clone()) != Some(layout) {
+            super::launch_memo::layouts_changed();
+        }
+    }
 }
 
 /// The tracked variables of the program `function` comes from: a launch may use any of them.

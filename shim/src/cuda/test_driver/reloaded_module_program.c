@@ -1,0 +1,36 @@
+// A module unloaded and another loaded in its place, whose kernel the driver hands out under the
+// same function handle but with other parameters (a 16-byte structure first instead of a
+// pointer): launches after that are decoded with the new kernel's parameters, on the launching
+// thread too, which had kept the old kernel's to launch it without the recorder's lock (read
+// with those, the last launch, whose structure differs from the one before past its first 8
+// bytes, would pass for a repeat of it).
+#include "driver.h"
+int main(void) {
+    if (!open_driver()) return 2;
+    F(cuModuleLoadData, void **, const void *);
+    F(cuModuleUnload, void *);
+    F(cuModuleGetFunction, void **, void *, const char *);
+    F(cuStreamSynchronize, void *);
+    F(cuMemcpyDtoH_v2, void *, CUdeviceptr, size_t);
+    void *module, *function, *again;
+    cuModuleLoadData(&module, ".version 9.0\n.target sm_90\n.visible .entry add1() { ret; }\n");
+    cuModuleGetFunction(&function, module, "add1");
+    CUdeviceptr data = ints_set_to(0, 4);
+    for (int i = 0; i < 3; i++) add1(function, 0, data, 4);
+    cuStreamSynchronize(0);
+    cuModuleUnload(module);
+    cuModuleLoadData(&module, "//wide\n.version 9.0\n.target sm_90\n.visible .entry add1() { ret; }\n");
+    cuModuleGetFunction(&again, module, "add1");
+    struct { CUdeviceptr data; long tag; } wide = {data, 7};
+    int n = 2;
+    void *params[] = {&wide, &n};
+    for (int i = 0; i < 3; i++) {
+        wide.tag = i < 2 ? 7 : 9;
+        launch_kernel(again, 1, 1, 1, 32, 1, 1, 0, 0, params, 0);
+    }
+    cuStreamSynchronize(0);
+    int words[4];
+    cuMemcpyDtoH_v2(words, data, sizeof words);
+    printf("same handle %d, words %d %d %d %d\n", again == function, words[0], words[1], words[2], words[3]);
+    return 0;
+}
