@@ -259,7 +259,8 @@ echo "jacobi, µs per iteration (median of 50) with patches applied natively: $(
 
 cat "$table"
 
-# The regression runner (issue 6) over the same CUDA programs: its Markdown and JSON reports in $OUT.
+# The regression runner (issue 6) over the same CUDA programs, eager and graph timed side by side in
+# 4 alternating rounds: its Markdown and JSON reports in $OUT.
 python3 - "$work" "$work/cuda-manifest.json" tests/cuda/*.cu tests/cuda/*.cpp <<'PY'
 import json, os, re, sys
 work, manifest, sources = sys.argv[1], sys.argv[2], sys.argv[3:]
