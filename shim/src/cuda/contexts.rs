@@ -22,10 +22,8 @@ fn ending(context: Key, call: &str) -> Recorded {
     super::sync::settle(call)?;
     with_recorder(|state, recorder| {
         let freed: Vec<Key> = state.memory_contexts.iter().filter(|&(_, &owner)| owner == context).map(|(&mem, _)| mem).collect();
-        let access = DeviceAccess::new(state);
-        let segment = recorder.host_sync(call, SyncScope::Everything, &access);
-        super::sync::keep_printed(recorder, segment);
-        recorder.read_final_contents_of(&freed, &access);
+        super::sync::close_window(state, recorder, call, SyncScope::Everything);
+        recorder.read_final_contents_of(&freed, &DeviceAccess::new(state));
         for mem in freed {
             forget(state, recorder, mem);
         }

@@ -210,8 +210,7 @@ pub fn closes(call: &'static str, start: WaitStart) -> Result<(), Failure> {
     };
     with_recorder(|state, recorder| {
         let scope = start.scope(recorder);
-        let segment = recorder.host_sync(call, scope, &DeviceAccess::new(state));
-        super::sync::keep_printed(recorder, segment);
+        super::sync::close_window(state, recorder, call, scope);
     })
 }
 

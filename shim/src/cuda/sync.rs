@@ -23,15 +23,18 @@ pub fn quiet(state: &State) -> bool {
 
 /// The host waited for the device work `scope` covers: it closes as a window.
 pub fn closed(call: &str, scope: SyncScope<'_>) -> Recorded {
-    with_recorder(|state, recorder| {
-        let segment = recorder.host_sync(call, scope, &DeviceAccess::new(state));
-        keep_printed(recorder, segment);
-    })
+    with_recorder(|state, recorder| close_window(state, recorder, call, scope))
+}
+
+/// `closed`'s work, for a caller that holds the recorder (and took `scope` under it).
+pub fn close_window(state: &State, recorder: &mut Recorder, call: &str, scope: SyncScope<'_>) {
+    let segment = recorder.host_sync(call, scope, &DeviceAccess::new(state));
+    keep_printed(recorder, segment);
 }
 
 /// What the device printed so far belongs to the window a synchronization closed (`segment`);
 /// with none, it was work outside the capture.
-pub fn keep_printed(recorder: &mut Recorder, segment: Option<SegmentId>) {
+fn keep_printed(recorder: &mut Recorder, segment: Option<SegmentId>) {
     if let (Some(text), Some(segment)) = (crate::device_output::take(), segment) {
         recorder.device_printed(segment, text);
     }
