@@ -1,23 +1,27 @@
-//! Large host memory copied or hashed in pieces, by the calling thread and up to `THREADS - 1`
-//! helper threads at once: one core's memory bandwidth held the program (simpleStreams receives
-//! 64 MB per step, about 6 ms of one core on the H100's host). The helpers stay: starting and
-//! joining 7 took 0.28 ms a copy on the H200's host, against 2.2 ms for the copy. Without them
-//! (none could start), the calling thread does it all.
+//! Large host memory copied, hashed or compressed in pieces, by the calling thread and up to
+//! `THREADS - 1` helper threads at once: one core's memory bandwidth held the program
+//! (simpleStreams receives 64 MB per step, about 6 ms of one core on the H100's host). The
+//! helpers stay: starting and joining 7 took 0.28 ms a copy on the H200's host, against 2.2 ms
+//! for the copy. Without them (none could start), the calling thread does it all.
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::cell::RefCell;
 use std::sync::{mpsc, Arc, Condvar, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 use trace_format::BlobId;
+use xxhash_rust::xxh3::Xxh3;
 
 /// Memory of at least this many bytes is worked on by several threads, `PIECE` bytes at a time.
 pub const IN_PARALLEL_FROM: usize = 16 << 20;
 const PIECE: usize = 2 << 20;
+// A compressed piece is whole chunks of the blob's stored form.
+const _: () = assert!(PIECE.is_multiple_of(trace_format::CHUNK_LEN));
 /// 64 MB copied by 8 threads took 2.2 ms on the H200's host, by 12 1.7 ms, by 16 1.9 ms.
 const THREADS: usize = 12;
 
 /// Copies `from` into `to` (as long).
 pub fn copy(to: &mut [u8], from: &[u8]) {
-    let pieces = to.chunks_mut(PIECE).zip(from.chunks(PIECE)).map(|(to, from)| Piece { to: to.as_mut_ptr(), from: from.as_ptr(), len: to.len().min(from.len()) });
+    let pieces = to.chunks_mut(PIECE).zip(from.chunks(PIECE)).map(|(to, from)| Piece { work: Work::Copy(to.as_mut_ptr()), from: from.as_ptr(), len: to.len().min(from.len()) });
     work_through(pieces.collect(), from.len());
 }
 
@@ -34,18 +38,59 @@ pub fn fingerprinted() -> (u64, Duration) {
 /// per thread: the hash of the pieces' hashes, so not their blob id.
 pub fn fingerprint(bytes: &[u8]) -> u128 {
     let began = Instant::now();
-    let pieces = bytes.chunks(PIECE).map(|from| Piece { to: std::ptr::null_mut(), from: from.as_ptr(), len: from.len() });
-    let hashes = work_through(pieces.collect(), bytes.len());
-    let joined: Vec<u8> = hashes.iter().flat_map(|hash| hash.to_le_bytes()).collect();
+    let pieces = bytes.chunks(PIECE).map(|from| Piece { work: Work::Hash, from: from.as_ptr(), len: from.len() });
+    let done = work_through(pieces.collect(), bytes.len());
     FINGERPRINTED_BYTES.fetch_add(bytes.len() as u64, Ordering::Relaxed);
     FINGERPRINTING_NS.fetch_add(began.elapsed().as_nanos() as u64, Ordering::Relaxed);
+    joined(&done)
+}
+
+/// The fingerprint of contents whose pieces `done` hashed.
+fn joined(done: &[Done]) -> u128 {
+    let joined: Vec<u8> = done.iter().flat_map(|piece| piece.hash.to_le_bytes()).collect();
     BlobId::of(&joined).0
 }
 
-/// `len` bytes to copy from `from` to `to`, or to hash where `to` is null; borrowed by
-/// `work_through` until it returns.
+/// Bytes compressed where they lay so far, and the nanoseconds it took (reported at the end).
+static COMPRESSED_BYTES: AtomicU64 = AtomicU64::new(0);
+static COMPRESSING_NS: AtomicU64 = AtomicU64::new(0);
+
+/// How many bytes were compressed where they lay so far, and how long it took.
+pub fn compressed() -> (u64, Duration) {
+    (COMPRESSED_BYTES.load(Ordering::Relaxed), Duration::from_nanos(COMPRESSING_NS.load(Ordering::Relaxed)))
+}
+
+/// Large contents that lz4 shrinks, compressed where they lie, a piece per thread, without a
+/// copy: their fingerprint (as `fingerprint` gives it) and each piece's chunks of the blob's
+/// stored form (`trace_format::compress_piece`). Memory read once and little written beats a
+/// copy that the preparing threads then read twice (simpleStreams receives 64 MB of new
+/// contents per step). `None` for contents too short to share out, or that do not compress.
+pub fn compress(bytes: &[u8]) -> Option<(u128, Vec<Vec<u8>>)> {
+    if bytes.len() < IN_PARALLEL_FROM || !trace_format::worth_compressing(bytes) {
+        return None;
+    }
+    let began = Instant::now();
+    let pieces = bytes.chunks(PIECE).map(|from| Piece { work: Work::Compress, from: from.as_ptr(), len: from.len() });
+    let done = work_through(pieces.collect(), bytes.len());
+    let fingerprint = joined(&done);
+    let stored = done.into_iter().map(|piece| piece.compressed).collect::<Option<Vec<Vec<u8>>>>()?;
+    COMPRESSED_BYTES.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+    COMPRESSING_NS.fetch_add(began.elapsed().as_nanos() as u64, Ordering::Relaxed);
+    Some((fingerprint, stored))
+}
+
+/// What is done with a piece.
+enum Work {
+    /// Copied to this address.
+    Copy(*mut u8),
+    Hash,
+    /// Hashed and compressed.
+    Compress,
+}
+
+/// `len` bytes at `from` to work on; borrowed by `work_through` until it returns.
 struct Piece {
-    to: *mut u8,
+    work: Work,
     from: *const u8,
     len: usize,
 }
@@ -53,20 +98,42 @@ struct Piece {
 // SAFETY: a piece is worked on by one thread, while `work_through` holds its borrows.
 unsafe impl Send for Piece {}
 
+/// What work on a piece gave.
+#[derive(Default)]
+struct Done {
+    /// Its hash, where it was hashed.
+    hash: u128,
+    /// Its chunks of a stored blob, where it was compressed (`None` where lz4 failed).
+    compressed: Option<Vec<u8>>,
+}
+
+thread_local! {
+    /// Where this thread compresses pieces, kept: zeroing a fresh buffer for each cost as much
+    /// as compressing.
+    static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
 impl Piece {
-    /// Copies the piece, or hashes it.
+    /// Copies, hashes or compresses the piece.
     ///
     /// # Safety
-    /// `from` (and `to` unless null) hold `len` bytes, not overlapping, nobody else writes.
-    unsafe fn work(&self) -> u128 {
+    /// `from` (and the address a copy goes to) hold `len` bytes, not overlapping, nobody else writes.
+    unsafe fn work(&self) -> Done {
         // SAFETY: as the caller promises.
-        unsafe {
-            if self.to.is_null() {
-                return BlobId::of(std::slice::from_raw_parts(self.from, self.len)).0;
+        let from = unsafe { std::slice::from_raw_parts(self.from, self.len) };
+        match self.work {
+            Work::Hash => Done { hash: BlobId::of(from).0, compressed: None },
+            Work::Copy(to) => {
+                // SAFETY: as the caller promises.
+                unsafe { std::ptr::copy_nonoverlapping(self.from, to, self.len) };
+                Done::default()
             }
-            std::ptr::copy_nonoverlapping(self.from, self.to, self.len);
+            Work::Compress => SCRATCH.with_borrow_mut(|scratch| {
+                let mut hasher = Xxh3::new();
+                let end = trace_format::compress_piece(from, scratch, 0, &mut |chunk| hasher.update(chunk));
+                Done { hash: hasher.digest128(), compressed: end.map(|end| scratch[..end].to_vec()) }
+            }),
         }
-        0
     }
 }
 
@@ -81,8 +148,8 @@ struct Job {
 struct Progress {
     /// Pieces not finished yet: `work_through` returns, and its borrows end, at zero.
     unfinished: usize,
-    /// What each piece's work returned, by place.
-    results: Vec<u128>,
+    /// What each piece's work gave, by place.
+    results: Vec<Done>,
 }
 
 impl Job {
@@ -103,8 +170,8 @@ impl Job {
 }
 
 /// Works through `pieces` of `len` bytes in all, with the helpers where that is large; returns
-/// what each piece's work returned.
-fn work_through(pieces: Vec<Piece>, len: usize) -> Vec<u128> {
+/// what each piece's work gave.
+fn work_through(pieces: Vec<Piece>, len: usize) -> Vec<Done> {
     if len < IN_PARALLEL_FROM {
         // SAFETY: the callers' pieces, as `Piece::work` requires.
         return pieces.iter().map(|piece| unsafe { piece.work() }).collect();
@@ -112,7 +179,7 @@ fn work_through(pieces: Vec<Piece>, len: usize) -> Vec<u128> {
     let count = pieces.len();
     let job = Arc::new(Job {
         pieces: Mutex::new(pieces.into_iter().enumerate().collect()),
-        progress: Mutex::new(Progress { unfinished: count, results: vec![0; count] }),
+        progress: Mutex::new(Progress { unfinished: count, results: std::iter::repeat_with(Done::default).take(count).collect() }),
         finished: Condvar::new(),
     });
     for helper in helpers() {

@@ -187,10 +187,13 @@ extern "C" fn finish_at_exit() {
         let (prepared, preparing) = crate::blob_preparers::prepared();
         crate::log::info!("preparing threads hashed and compressed {} MB of large blobs in {} ms of their time", prepared >> 20, preparing.as_millis());
         let (fingerprinted, fingerprinting) = crate::in_pieces::fingerprinted();
+        let (compressed, compressing) = crate::in_pieces::compressed();
         crate::log::info!(
-            "the program's threads copied {} MB of host memory in {} ms, and fingerprinted {} MB in {} ms (to find contents kept before); {fresh} of {buffers} large buffers were new (none kept fitted)",
+            "the program's threads copied {} MB of host memory in {} ms, compressed {} MB where it lay in {} ms, and fingerprinted {} MB in {} ms (to find contents kept before); {fresh} of {buffers} large buffers were new (none kept fitted)",
             bytes >> 20,
             took.as_millis(),
+            compressed >> 20,
+            compressing.as_millis(),
             fingerprinted >> 20,
             fingerprinting.as_millis()
         );

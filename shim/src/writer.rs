@@ -15,7 +15,7 @@ use crate::blob_preparers::{Preparers, Preparing};
 use std::collections::VecDeque;
 use std::sync::{mpsc, Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
-use trace_format::{BlobId, FormatError, Record, TraceWriter};
+use trace_format::{BlobId, FormatError, PreparedBlob, Record, TraceWriter};
 
 /// Messages in flight before the program's threads wait for the writer (bounds the memory
 /// held by blobs not yet written).
@@ -41,6 +41,8 @@ enum Message {
     Records(Vec<Record>),
     /// A blob's bytes and its provisional id.
     Blob(BlobId, Vec<u8>),
+    /// A blob hashed and compressed already.
+    Prepared(PreparedBlob),
     Flush,
     Finish(mpsc::Sender<()>),
 }
@@ -167,6 +169,13 @@ impl Sink for WriterSink {
         id
     }
 
+    fn prepared_blob(&mut self, blob: PreparedBlob) -> BlobId {
+        let id = blob.id;
+        self.in_flight.enter(blob.held_len());
+        self.send(Message::Prepared(blob));
+        id
+    }
+
     fn flush(&mut self) {
         WriterSink::flush(self);
     }
@@ -176,7 +185,8 @@ impl Sink for WriterSink {
 enum Queued {
     Record(Box<Record>),
     Records(Vec<Record>),
-    Blob(BlobId, Preparing),
+    /// A blob under its provisional id, and the bytes it counted in flight.
+    Blob(BlobId, Preparing, usize),
     Flush,
     Finish(mpsc::Sender<()>),
 }
@@ -201,11 +211,18 @@ fn write_all<W: std::io::Write + Send>(mut writer: TraceWriter<W>, receiver: mps
         };
         let idle = match message {
             Ok(message) => {
-                preparing += usize::from(matches!(message, Message::Blob(..)));
+                preparing += usize::from(matches!(message, Message::Blob(..) | Message::Prepared(_)));
                 queue.push_back(match message {
                     Message::Record(record) => Queued::Record(record),
                     Message::Records(records) => Queued::Records(records),
-                    Message::Blob(provisional, bytes) => Queued::Blob(provisional, preparers.prepare(bytes, |id| writer.holds(id))),
+                    Message::Blob(provisional, bytes) => {
+                        let counted = bytes.len();
+                        Queued::Blob(provisional, preparers.prepare(bytes, |id| writer.holds(id)), counted)
+                    }
+                    Message::Prepared(blob) => {
+                        let counted = blob.held_len();
+                        Queued::Blob(blob.id, Preparing::Ready(blob), counted)
+                    }
                     Message::Flush => Queued::Flush,
                     Message::Finish(done) => Queued::Finish(done),
                 });
@@ -223,20 +240,20 @@ fn write_all<W: std::io::Write + Send>(mut writer: TraceWriter<W>, receiver: mps
             let wait = idle || preparing >= BLOBS_IN_FLIGHT || queue.len() >= CHANNEL_DEPTH;
             let ready = match queue.front_mut() {
                 None => break,
-                Some(Queued::Blob(_, blob)) => wait || blob.poll(),
+                Some(Queued::Blob(_, blob, _)) => wait || blob.poll(),
                 Some(_) => true,
             };
             if !ready {
                 break;
             }
             let written = match queue.pop_front() {
-                Some(Queued::Blob(provisional, blob)) => {
+                Some(Queued::Blob(provisional, blob, counted)) => {
                     preparing -= 1;
                     match blob.wait() {
                         Some(blob) => {
                             hashes.insert(provisional, blob.id);
                             let stored = writer.prepared_blob(&blob).map(drop);
-                            in_flight.leave(blob.raw_len());
+                            in_flight.leave(counted);
                             large_buffers::give_back(blob.into_bytes());
                             stored
                         }

@@ -205,18 +205,23 @@ fn a_trailer_pointing_past_the_file_falls_back_to_scanning() {
 
 /// Blobs longer than a chunk, written by the writer or prepared on other threads, compressible
 /// or not, read back exactly and under their content hash.
-#[test]
-fn large_blobs_read_back_whichever_way_they_were_compressed() {
-    let compressible: Vec<u8> = (0..3_000_000u32).flat_map(|i| (i / 5).to_le_bytes()).collect();
+/// Bytes lz4 cannot shrink.
+fn noise(len: usize) -> Vec<u8> {
     let mut state = 0x2545_f491_4f6c_dd1du64;
-    let noise: Vec<u8> = (0..2_000_000)
+    (0..len)
         .map(|_| {
             state ^= state << 13;
             state ^= state >> 7;
             state ^= state << 17;
             (state >> 32) as u8
         })
-        .collect();
+        .collect()
+}
+
+#[test]
+fn large_blobs_read_back_whichever_way_they_were_compressed() {
+    let compressible: Vec<u8> = (0..3_000_000u32).flat_map(|i| (i / 5).to_le_bytes()).collect();
+    let noise = noise(2_000_000);
     let odd_tail = vec![9u8; 256 * 1024 * 4 + 17];
     let mut writer = TraceWriter::new(Vec::new()).unwrap();
     let mut scratch = Vec::new();
@@ -237,4 +242,29 @@ fn large_blobs_read_back_whichever_way_they_were_compressed() {
     assert!(file.blobs.stored_len(ids[0]).unwrap() < compressible.len() as u64 / 2);
     assert_eq!(file.blobs.stored_len(ids[1]).unwrap(), noise.len() as u64);
     assert!(file.blobs.stored_len(ids[2]).unwrap() < 100_000);
+}
+
+/// A blob compressed in pieces on other threads (each piece whole chunks, the last shorter), as
+/// the shim compresses what the program received where it lies, reads back as its bytes.
+#[test]
+fn a_blob_compressed_in_pieces_reads_back_as_its_bytes() {
+    let bytes: Vec<u8> = (0..(3 * CHUNK_LEN + 1000) as u32).flat_map(|i| (i / 300).to_le_bytes()).collect();
+    assert!(worth_compressing(&bytes));
+    let pieces: Vec<Vec<u8>> = bytes
+        .chunks(2 * CHUNK_LEN)
+        .map(|piece| {
+            let mut scratch = Vec::new();
+            let end = compress_piece(piece, &mut scratch, 0, &mut |_| ()).unwrap();
+            scratch[..end].to_vec()
+        })
+        .collect();
+    let blob = PreparedBlob::in_pieces(BlobId(7), bytes.len(), pieces);
+    assert!(blob.held_len() < bytes.len() / 4);
+    assert_eq!(blob.to_raw().unwrap(), bytes);
+    let mut writer = TraceWriter::new(Vec::new()).unwrap();
+    assert_eq!(writer.prepared_blob(&blob).unwrap(), BlobId(7));
+    let file = read_trace_bytes(&writer.finish().unwrap()).unwrap();
+    assert_eq!(&*file.blobs.get(BlobId(7)).unwrap(), &bytes[..]);
+    let noise = noise(100_000);
+    assert!(!worth_compressing(&noise));
 }

@@ -19,7 +19,7 @@ use std::collections::HashMap;
 use std::ffi::c_void;
 use std::sync::{Arc, Mutex};
 use trace_format::{
-    Arg, BlobId, Command, EmbeddedPointer, Edge, EdgeKind, Header, ImageKind, Launch, MemState, Param, ParamKind, Place, Record,
+    Arg, BlobId, Command, EmbeddedPointer, Edge, EdgeKind, Header, ImageKind, Launch, MemState, Param, ParamKind, Place, PreparedBlob, Record,
 };
 use EdgeKind::{DefaultStream, Event, InOrder};
 
@@ -40,6 +40,10 @@ impl Sink for CollectingSink {
         let id = BlobId::of(&bytes);
         self.0.lock().unwrap().1.insert(id, bytes);
         id
+    }
+    fn prepared_blob(&mut self, blob: PreparedBlob) -> BlobId {
+        self.0.lock().unwrap().1.insert(blob.id, blob.to_raw().expect("a blob that decompresses"));
+        blob.id
     }
     fn flush(&mut self) {}
 }

@@ -936,8 +936,7 @@ impl Recorder {
     unsafe fn host_blob(&mut self, address: usize, len: usize) -> BlobId {
         // SAFETY: as the caller promises.
         let bytes = unsafe { std::slice::from_raw_parts(address as *const u8, len) };
-        let sink = &mut self.sink;
-        self.repeats.blob(address, bytes, |bytes| sink.blob(crate::large_buffers::copy_of(bytes)))
+        self.repeats.blob(address, bytes, &mut *self.sink)
     }
 }
 

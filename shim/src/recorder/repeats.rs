@@ -4,16 +4,19 @@
 //! blob stored. Hashing the memory where it lies, a piece per thread (`in_pieces::fingerprint`),
 //! reads it once and writes nothing; contents fingerprinted before are named by the blob that
 //! held them, with no copy. Where contents keep changing, the fingerprint is wasted work: a
-//! place (address and length) whose contents were new `MISSES_BEFORE_COPYING` times in a row
-//! is copied without one, its next 254 times.
+//! place (address and length) whose contents were new `MISSES_BEFORE_SKIPPING` times in a row
+//! is kept without one first, its next 254 times. New contents are compressed where they lie
+//! when they compress (`in_pieces::compress`, fingerprinted on the way), else copied for the
+//! preparing threads.
 
+use super::Sink;
 use crate::fast_hash::HashMap;
-use crate::in_pieces;
-use trace_format::BlobId;
+use crate::{in_pieces, large_buffers};
+use trace_format::{BlobId, PreparedBlob};
 
 /// Contents shorter than this are copied: fingerprinting them gains little.
 const FINGERPRINTED_FROM: usize = 1 << 20;
-const MISSES_BEFORE_COPYING: u8 = 2;
+const MISSES_BEFORE_SKIPPING: u8 = 2;
 /// At most this many places and fingerprints are kept; then they start again.
 const KEPT: usize = 4096;
 
@@ -27,70 +30,101 @@ pub struct Repeats {
 
 impl Repeats {
     /// The blob holding `bytes`, found at `address`: one kept before with the same contents, or
-    /// a new one that `keep` makes of them.
-    pub fn blob(&mut self, address: usize, bytes: &[u8], keep: impl FnOnce(&[u8]) -> BlobId) -> BlobId {
+    /// a new one sent to `sink`.
+    pub fn blob(&mut self, address: usize, bytes: &[u8], sink: &mut dyn Sink) -> BlobId {
         if bytes.len() < FINGERPRINTED_FROM {
-            return keep(bytes);
+            return copied(bytes, sink);
         }
         if self.misses.len() >= KEPT {
             self.misses.clear();
         }
         let misses = self.misses.entry((address, bytes.len())).or_default();
-        if *misses >= MISSES_BEFORE_COPYING {
-            // Counting on to 255 and over to 0: then fingerprinted again.
+        if *misses >= MISSES_BEFORE_SKIPPING {
+            // Counting on to 255 and over to 0: then fingerprinted first again.
             *misses = misses.wrapping_add(1);
-            return keep(bytes);
+            return self.kept_new(bytes, None, sink);
         }
-        let fingerprint = (bytes.len(), in_pieces::fingerprint(bytes));
-        if let Some(&blob) = self.blobs.get(&fingerprint) {
+        let fingerprint = in_pieces::fingerprint(bytes);
+        if let Some(&blob) = self.blobs.get(&(bytes.len(), fingerprint)) {
             *misses = 0;
             return blob;
         }
         *misses += 1;
-        if self.blobs.len() >= KEPT {
-            self.blobs.clear();
+        self.kept_new(bytes, Some(fingerprint), sink)
+    }
+
+    /// `bytes`, likely new: compressed where they lie if they compress (their fingerprint comes
+    /// with it, and may still find them kept), else copied (and remembered by `fingerprint`).
+    fn kept_new(&mut self, bytes: &[u8], fingerprint: Option<u128>, sink: &mut dyn Sink) -> BlobId {
+        let (fingerprint, blob) = match in_pieces::compress(bytes) {
+            Some((fingerprint, pieces)) => {
+                if let Some(&blob) = self.blobs.get(&(bytes.len(), fingerprint)) {
+                    return blob;
+                }
+                (Some(fingerprint), sink.prepared_blob(PreparedBlob::in_pieces(BlobId(fingerprint), bytes.len(), pieces)))
+            }
+            None => (fingerprint, copied(bytes, sink)),
+        };
+        if let Some(fingerprint) = fingerprint {
+            if self.blobs.len() >= KEPT {
+                self.blobs.clear();
+            }
+            self.blobs.insert((bytes.len(), fingerprint), blob);
         }
-        let blob = keep(bytes);
-        self.blobs.insert(fingerprint, blob);
         blob
     }
+}
+
+fn copied(bytes: &[u8], sink: &mut dyn Sink) -> BlobId {
+    sink.blob(large_buffers::copy_of(bytes))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// Keeps each blob under a new number, counting how many bytes were kept.
+    /// Keeps each copied blob under a new number, and each prepared one under its id.
     #[derive(Default)]
     struct Kept {
         blobs: Vec<Vec<u8>>,
+        /// Whether each blob came compressed.
+        prepared: Vec<bool>,
     }
 
-    impl Kept {
-        fn keep(&mut self, bytes: &[u8]) -> BlobId {
-            self.blobs.push(bytes.to_vec());
+    impl Sink for Kept {
+        fn record(&mut self, _: trace_format::Record) {}
+        fn records(&mut self, _: Vec<trace_format::Record>) {}
+        fn blob(&mut self, bytes: Vec<u8>) -> BlobId {
+            self.blobs.push(bytes);
+            self.prepared.push(false);
             BlobId(self.blobs.len() as u128)
         }
+        fn prepared_blob(&mut self, blob: PreparedBlob) -> BlobId {
+            self.blobs.push(blob.to_raw().expect("a blob that decompresses"));
+            self.prepared.push(true);
+            blob.id
+        }
+        fn flush(&mut self) {}
     }
 
     #[test]
     fn large_contents_kept_before_are_named_by_their_blob_without_a_copy() {
         let (mut repeats, mut kept) = (Repeats::default(), Kept::default());
         let large = vec![5u8; 2 * FINGERPRINTED_FROM];
-        let first = repeats.blob(0x1000, &large, |bytes| kept.keep(bytes));
+        let first = repeats.blob(0x1000, &large, &mut kept);
         // The same contents at the same place, and elsewhere.
-        assert_eq!(repeats.blob(0x1000, &large, |bytes| kept.keep(bytes)), first);
-        assert_eq!(repeats.blob(0x9000, &large.clone(), |bytes| kept.keep(bytes)), first);
+        assert_eq!(repeats.blob(0x1000, &large, &mut kept), first);
+        assert_eq!(repeats.blob(0x9000, &large.clone(), &mut kept), first);
         assert_eq!(kept.blobs.len(), 1);
         // One byte differs: a new blob with those contents.
         let mut changed = large.clone();
         changed[FINGERPRINTED_FROM + 1] = 6;
-        let second = repeats.blob(0x1000, &changed, |bytes| kept.keep(bytes));
+        let second = repeats.blob(0x1000, &changed, &mut kept);
         assert_ne!(second, first);
         assert_eq!(kept.blobs.last(), Some(&changed));
         // Small contents are kept each time.
         let small = vec![5u8; 100];
-        assert_ne!(repeats.blob(0x1000, &small, |bytes| kept.keep(bytes)), repeats.blob(0x1000, &small, |bytes| kept.keep(bytes)));
+        assert_ne!(repeats.blob(0x1000, &small, &mut kept), repeats.blob(0x1000, &small, &mut kept));
     }
 
     #[test]
@@ -98,19 +132,50 @@ mod tests {
         let (mut repeats, mut kept) = (Repeats::default(), Kept::default());
         let contents: Vec<Vec<u8>> = (0..4u8).map(|seed| vec![seed; 2 * FINGERPRINTED_FROM]).collect();
         for bytes in &contents {
-            repeats.blob(0x1000, bytes, |bytes| kept.keep(bytes));
+            repeats.blob(0x1000, bytes, &mut kept);
         }
         assert_eq!(kept.blobs, contents);
         // Only the first two were fingerprinted: the third contents come again as a new blob.
-        let again = repeats.blob(0x1000, &contents[2], |bytes| kept.keep(bytes));
+        let again = repeats.blob(0x1000, &contents[2], &mut kept);
         assert_eq!(again, BlobId(5));
         // Elsewhere the place's misses do not count: the first contents are found.
-        assert_eq!(repeats.blob(0x2000, &contents[0], |bytes| kept.keep(bytes)), BlobId(1));
+        assert_eq!(repeats.blob(0x2000, &contents[0], &mut kept), BlobId(1));
         // After 254 copies without a fingerprint, the place's contents are fingerprinted again.
         for _ in 0..251 {
-            repeats.blob(0x1000, &contents[0], |bytes| kept.keep(bytes));
+            repeats.blob(0x1000, &contents[0], &mut kept);
         }
         assert_eq!(kept.blobs.len(), 256);
-        assert_eq!(repeats.blob(0x1000, &contents[0], |bytes| kept.keep(bytes)), BlobId(1));
+        assert_eq!(repeats.blob(0x1000, &contents[0], &mut kept), BlobId(1));
+    }
+    /// Contents of at least `in_pieces::IN_PARALLEL_FROM`: compressible (a value per 4 bytes,
+    /// as a kernel's results) or not (noise).
+    fn large(seed: u32, compressible: bool) -> Vec<u8> {
+        let words = in_pieces::IN_PARALLEL_FROM / 4 + 1000;
+        let word = |index: u32| match compressible {
+            true => seed,
+            false => index.wrapping_mul(2_654_435_761).rotate_left(seed % 32) ^ seed.wrapping_mul(40_503),
+        };
+        (0..words as u32).flat_map(|index| word(index).to_le_bytes()).collect()
+    }
+
+    #[test]
+    fn large_new_contents_that_compress_are_compressed_where_they_lie_and_found_again_by_fingerprint() {
+        let (mut repeats, mut kept) = (Repeats::default(), Kept::default());
+        // A place whose contents are new each time, as a loop receiving its results.
+        let steps: Vec<Vec<u8>> = (0..5).map(|step| large(step, true)).collect();
+        let blobs: Vec<BlobId> = steps.iter().map(|bytes| repeats.blob(0x1000, bytes, &mut kept)).collect();
+        assert_eq!(kept.blobs, steps, "each step's contents, decompressed, are what the place held");
+        assert_eq!(kept.prepared, [true; 5], "none copied");
+        // Fingerprinted first (the first two steps) or not, contents come under their fingerprint.
+        assert!(blobs.iter().zip(&steps).all(|(blob, bytes)| *blob == BlobId(in_pieces::fingerprint(bytes))));
+        // Contents compressed before, received elsewhere or at the place, are named by their blob.
+        assert_eq!(repeats.blob(0x9000, &steps[3], &mut kept), blobs[3]);
+        assert_eq!(repeats.blob(0x1000, &steps[1], &mut kept), blobs[1]);
+        assert_eq!(kept.blobs.len(), 5);
+        // Contents that do not compress are copied for the preparing threads.
+        let noise = large(7, false);
+        let copied = repeats.blob(0x1000, &noise, &mut kept);
+        assert_eq!((kept.blobs.last(), kept.prepared.last()), (Some(&noise), Some(&false)));
+        assert_eq!(copied, BlobId(6));
     }
 }

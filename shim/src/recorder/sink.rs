@@ -1,6 +1,6 @@
 //! Where the recorder's output goes: the background writer in a process, a vector in tests.
 
-use trace_format::{BlobId, Record};
+use trace_format::{BlobId, PreparedBlob, Record};
 
 /// Receives records and blob contents in the order the trace must hold them. Delivery
 /// problems are the sink's to report: the recorder goes on.
@@ -16,6 +16,8 @@ pub trait Sink: Send {
     /// Contents of a blob; records sent later refer to it by the id returned, which the sink
     /// may only resolve to the content hash (`BlobId::of`) on its own thread.
     fn blob(&mut self, bytes: Vec<u8>) -> BlobId;
+    /// A blob hashed and compressed already, named by its own id.
+    fn prepared_blob(&mut self, blob: PreparedBlob) -> BlobId;
     /// A segment ended: make everything so far durable.
     fn flush(&mut self);
 }

@@ -6,7 +6,7 @@ use super::*;
 use crate::config::{Capture, Verify};
 use std::cell::RefCell;
 use std::sync::{Arc, Mutex};
-use trace_format::{Arg, Copy, Extent, Fill, ImageKind, KernelLaunch, Launch, MemId, MemKind, Param, ParamKind, Place, QueueId};
+use trace_format::{Arg, Copy, Extent, Fill, ImageKind, KernelLaunch, Launch, MemId, MemKind, Param, PreparedBlob, ParamKind, Place, QueueId};
 use EdgeKind::{Barrier, DefaultStream, Event, InOrder};
 
 #[derive(Default)]
@@ -30,6 +30,10 @@ impl Sink for SharedSink {
         let id = BlobId::of(&bytes);
         self.0.lock().unwrap().blobs.insert(id, bytes);
         id
+    }
+    fn prepared_blob(&mut self, blob: PreparedBlob) -> BlobId {
+        self.0.lock().unwrap().blobs.insert(blob.id, blob.to_raw().expect("a blob that decompresses"));
+        blob.id
     }
     fn flush(&mut self) {
         self.0.lock().unwrap().flushes += 1;

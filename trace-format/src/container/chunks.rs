@@ -6,7 +6,7 @@
 //! and its lz4 block.
 
 /// Raw bytes per chunk: a few of them fit a core's cache beside the compressor's table.
-pub(super) const CHUNK_LEN: usize = 256 * 1024;
+pub const CHUNK_LEN: usize = 256 * 1024;
 
 const LEN_BYTES: usize = 4;
 
@@ -14,14 +14,32 @@ const LEN_BYTES: usize = 4;
 /// before it is compressed; returns the stored length (`None` only if lz4 found the worst case
 /// too small). `scratch` only grows.
 pub(super) fn compress(bytes: &[u8], scratch: &mut Vec<u8>, hashed: &mut dyn FnMut(&[u8])) -> Option<usize> {
-    let chunks = bytes.len().div_ceil(CHUNK_LEN);
-    let needed = LEN_BYTES + chunks * (LEN_BYTES + lz4_flex::block::get_maximum_output_size(CHUNK_LEN));
+    if scratch.len() < LEN_BYTES {
+        scratch.resize(LEN_BYTES, 0);
+    }
+    put_len(scratch, 0, CHUNK_LEN);
+    compress_piece(bytes, scratch, LEN_BYTES, hashed)
+}
+
+/// The stored form's start: the chunk length. A blob compressed in pieces (`compress_piece`)
+/// is stored as this, then its pieces' chunks in order.
+pub fn stored_start() -> Vec<u8> {
+    (CHUNK_LEN as u32).to_le_bytes().to_vec()
+}
+
+/// Compresses `piece` into `scratch` from `at` as chunks of a blob's stored form, feeding each
+/// chunk to `hashed` before it is compressed; returns where they end (`None` only if lz4 found
+/// the worst case too small). A blob may be compressed in pieces on several threads, each piece
+/// but the last a whole number of `CHUNK_LEN`. `scratch` only grows: zeroing a 64 MB output
+/// buffer for every blob cost as much as compressing.
+pub fn compress_piece(piece: &[u8], scratch: &mut Vec<u8>, at: usize, hashed: &mut dyn FnMut(&[u8])) -> Option<usize> {
+    let chunks = piece.len().div_ceil(CHUNK_LEN);
+    let needed = at + chunks * (LEN_BYTES + lz4_flex::block::get_maximum_output_size(CHUNK_LEN));
     if scratch.len() < needed {
         scratch.resize(needed, 0);
     }
-    put_len(scratch, 0, CHUNK_LEN);
-    let mut end = LEN_BYTES;
-    for chunk in bytes.chunks(CHUNK_LEN) {
+    let mut end = at;
+    for chunk in piece.chunks(CHUNK_LEN) {
         hashed(chunk);
         let len = lz4_flex::block::compress_into(chunk, &mut scratch[end + LEN_BYTES..]).ok()?;
         put_len(scratch, end, len);

@@ -27,7 +27,8 @@ pub use blobs::BlobStore;
 pub use error::FormatError;
 pub use read::{read_trace, read_trace_bytes, Completeness, Segments, TraceFile, TraceReader};
 pub use record::Record;
-pub use write::{write_trace, write_trace_to, PreparedBlob, TraceWriter};
+pub use chunks::{compress_piece, stored_start, CHUNK_LEN};
+pub use write::{worth_compressing, write_trace, write_trace_to, PreparedBlob, TraceWriter};
 
 /// The format version this build writes and the newest it reads. Version 2 added
 /// `Arg::ValueWithPointers` and `MemKind::Global` after the existing variants, so version-1

@@ -74,8 +74,8 @@ impl<W: Write> TraceWriter<W> {
         }
         let mut scratch = std::mem::take(&mut self.scratch);
         let result = match compress(bytes, &mut scratch, &mut |_| ()) {
-            Some((codec, len)) => self.blob_frame(id, codec, bytes.len(), &scratch[..len]),
-            None => self.blob_frame(id, Codec::Raw, bytes.len(), bytes),
+            Some((codec, len)) => self.blob_frame(id, codec, bytes.len(), &[&scratch[..len]]),
+            None => self.blob_frame(id, Codec::Raw, bytes.len(), &[bytes]),
         };
         self.scratch = scratch;
         result.map(|()| id)
@@ -86,18 +86,19 @@ impl<W: Write> TraceWriter<W> {
     pub fn prepared_blob(&mut self, blob: &PreparedBlob) -> Result<BlobId, FormatError> {
         if !self.written_blobs.contains(&blob.id) {
             let (codec, stored) = blob.stored();
-            self.blob_frame(blob.id, codec, blob.raw_len, stored)?;
+            self.blob_frame(blob.id, codec, blob.raw_len, &stored)?;
         }
         Ok(blob.id)
     }
 
-    fn blob_frame(&mut self, id: BlobId, codec: Codec, raw_len: usize, stored: &[u8]) -> Result<(), FormatError> {
+    fn blob_frame(&mut self, id: BlobId, codec: Codec, raw_len: usize, stored: &[&[u8]]) -> Result<(), FormatError> {
         let mut prefix = [0u8; super::frame::BLOB_PREFIX_LEN];
         prefix[..16].copy_from_slice(&id.0.to_le_bytes());
         prefix[16] = codec as u8;
         prefix[17..25].copy_from_slice(&(raw_len as u64).to_le_bytes());
         let position = self.position;
-        self.frame(FrameKind::Blob, &[&prefix, stored])?;
+        let parts: Vec<&[u8]> = std::iter::once(&prefix[..]).chain(stored.iter().copied()).collect();
+        self.frame(FrameKind::Blob, &parts)?;
         // Only a blob that was written counts as stored, so a failed write is not deduplicated away.
         self.written_blobs.insert(id);
         self.index.blobs.push(position);
@@ -159,7 +160,8 @@ pub struct PreparedBlob {
     /// The raw bytes, while they may still be stored raw (see `take_unneeded_bytes`).
     bytes: Vec<u8>,
     raw_len: usize,
-    compressed: Option<(Codec, Vec<u8>)>,
+    /// The stored form, in parts written one after another.
+    compressed: Option<(Codec, Vec<Vec<u8>>)>,
 }
 
 impl PreparedBlob {
@@ -176,7 +178,7 @@ impl PreparedBlob {
             hashed += chunk.len();
         });
         let id = if hashed == bytes.len() { BlobId(hasher.digest128()) } else { BlobId::of(&bytes) };
-        let compressed = compressed.filter(|_| !stored(id)).map(|(codec, len)| (codec, scratch[..len].to_vec()));
+        let compressed = compressed.filter(|_| !stored(id)).map(|(codec, len)| (codec, vec![scratch[..len].to_vec()]));
         PreparedBlob { id, raw_len: bytes.len(), bytes, compressed }
     }
 
@@ -187,9 +189,36 @@ impl PreparedBlob {
         let id = BlobId::of(&bytes);
         let compressed = match stored(id) {
             true => None,
-            false => compress(&bytes, scratch, &mut |_| ()).map(|(codec, len)| (codec, scratch[..len].to_vec())),
+            false => compress(&bytes, scratch, &mut |_| ()).map(|(codec, len)| (codec, vec![scratch[..len].to_vec()])),
         };
         PreparedBlob { id, raw_len: bytes.len(), bytes, compressed }
+    }
+
+    /// A blob of `raw_len` bytes, named `id`, compressed in pieces (`compress_piece`, in order,
+    /// each the chunks of a stretch of the bytes) where it lay: no copy of its raw bytes is made.
+    pub fn in_pieces(id: BlobId, raw_len: usize, pieces: Vec<Vec<u8>>) -> PreparedBlob {
+        let parts = std::iter::once(chunks::stored_start()).chain(pieces).collect();
+        PreparedBlob { id, raw_len, bytes: Vec::new(), compressed: Some((Codec::Lz4Chunks, parts)) }
+    }
+
+    /// How many bytes it holds in memory (its stored form, and raw bytes it still has).
+    pub fn held_len(&self) -> usize {
+        self.bytes.len() + self.compressed.iter().flat_map(|(_, parts)| parts).map(Vec::len).sum::<usize>()
+    }
+
+    /// Its raw bytes, decompressed where needed (for sinks that keep blobs in memory).
+    pub fn to_raw(&self) -> Result<Vec<u8>, String> {
+        let Some((codec, parts)) = &self.compressed else { return Ok(self.bytes.clone()) };
+        let stored = parts.concat();
+        let mut out = vec![0; self.raw_len];
+        match codec {
+            Codec::Raw => return Ok(stored),
+            Codec::Lz4 => {
+                lz4_flex::block::decompress_into(&stored, &mut out).map_err(|e| e.to_string())?;
+            }
+            Codec::Lz4Chunks => chunks::decompress(&stored, &mut out)?,
+        }
+        Ok(out)
     }
 
     /// The raw bytes, once compressed: storing needs only the compressed form, so the caller
@@ -218,12 +247,24 @@ impl PreparedBlob {
         self.compressed.is_some()
     }
 
-    fn stored(&self) -> (Codec, &[u8]) {
+    fn stored(&self) -> (Codec, Vec<&[u8]>) {
         match &self.compressed {
-            Some((codec, compressed)) => (*codec, compressed),
-            None => (Codec::Raw, &self.bytes),
+            Some((codec, parts)) => (*codec, parts.iter().map(Vec::as_slice).collect()),
+            None => (Codec::Raw, vec![&self.bytes]),
         }
     }
+}
+
+fn shrinks(input: &[u8], len: usize) -> bool {
+    len < input.len() - input.len() / 8
+}
+
+/// Whether lz4 shrinks `bytes`, judged on a prefix as `TraceWriter` judges its blobs: for a
+/// caller compressing them elsewhere (`compress_piece`).
+pub fn worth_compressing(bytes: &[u8]) -> bool {
+    let probe = &bytes[..bytes.len().min(PROBE_LEN)];
+    let mut scratch = vec![0; lz4_flex::block::get_maximum_output_size(probe.len())];
+    bytes.len() >= MIN_COMPRESSED_LEN && lz4_flex::block::compress_into(probe, &mut scratch).is_ok_and(|len| shrinks(probe, len))
 }
 
 /// Compresses `bytes` into the start of `scratch` when that shrinks them by at least an eighth and
@@ -242,7 +283,6 @@ fn compress(bytes: &[u8], scratch: &mut Vec<u8>, hashed: &mut dyn FnMut(&[u8])) 
         }
         lz4_flex::block::compress_into(input, scratch).ok()
     };
-    let shrinks = |input: &[u8], len: usize| len < input.len() - input.len() / 8;
     if bytes.len() > PROBE_LEN && !compressed_len(&bytes[..PROBE_LEN]).is_some_and(|len| shrinks(&bytes[..PROBE_LEN], len)) {
         return None;
     }
