@@ -6,8 +6,8 @@
 //! held them, with no copy. Where contents keep changing, the fingerprint is wasted work: a
 //! place (address and length) whose contents were new `MISSES_BEFORE_SKIPPING` times in a row
 //! is kept without one first, its next 254 times. New contents are compressed where they lie
-//! when they compress (`in_pieces::compress`, fingerprinted on the way), else copied for the
-//! preparing threads.
+//! when they compress (`in_pieces::compress`, which fingerprints their compressed form on the
+//! way), else copied for the preparing threads.
 
 use super::Sink;
 use crate::fast_hash::HashMap;
@@ -22,7 +22,8 @@ const KEPT: usize = 4096;
 
 #[derive(Default)]
 pub struct Repeats {
-    /// The blob each fingerprint (with its length) was kept in.
+    /// The blob each fingerprint (with its length) was kept in: of the contents, or of their
+    /// compressed form (`in_pieces::compress`).
     blobs: HashMap<(usize, u128), BlobId>,
     /// How often in a row the contents at each place were new.
     misses: HashMap<(usize, usize), u8>,
@@ -53,25 +54,32 @@ impl Repeats {
         self.kept_new(bytes, Some(fingerprint), sink)
     }
 
-    /// `bytes`, likely new: compressed where they lie if they compress (their fingerprint comes
-    /// with it, and may still find them kept), else copied (and remembered by `fingerprint`).
+    /// `bytes`, likely new: compressed where they lie if they compress (the fingerprint of their
+    /// compressed form names the blob, and may still find them kept), else copied; remembered
+    /// by `fingerprint` (of the contents) too, where known.
     fn kept_new(&mut self, bytes: &[u8], fingerprint: Option<u128>, sink: &mut dyn Sink) -> BlobId {
-        let (fingerprint, blob) = match in_pieces::compress(bytes) {
-            Some((fingerprint, pieces)) => {
-                if let Some(&blob) = self.blobs.get(&(bytes.len(), fingerprint)) {
-                    return blob;
+        let blob = match in_pieces::compress(bytes) {
+            Some((compressed, pieces)) => match self.blobs.get(&(bytes.len(), compressed)) {
+                Some(&blob) => blob,
+                None => {
+                    let blob = sink.prepared_blob(PreparedBlob::in_pieces(BlobId(compressed), bytes.len(), pieces));
+                    self.remember((bytes.len(), compressed), blob);
+                    blob
                 }
-                (Some(fingerprint), sink.prepared_blob(PreparedBlob::in_pieces(BlobId(fingerprint), bytes.len(), pieces)))
-            }
-            None => (fingerprint, copied(bytes, sink)),
+            },
+            None => copied(bytes, sink),
         };
         if let Some(fingerprint) = fingerprint {
-            if self.blobs.len() >= KEPT {
-                self.blobs.clear();
-            }
-            self.blobs.insert((bytes.len(), fingerprint), blob);
+            self.remember((bytes.len(), fingerprint), blob);
         }
         blob
+    }
+
+    fn remember(&mut self, fingerprint: (usize, u128), blob: BlobId) {
+        if self.blobs.len() >= KEPT {
+            self.blobs.clear();
+        }
+        self.blobs.insert(fingerprint, blob);
     }
 }
 
@@ -166,8 +174,9 @@ mod tests {
         let blobs: Vec<BlobId> = steps.iter().map(|bytes| repeats.blob(0x1000, bytes, &mut kept)).collect();
         assert_eq!(kept.blobs, steps, "each step's contents, decompressed, are what the place held");
         assert_eq!(kept.prepared, [true; 5], "none copied");
-        // Fingerprinted first (the first two steps) or not, contents come under their fingerprint.
-        assert!(blobs.iter().zip(&steps).all(|(blob, bytes)| *blob == BlobId(in_pieces::fingerprint(bytes))));
+        // Fingerprinted first (the first two steps) or not, contents come under the fingerprint
+        // of their compressed form.
+        assert!(blobs.iter().zip(&steps).all(|(blob, bytes)| Some(blob.0) == in_pieces::compress(bytes).map(|(fingerprint, _)| fingerprint)));
         // Contents compressed before, received elsewhere or at the place, are named by their blob.
         assert_eq!(repeats.blob(0x9000, &steps[3], &mut kept), blobs[3]);
         assert_eq!(repeats.blob(0x1000, &steps[1], &mut kept), blobs[1]);
