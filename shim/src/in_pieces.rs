@@ -15,8 +15,10 @@ pub const IN_PARALLEL_FROM: usize = 16 << 20;
 const PIECE: usize = 2 << 20;
 // A compressed piece is whole chunks of the blob's stored form.
 const _: () = assert!(PIECE.is_multiple_of(trace_format::CHUNK_LEN));
-/// 64 MB copied by 8 threads took 2.2 ms on the H200's host, by 12 1.7 ms, by 16 1.9 ms.
-const THREADS: usize = 12;
+/// 64 MB copied by 8 threads took 2.2 ms on the H200's host, by 12 1.7 ms, by 16 1.9 ms; but
+/// compressing is bound by the cores, not by memory: simpleStreams' 6,480 MB took 106 ms on 12
+/// threads and 61 ms on 16 (recording at 1.36x and 1.31x of the program alone).
+const THREADS: usize = 16;
 
 /// Copies `from` into `to` (as long).
 pub fn copy(to: &mut [u8], from: &[u8]) {
