@@ -40,7 +40,9 @@ id_type!(
     TextureId,
 );
 
-/// Content hash (xxh3-128) of a blob's uncompressed bytes; blobs are deduplicated by it.
+/// A blob's name, from its contents: the xxh3-128 of its bytes (`of`), or of its compressed
+/// pieces' hashes where a writer compressed it in pieces (`PreparedBlob::in_pieces`); blobs are
+/// deduplicated by it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct BlobId(pub u128);
 
