@@ -24,7 +24,8 @@ struct Saved {
 
 impl UntrackedVariables {
     /// Copies the contents `module` loaded with of its variables `names`, those `tracked` left out.
-    /// A name the driver does not find (a variable the linker dropped) is skipped.
+    /// A name the driver does not find (a variable the linker dropped) is skipped, and so, with a
+    /// note, is a variable whose copy finds no device memory: only runs after the first can tell.
     pub fn save(&mut self, module: CUmodule, names: &[String], tracked: impl Fn(&str) -> bool) -> BackendResult<()> {
         for name in names.iter().filter(|name| !tracked(name)) {
             let Ok(c_name) = CString::new(name.as_str()) else { continue };
@@ -34,12 +35,14 @@ impl UntrackedVariables {
                 continue;
             }
             let mut copy = 0;
-            // SAFETY: an out-pointer, then a copy between two allocations of `size` bytes.
-            unsafe {
-                check(sys::cuMemAlloc_v2(&mut copy, size), "cuMemAlloc")?;
-                self.saved.push(Saved { variable, copy, size });
-                check(sys::cuMemcpyDtoD_v2(copy, variable, size), "cuMemcpyDtoD")?;
+            // SAFETY: an out-pointer of the right type.
+            if unsafe { sys::cuMemAlloc_v2(&mut copy, size) } != sys::CUresult::CUDA_SUCCESS {
+                eprintln!("replayer: note: module variable {name} ({size} bytes) is not put back before each run: no device memory for its copy");
+                continue;
             }
+            self.saved.push(Saved { variable, copy, size });
+            // SAFETY: a copy between two allocations of `size` bytes.
+            check(unsafe { sys::cuMemcpyDtoD_v2(copy, variable, size) }, "cuMemcpyDtoD")?;
         }
         Ok(())
     }
