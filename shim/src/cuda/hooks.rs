@@ -172,6 +172,8 @@ hooks! {
     cuLibraryGetKernel(kernel: *mut *mut c_void, library: *mut c_void, name: *const c_char)
         => modules::get_function;
     cuKernelGetFunction(function: *mut *mut c_void, kernel: *mut c_void) => modules::kernel_function;
+    cuModuleUnload(module: *mut c_void) => modules::unload;
+    cuLibraryUnload(library: *mut c_void) => modules::unload;
     cuModuleGetGlobal_v2(pointer: *mut CUdeviceptr, bytes: *mut usize, module: *mut c_void, name: *const c_char)
         => modules::module_global;
     cuLibraryGetGlobal(pointer: *mut CUdeviceptr, bytes: *mut usize, library: *mut c_void, name: *const c_char)

@@ -463,7 +463,22 @@ fn device_memory_allocated_out_of_sight_is_adopted() {
 /// without the recorder's lock).
 #[test]
 fn a_function_handle_handed_out_again_is_decoded_with_its_new_kernel_s_parameters() {
-    let (output, file) = TestProgram::build("reloaded_module_program").recorded();
+    a_reloaded_module_s_launches_are_decoded_with_its_own_parameters(false);
+}
+
+/// The same, where the program finds its kernels through a lookup the shim does not see: the
+/// shim asks the driver what a launched handle is, and again once its module was unloaded.
+#[test]
+fn a_function_handle_the_shim_did_not_see_looked_up_is_identified_again_after_its_module_unloaded() {
+    a_reloaded_module_s_launches_are_decoded_with_its_own_parameters(true);
+}
+
+fn a_reloaded_module_s_launches_are_decoded_with_its_own_parameters(unseen: bool) {
+    let mut program = TestProgram::build("reloaded_module_program");
+    if unseen {
+        program.env.push(("UNSEEN", PathBuf::from("1")));
+    }
+    let (output, file) = program.recorded();
     assert_eq!(output, "same handle 1, words 6 6 3 3\n");
     let trace = &file.trace;
     assert!(trace.partial.is_empty(), "{:?}", trace.partial);

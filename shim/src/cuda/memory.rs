@@ -157,7 +157,7 @@ pub unsafe fn alloc_managed(forward: &mut Forward<'_, CUresult>, _call: &str, po
 
 /// Before a free: the recorder forgets the memory (pending work that uses it keeps what it
 /// needs, see `Recorder::memory_released`).
-fn releasing(address: CUdeviceptr) -> Recorded {
+pub fn releasing(address: CUdeviceptr) -> Recorded {
     with_recorder(|state, recorder| forget(state, recorder, address))
 }
 

@@ -172,6 +172,36 @@ fn kernel_known(state: &mut State, recorder: &mut Recorder, function: Key, progr
     }
 }
 
+/// `cuModuleUnload` and `cuLibraryUnload`: the program's variables go as freed memory goes (what
+/// the capture wrote into them is read first), and its kernels' handles are forgotten, with
+/// their layouts: the driver may hand them out again for another program's kernels, which a
+/// launch then finds out anew (`identify`, or the lookup's hook).
+pub unsafe fn unload(forward: &mut Forward<'_, CUresult>, call: &str, program: *mut c_void) -> Recorded {
+    let program = key(program);
+    let variables = with_state(|state| state.program_variables.get(&program).cloned().unwrap_or_default());
+    for variable in variables {
+        super::memory::final_contents_before_free(call, variable)?;
+        super::memory::releasing(variable)?;
+    }
+    forward.call();
+    if succeeded(forward) {
+        with_state(|state| forget_kernels_of(state, program));
+    }
+    Ok(())
+}
+
+fn forget_kernels_of(state: &mut State, program: Key) {
+    let gone: Vec<Key> = state.kernels.iter().filter(|(_, (of, _))| *of == program).map(|(&function, _)| function).collect();
+    let mut layouts_gone = false;
+    for function in gone {
+        state.kernels.remove(&function);
+        layouts_gone |= state.layouts.remove(&function).is_some();
+    }
+    if layouts_gone {
+        super::launch_memo::layouts_changed();
+    }
+}
+
 /// The tracked variables of the program `function` comes from: a launch may use any of them.
 pub fn variables_of(state: &State, function: Key) -> Vec<Key> {
     let program = state.kernels.get(&function).map(|(program, _)| program);

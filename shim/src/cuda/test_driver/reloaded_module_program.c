@@ -3,13 +3,17 @@
 // pointer): launches after that are decoded with the new kernel's parameters, on the launching
 // thread too, which had kept the old kernel's to launch it without the recorder's lock (read
 // with those, the last launch, whose structure differs from the one before past its first 8
-// bytes, would pass for a repeat of it).
+// bytes, would pass for a repeat of it). With UNSEEN set, the program finds its kernels through a
+// lookup the shim does not see (as the CUDA runtime may), so the shim asks the driver what each
+// launched handle is: the module's unloading must make it ask again.
 #include "driver.h"
+#include <stdlib.h>
 int main(void) {
     if (!open_driver()) return 2;
     F(cuModuleLoadData, void **, const void *);
     F(cuModuleUnload, void *);
     F(cuModuleGetFunction, void **, void *, const char *);
+    if (getenv("UNSEEN")) cuModuleGetFunction = (int (*)(void **, void *, const char *))dlsym(cuda, "fakeGetFunctionUnseen");
     F(cuStreamSynchronize, void *);
     F(cuMemcpyDtoH_v2, void *, CUdeviceptr, size_t);
     void *module, *function, *again;
