@@ -410,7 +410,8 @@ fn the_replayers_own_ptx_kernels_assemble() {
 }
 
 /// The replayer finds the variables a module defines in device memory (not its constants) in
-/// nvcc's cubins and fatbins, whose ELF entries nvcc stores uncompressed: a kernel may count in
+/// nvcc's cubins and fatbins, whose ELF entries nvcc stores uncompressed, or zstd-compressed with
+/// `-Xfatbin -compress-all` (as PyTorch and NVIDIA's libraries are built): a kernel may count in
 /// one the program never names, which each replay run then starts again from its loaded value.
 #[test]
 fn module_variables_are_found_in_cubins_and_fatbins() {
@@ -420,12 +421,13 @@ fn module_variables_are_found_in_cubins_and_fatbins() {
                   static __device__ int s_hidden = 5;\n\
                   __global__ void bump(int *out) { out[0] = atomicAdd(&g_counter, 1) + (int)g_table[1] + c_value + s_hidden++; }\n";
     std::fs::write(&source, kernel).expect("write the kernel");
-    for (flag, kind) in [("-cubin", trace_format::ImageKind::Cubin), ("-fatbin", trace_format::ImageKind::Fatbin)] {
-        let image = dir.join(format!("variables{flag}"));
-        nvcc(&[flag], &source, &image);
+    let (cubin, fatbin) = (trace_format::ImageKind::Cubin, trace_format::ImageKind::Fatbin);
+    for (flags, kind) in [(&["-cubin"][..], cubin), (&["-fatbin"], fatbin), (&["-fatbin", "-Xfatbin", "-compress-all"], fatbin)] {
+        let image = dir.join(format!("variables{}", flags.concat()));
+        nvcc(flags, &source, &image);
         let bytes = std::fs::read(&image).expect("read the image");
         let mut names = replayer::cuda::image_variables::names(kind, &bytes);
         names.sort();
-        assert_eq!(names, ["g_counter", "g_table", "s_hidden"], "{flag}");
+        assert_eq!(names, ["g_counter", "g_table", "s_hidden"], "{flags:?}");
     }
 }

@@ -2,14 +2,26 @@
 //! its cubins' `.nv.global` and `.nv.global.init` sections), read from the ELF symbol table: a
 //! kernel may change one that the program never names from the host (cdpSimplePrint numbers its
 //! blocks from such a counter), which the trace then does not hold. A fatbin's ELF entries are
-//! read where stored uncompressed (as nvcc writes them); compressed entries and PTX are skipped.
+//! read where stored uncompressed (as nvcc writes them by default) or zstd-compressed (CUDA 13's
+//! `-Xfatbin -compress-all`, as PyTorch and NVIDIA's libraries are built); entries of older
+//! compression, and PTX, are skipped.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
+use std::io::Read;
 use trace_format::ImageKind;
 
 const FATBIN_MAGIC: u32 = 0xBA55_ED50;
 const FATBIN_HEADER_LEN: usize = 16;
 const FATBIN_ENTRY_ELF: u16 = 2;
+/// An entry's flags (at `ENTRY_FLAGS`): its payload is a zstd frame (`ENTRY_STORED_LEN` bytes of it,
+/// `ENTRY_RAW_LEN` decompressed).
+const ENTRY_ZSTD: u64 = 0x8000;
+const ENTRY_STORED_LEN: usize = 16;
+const ENTRY_FLAGS: usize = 40;
+const ENTRY_RAW_LEN: usize = 56;
+/// A decompressed cubin larger than this is not read (a damaged size would allocate it).
+const LARGEST_CUBIN: u64 = 1 << 30;
 const ELF_MAGIC: &[u8] = b"\x7fELF";
 const SHT_SYMTAB: u32 = 2;
 const STT_OBJECT: u8 = 1;
@@ -19,17 +31,17 @@ const SYMBOL_LEN: usize = 24;
 /// Names of the device-memory variables `image` defines, each once, in the order found.
 pub fn names(kind: ImageKind, image: &[u8]) -> Vec<String> {
     let cubins = match kind {
-        ImageKind::Cubin => vec![image],
+        ImageKind::Cubin => vec![Cow::Borrowed(image)],
         ImageKind::Fatbin => fatbin_cubins(image),
         _ => Vec::new(),
     };
     // A fatbin's cubins for several GPUs define the same variables.
     let mut seen = HashSet::new();
-    cubins.into_iter().flat_map(cubin_names).filter(|name| seen.insert(name.clone())).collect()
+    cubins.iter().flat_map(|cubin| cubin_names(cubin)).filter(|name| seen.insert(name.clone())).collect()
 }
 
-/// The uncompressed ELF entries of a fatbin.
-fn fatbin_cubins(image: &[u8]) -> Vec<&[u8]> {
+/// The ELF entries of a fatbin, decompressed where stored compressed.
+fn fatbin_cubins(image: &[u8]) -> Vec<Cow<'_, [u8]>> {
     let mut cubins = Vec::new();
     let (Some(magic), Some(header_len), Some(entries_len)) = (u32_at(image, 0), u16_at(image, 6), u64_at(image, 8)) else { return cubins };
     let header_len = usize::from(header_len);
@@ -42,8 +54,13 @@ fn fatbin_cubins(image: &[u8]) -> Vec<&[u8]> {
         let payload_start = at.saturating_add(entry_header_len as usize);
         let Some(payload_end) = usize::try_from(payload_len).ok().and_then(|len| payload_start.checked_add(len)).filter(|&payload_end| payload_end <= end) else { break };
         let payload = &image[payload_start..payload_end];
-        if kind == FATBIN_ENTRY_ELF && payload.starts_with(ELF_MAGIC) {
-            cubins.push(payload);
+        let compressed = u64_at(image, at + ENTRY_FLAGS).is_some_and(|flags| flags & ENTRY_ZSTD != 0);
+        let cubin = match compressed {
+            true => decompressed(image, at, payload).map(Cow::Owned),
+            false => Some(Cow::Borrowed(payload)),
+        };
+        if let Some(cubin) = cubin.filter(|cubin| kind == FATBIN_ENTRY_ELF && cubin.starts_with(ELF_MAGIC)) {
+            cubins.push(cubin);
         }
         if entry_header_len == 0 || payload_end <= at {
             break;
@@ -51,6 +68,16 @@ fn fatbin_cubins(image: &[u8]) -> Vec<&[u8]> {
         at = payload_end;
     }
     cubins
+}
+
+/// The zstd-compressed `payload` of the fatbin entry at `at`, decompressed; `None` if damaged.
+fn decompressed(image: &[u8], at: usize, payload: &[u8]) -> Option<Vec<u8>> {
+    let stored = payload.get(..u32_at(image, at + ENTRY_STORED_LEN)? as usize)?;
+    let raw_len = u64_at(image, at + ENTRY_RAW_LEN).filter(|&len| len <= LARGEST_CUBIN)?;
+    let mut decoder = ruzstd::decoding::StreamingDecoder::new(stored).ok()?;
+    let mut cubin = Vec::with_capacity(raw_len as usize);
+    decoder.by_ref().take(raw_len).read_to_end(&mut cubin).ok()?;
+    (cubin.len() as u64 == raw_len).then_some(cubin)
 }
 
 /// The names of the objects a 64-bit little-endian ELF defines in `.nv.global*` sections.
@@ -150,6 +177,36 @@ mod tests {
         elf.resize(0x40, 0xff);
         for len in 0..elf.len() {
             assert!(names(ImageKind::Cubin, &elf[..len]).is_empty());
+        }
+    }
+
+    /// A fatbin of one ELF entry flagged zstd-compressed, whose payload is `payload` (`stored` of
+    /// it the frame, `raw_len` decompressed).
+    fn compressed_entry(payload: &[u8], stored: u32, raw_len: u64) -> Vec<u8> {
+        let mut entry = vec![0u8; 64];
+        entry[..2].copy_from_slice(&FATBIN_ENTRY_ELF.to_le_bytes());
+        entry[4..8].copy_from_slice(&64u32.to_le_bytes());
+        entry[8..16].copy_from_slice(&(payload.len() as u64).to_le_bytes());
+        entry[ENTRY_STORED_LEN..ENTRY_STORED_LEN + 4].copy_from_slice(&stored.to_le_bytes());
+        entry[ENTRY_FLAGS..ENTRY_FLAGS + 8].copy_from_slice(&(ENTRY_ZSTD | 0x11).to_le_bytes());
+        entry[ENTRY_RAW_LEN..ENTRY_RAW_LEN + 8].copy_from_slice(&raw_len.to_le_bytes());
+        entry.extend_from_slice(payload);
+        let mut fatbin = FATBIN_MAGIC.to_le_bytes().to_vec();
+        fatbin.extend_from_slice(&[1, 0, 16, 0]);
+        fatbin.extend_from_slice(&(entry.len() as u64).to_le_bytes());
+        fatbin.extend(entry);
+        fatbin
+    }
+
+    #[test]
+    fn damaged_compressed_entries_give_no_names_and_no_panic() {
+        // Not a zstd frame; a frame's magic and nothing more; sizes past the payload or too large.
+        let frame_start = [0x28, 0xb5, 0x2f, 0xfd, 0, 0, 0, 0];
+        for (payload, stored, raw_len) in [(&[7u8; 16][..], 16, 64), (&frame_start, 8, 64), (&frame_start, 9, 64), (&frame_start, 8, u64::MAX)] {
+            let fatbin = compressed_entry(payload, stored, raw_len);
+            for len in 0..=fatbin.len() {
+                assert!(names(ImageKind::Fatbin, &fatbin[..len]).is_empty());
+            }
         }
     }
 }
