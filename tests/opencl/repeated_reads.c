@@ -1,7 +1,9 @@
 /* Large reads that receive contents received before, at the same host memory and elsewhere, and
  * contents that differ from earlier ones in one byte only, at the start or the end: the shim
  * names repeated contents by the blob that held them without copying them (a fingerprint of the
- * memory as it lies), and must never take differing contents for repeated ones. */
+ * memory as it lies), and must never take differing contents for repeated ones. Then the last
+ * contents received are written to another buffer: the same contents, reaching the trace as a
+ * copy's source, are named by the same blob. */
 #include "common.h"
 
 #define N (5 << 20) /* 20 MB of floats: copied and fingerprinted in pieces by several threads */
@@ -46,6 +48,8 @@ int main(void) {
         }
         printf("read %zu: sum %.1f, first %.1f, last %.1f\n", index, float_sum(host, N), host[0], host[N - 1]);
     }
+    cl_mem other = make_buffer(&env, CL_MEM_READ_WRITE, bytes, NULL);
+    CHECK(clEnqueueWriteBuffer(queue, other, CL_TRUE, 0, bytes, places[1], 0, NULL, NULL));
     CHECK(clFinish(queue));
     free(places[0]);
     free(places[1]);

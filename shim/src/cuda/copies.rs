@@ -23,9 +23,7 @@ pub fn copy_command(recorder: &mut Recorder, src: End, dst: End, bytes: usize) -
     let src = match src {
         End::Device(pointer) => device_place(recorder, pointer)?,
         // SAFETY: the program handed the driver `bytes` bytes of host memory there.
-        End::Host(pointer) => Place::Host {
-            data: Some(recorder.blob(unsafe { std::slice::from_raw_parts(pointer as usize as *const u8, bytes) }.to_vec())),
-        },
+        End::Host(pointer) => Place::Host { data: Some(unsafe { recorder.host_blob(pointer as usize, bytes) }) },
     };
     let dst = match dst {
         End::Device(pointer) => device_place(recorder, pointer)?,

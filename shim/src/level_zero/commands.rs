@@ -156,9 +156,7 @@ pub fn take_host_source(
     })) = command
     {
         // SAFETY: the program handed this host memory to the copy, which reads it.
-        let bytes =
-            unsafe { std::slice::from_raw_parts(region.address as *const u8, region.len) }.to_vec();
-        *data = Some(recorder.blob(bytes));
+        *data = Some(unsafe { recorder.host_blob(region.address, region.len) });
     }
 }
 

@@ -928,12 +928,14 @@ impl Recorder {
         unsafe { self.host_blob(region.address, region.len) }
     }
 
-    /// A blob of the `len` bytes of host memory at `address`, or the one kept before with
-    /// the same contents.
+    /// A blob of the `len` bytes of host memory at `address` (data the program received, a
+    /// copy's source, pages it wrote), or the one kept before with the same contents: large
+    /// contents are found by fingerprint or compressed where they lie (`repeats`), so that the
+    /// same contents get one name however they reach the trace.
     ///
     /// # Safety
     /// The memory is the program's, readable, and nothing writes it meanwhile.
-    unsafe fn host_blob(&mut self, address: usize, len: usize) -> BlobId {
+    pub unsafe fn host_blob(&mut self, address: usize, len: usize) -> BlobId {
         // SAFETY: as the caller promises.
         let bytes = unsafe { std::slice::from_raw_parts(address as *const u8, len) };
         self.repeats.blob(address, bytes, &mut *self.sink)

@@ -3,7 +3,7 @@
 
 use super::images::{extent, image_of, Side, UNKNOWN_IMAGE};
 use super::transfers::host_span;
-use super::{host_bytes, memory, prepare, record, triple, Enqueued};
+use super::{memory, prepare, record, triple, Enqueued};
 use crate::entry::Forward;
 use crate::opencl::access::DeviceAccess;
 use crate::opencl::state::{with_recorder, with_state, Mapping};
@@ -52,7 +52,7 @@ unsafe fn unmap_region(forward: &mut Forward<'_, cl_int>, enqueued: Enqueued, ma
         // The mapped memory is gone after the unmap: take what the program received and wrote now.
         recorder.capture_received(mapped as usize, 1);
         let written = (mapping.write && recorder.capturing())
-            .then(|| recorder.blob(unsafe { host_bytes(mapped, mapping.host_bytes as usize) }));
+            .then(|| unsafe { recorder.host_blob(mapped as usize, mapping.host_bytes as usize) });
         let accesses = vec![Access { mem: mapping.mem, write: mapping.write, overwrites: false }];
         Some((mapping, written, recorder.prepare(accesses, &DeviceAccess::new(&state.memories))))
     })?;

@@ -36,7 +36,7 @@ pub unsafe fn svm_memcpy(
     };
     unsafe {
         record(prepared, enqueued, |recorder, _| {
-            let src = svm_place(recorder, src).unwrap_or_else(|| Place::Host { data: Some(recorder.blob(host_bytes(src, size))) });
+            let src = svm_place(recorder, src).unwrap_or_else(|| Place::Host { data: Some(recorder.host_blob(src as usize, size)) });
             let dst = svm_place(recorder, dst).unwrap_or(Place::Host { data: None });
             if matches!((&src, &dst), (Place::Host { .. }, Place::Host { .. })) {
                 return Err("a copy between host memory outside SVM allocations");

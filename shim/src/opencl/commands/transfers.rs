@@ -58,7 +58,7 @@ pub unsafe fn write_buffer(
     unsafe {
         record(prepared, enqueued, |recorder, _| {
             let dst = memory(recorder, key(buffer), offset as u64)?;
-            let data = recorder.blob(host_bytes(ptr, size));
+            let data = recorder.host_blob(ptr as usize, size);
             Ok(Command::Copy(Copy { src: Place::Host { data: Some(data) }, dst, extent: Extent::Linear { bytes: size as u64 } }))
         })
     }
