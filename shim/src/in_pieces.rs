@@ -112,7 +112,8 @@ struct Done {
 
 thread_local! {
     /// Where this thread compresses pieces, kept: zeroing a fresh buffer for each cost as much
-    /// as compressing.
+    /// as compressing. Gone on a thread that is exiting (the program's main thread in the
+    /// shim's exit handler, whose thread-locals glibc destroyed first): then a fresh one.
     static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
 
@@ -131,10 +132,13 @@ impl Piece {
                 unsafe { std::ptr::copy_nonoverlapping(self.from, to, self.len) };
                 Done::default()
             }
-            Work::Compress => SCRATCH.with_borrow_mut(|scratch| {
-                let compressed = trace_format::compress_piece(from, scratch, 0, &mut |_| ()).map(|end| scratch[..end].to_vec());
-                Done { hash: compressed.as_deref().map_or(0, |compressed| BlobId::of(compressed).0), compressed }
-            }),
+            Work::Compress => {
+                let compress = |scratch: &mut Vec<u8>| {
+                    let compressed = trace_format::compress_piece(from, scratch, 0, &mut |_| ()).map(|end| scratch[..end].to_vec());
+                    Done { hash: compressed.as_deref().map_or(0, |compressed| BlobId::of(compressed).0), compressed }
+                };
+                SCRATCH.try_with(|scratch| compress(&mut scratch.borrow_mut())).unwrap_or_else(|_| compress(&mut Vec::new()))
+            }
         }
     }
 }

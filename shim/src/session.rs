@@ -167,20 +167,21 @@ extern "C" fn finish_at_exit() {
         let stopped = entry::stop_for_exit();
         let ours = |session: &Session| session.pid == std::process::id();
         let Some(api) = lock().as_ref().filter(|session| ours(session)).map(|session| session.api) else { return };
+        // A failure taking the final contents leaves them out, never the trace's index.
         if stopped.is_none() {
             // The API module takes its own lock before the session's (the lock order).
-            match api {
+            entry::guarded("exit", || match api {
                 Api::OpenCl => crate::opencl::end_of_program(),
                 Api::Cuda => crate::cuda::end_of_program(),
                 Api::LevelZero => crate::level_zero::end_of_program(),
-            }
+            });
         }
         let mut session = lock();
         let Some(session) = session.as_mut().filter(|session| ours(session)) else { return };
-        match stopped {
+        entry::guarded("exit", || match stopped {
             Some(why) => session.recorder.partial("shim", &format!("recording stopped early: {why}")),
             None => session.recorder.end_of_program(None),
-        }
+        });
         session.writer.finish();
         let (bytes, took) = crate::large_buffers::copied();
         let (buffers, fresh) = crate::large_buffers::taken();

@@ -86,8 +86,10 @@ on_each_device!(repeated_reads, |device: &Device| {
     // lie (they compress), which is no copy. Five repeat earlier contents: four are found by their
     // fingerprints; the fifth's place received new contents twice in a row before, so it is
     // compressed without a fingerprint first, and found by the one that comes with it. The write
-    // of the last contents is found by its fingerprint too.
-    let kept = "copied 0 MB of host memory in 0 ms, compressed 100 MB where it lay";
+    // of the last contents is found by its fingerprint too. Device memory read into the shim's
+    // buffers is compressed there: the first buffer's initial contents, and both buffers' final
+    // contents, which the program received before (100 + 60 MB).
+    let kept = "copied 0 MB of host memory in 0 ms, compressed 160 MB where it lay";
     assert!(log.contains(kept) && log.contains("fingerprinted 180 MB"), "{log}");
     let file = trace_format::read_trace(&trace).expect("the trace");
     let large: BTreeSet<_> = file.trace.nodes.iter().filter_map(|node| match &node.command {
@@ -95,6 +97,8 @@ on_each_device!(repeated_reads, |device: &Device| {
         _ => None,
     }).collect();
     assert_eq!(large.len(), 4, "the four contents, each once: {large:?}");
+    let finals: Vec<_> = file.trace.segments.iter().flat_map(|segment| &segment.expected).map(|state| state.blob).collect();
+    assert!(finals.len() == 2 && finals.iter().all(|blob| large.contains(blob)), "final contents named as received: {finals:?}");
     for mode in Mode::BOTH {
         let report = replay_compared(&trace, device, mode, &[]);
         // Each read's data, and the two buffers' final contents.

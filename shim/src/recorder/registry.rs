@@ -317,7 +317,7 @@ impl Recorder {
 
     /// Stores `bytes` as a blob (the writer keeps one per content) and returns its id.
     pub fn blob(&mut self, bytes: Vec<u8>) -> BlobId {
-        self.sink.blob(bytes)
+        self.repeats.owned_blob(bytes, &mut *self.sink)
     }
 
     /// Marks the trace incomplete: `call` could not be recorded faithfully, for `reason`.

@@ -7,7 +7,8 @@
 //! place (address and length) whose contents were new `MISSES_BEFORE_SKIPPING` times in a row
 //! is kept without one first, its next 254 times. New contents are compressed where they lie
 //! when they compress (`in_pieces::compress`, which fingerprints their compressed form on the
-//! way), else copied for the preparing threads.
+//! way), else copied for the preparing threads. Large device memory the shim read into buffers of
+//! its own is compressed the same way, so that contents get one name however they came.
 
 use super::Sink;
 use crate::fast_hash::HashMap;
@@ -59,19 +60,38 @@ impl Repeats {
     /// by `fingerprint` (of the contents) too, where known.
     fn kept_new(&mut self, bytes: &[u8], fingerprint: Option<u128>, sink: &mut dyn Sink) -> BlobId {
         let blob = match in_pieces::compress(bytes) {
-            Some((compressed, pieces)) => match self.blobs.get(&(bytes.len(), compressed)) {
-                Some(&blob) => blob,
-                None => {
-                    let blob = sink.prepared_blob(PreparedBlob::in_pieces(BlobId(compressed), bytes.len(), pieces));
-                    self.remember((bytes.len(), compressed), blob);
-                    blob
-                }
-            },
+            Some((compressed, pieces)) => self.compressed(bytes.len(), compressed, pieces, sink),
             None => copied(bytes, sink),
         };
         if let Some(fingerprint) = fingerprint {
             self.remember((bytes.len(), fingerprint), blob);
         }
+        blob
+    }
+
+    /// Contents the shim read into a buffer of its own (device memory): large ones that compress
+    /// are compressed here as host memory is, and so named alike (reduction's input, uploaded and
+    /// read back unchanged at its end, was stored twice, and its exit waited 224 ms for the second
+    /// compression on one preparing thread); others go to the preparing threads as they are.
+    pub fn owned_blob(&mut self, bytes: Vec<u8>, sink: &mut dyn Sink) -> BlobId {
+        match in_pieces::compress(&bytes) {
+            Some((compressed, pieces)) => {
+                let blob = self.compressed(bytes.len(), compressed, pieces, sink);
+                large_buffers::give_back(bytes);
+                blob
+            }
+            None => sink.blob(bytes),
+        }
+    }
+
+    /// The blob of `len` bytes compressed where they lay into `pieces`, whose compressed form
+    /// has the fingerprint `compressed`: one kept before, or a new one.
+    fn compressed(&mut self, len: usize, compressed: u128, pieces: Vec<Vec<u8>>, sink: &mut dyn Sink) -> BlobId {
+        if let Some(&blob) = self.blobs.get(&(len, compressed)) {
+            return blob;
+        }
+        let blob = sink.prepared_blob(PreparedBlob::in_pieces(BlobId(compressed), len, pieces));
+        self.remember((len, compressed), blob);
         blob
     }
 
@@ -186,5 +206,14 @@ mod tests {
         let copied = repeats.blob(0x1000, &noise, &mut kept);
         assert_eq!((kept.blobs.last(), kept.prepared.last()), (Some(&noise), Some(&false)));
         assert_eq!(copied, BlobId(6));
+        // Device memory read into a buffer of the shim's: named as the same contents received
+        // were; new contents that compress come compressed, others as they are.
+        assert_eq!(repeats.owned_blob(steps[2].clone(), &mut kept), blobs[2]);
+        assert_eq!(kept.blobs.len(), 6);
+        let new = large(9, true);
+        repeats.owned_blob(new.clone(), &mut kept);
+        assert_eq!((kept.blobs.last(), kept.prepared.last()), (Some(&new), Some(&true)));
+        repeats.owned_blob(large(8, false), &mut kept);
+        assert_eq!((kept.blobs.last(), kept.prepared.last()), (Some(&large(8, false)), Some(&false)));
     }
 }
