@@ -19,6 +19,8 @@
 # CATEGORY/NAME or NAME) picks a subset; --build-only and --run-only split the work over two calls. A machine
 # that cannot fetch the samples gets a trimmed copy (about 50 MB) made where they are fetched:
 #   python3 scripts/cuda_samples.py pack NVIDIA-cuda-samples-checkout DEST
+# The run step ends with what recording costs simpleStreams and reduction where they were built (issue 14's
+# cases: scripts/bench-program.sh, $COST_ROUNDS alternating rounds, default 3).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bin_dir=target/release samples="" only="" steps="build run"
@@ -44,7 +46,13 @@ if [ -n "$samples" ]; then
   status=0
   case $steps in *build*) python3 scripts/cuda_samples.py build "$samples" "$samples_work" --only "$only" || status=$? ;; esac
   case $steps in *run*) python3 scripts/cuda_samples.py run "$samples" "$samples_work" "$bin" "$out" --only "$only" \
-    --jobs "${SAMPLE_JOBS:-6}" --timeout "${SAMPLE_TIMEOUT:-60}" || status=$? ;; esac
+    --jobs "${SAMPLE_JOBS:-6}" --timeout "${SAMPLE_TIMEOUT:-60}" || status=$?
+    bench=$(pwd)/scripts/bench-program.sh
+    for costly in simpleStreams reduction; do
+      [ -x "$samples_work/$costly/$costly" ] || continue
+      (cd "$samples_work/$costly" && ROUNDS=${COST_ROUNDS:-3} "$bench" "$bin" "./$costly") | tee -a "$out/samples.md"
+    done ;;
+  esac
   exit $status
 fi
 shim="$bin/libshim.so"
