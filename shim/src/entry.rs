@@ -117,14 +117,16 @@ fn contain<E: std::fmt::Display>(call: &str, work: impl FnOnce() -> Result<(), E
 }
 
 /// Runs shim work outside any hook (exit handlers) with the guard set, so that API calls it
-/// makes are not recorded, and with panics contained.
-pub fn guarded(what: &str, work: impl FnOnce()) {
+/// makes are not recorded, and with panics contained; returns what went wrong, if anything.
+pub fn guarded(what: &str, work: impl FnOnce()) -> Option<String> {
     quiet_panics();
     let was_inside = INSIDE.replace(true);
-    if let Err(panic) = catch_unwind(AssertUnwindSafe(work)) {
-        stop_recording(format_args!("{what}: internal error: {}", panic_message(&*panic)));
+    let failed = catch_unwind(AssertUnwindSafe(work)).err().map(|panic| format!("{what}: internal error: {}", panic_message(&*panic)));
+    if let Some(failure) = &failed {
+        stop_recording(format_args!("{failure}"));
     }
     INSIDE.set(was_inside);
+    failed
 }
 
 /// A panic inside the shim is reported through the shim's log, not on the program's stderr.

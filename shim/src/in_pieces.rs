@@ -52,6 +52,7 @@ fn joined(done: &[Done]) -> u128 {
     BlobId::of(&joined).0
 }
 
+
 /// Bytes compressed where they lay so far, and the nanoseconds it took (reported at the end).
 static COMPRESSED_BYTES: AtomicU64 = AtomicU64::new(0);
 static COMPRESSING_NS: AtomicU64 = AtomicU64::new(0);
@@ -62,24 +63,26 @@ pub fn compressed() -> (u64, Duration) {
 }
 
 /// Large contents that lz4 shrinks, compressed where they lie, a piece per thread, without a
-/// copy: each piece's chunks of the blob's stored form (`trace_format::compress_piece`), and a
-/// fingerprint of the contents from the hashes of the compressed pieces (lz4 compresses the same
-/// contents alike), which costs a fraction of hashing the contents (half of the work on
-/// simpleStreams' results), but is not what `fingerprint` gives. Memory read once and little
-/// written beats a copy that the preparing threads then read twice (simpleStreams receives 64 MB
-/// of new contents per step). `None` for contents too short to share out, or that do not compress.
-pub fn compress(bytes: &[u8]) -> Option<(u128, Vec<Vec<u8>>)> {
+/// copy: each piece's chunks of the blob's stored form (`trace_format::compress_piece`), and the
+/// blob's id from the hashes of the compressed pieces (`BlobId::of_compressed_pieces`: lz4
+/// compresses the same contents alike), which costs a fraction of hashing the contents (half of
+/// the work on simpleStreams' results). Memory read once and little written beats a copy that
+/// the preparing threads then read twice (simpleStreams receives 64 MB of new contents per
+/// step). `None` for contents too short to share out, or that do not compress.
+pub fn compress(bytes: &[u8]) -> Option<(BlobId, Vec<Vec<u8>>)> {
     if bytes.len() < IN_PARALLEL_FROM || !trace_format::worth_compressing(bytes) {
         return None;
     }
     let began = Instant::now();
     let pieces = bytes.chunks(PIECE).map(|from| Piece { work: Work::Compress, from: from.as_ptr(), len: from.len() });
     let done = work_through(pieces.collect(), bytes.len());
-    let fingerprint = joined(&done);
-    let stored = done.into_iter().map(|piece| piece.compressed).collect::<Option<Vec<Vec<u8>>>>()?;
     COMPRESSED_BYTES.fetch_add(bytes.len() as u64, Ordering::Relaxed);
     COMPRESSING_NS.fetch_add(began.elapsed().as_nanos() as u64, Ordering::Relaxed);
-    Some((fingerprint, stored))
+    let id = BlobId::of_compressed_pieces(bytes.len(), done.iter().map(|piece| piece.hash));
+    let stored = done.into_iter().map(|piece| piece.compressed).collect::<Option<Vec<Vec<u8>>>>()?;
+    // A compressible start (the probe) can hide a body that is not: then a copy, stored raw.
+    let stored_len: usize = stored.iter().map(Vec::len).sum();
+    (stored_len < bytes.len() - bytes.len() / 8).then_some((id, stored))
 }
 
 /// What is done with a piece.
@@ -267,13 +270,23 @@ mod tests {
         let len = IN_PARALLEL_FROM + PIECE / 2 + 3;
         let bytes = patterned(len, 0);
         let (at_first, pieces) = compress(&bytes).expect("patterned bytes compress");
-        assert_eq!(trace_format::PreparedBlob::in_pieces(BlobId(at_first), len, pieces).to_raw().as_deref(), Ok(&bytes[..]));
-        assert_eq!(compress(&bytes.clone()).map(|(fingerprint, _)| fingerprint), Some(at_first), "the same contents elsewhere");
+        assert_eq!(trace_format::PreparedBlob::in_pieces(at_first, len, pieces).to_raw().as_deref(), Ok(&bytes[..]));
+        assert_eq!(compress(&bytes.clone()).expect("compressed").0, at_first, "the same contents elsewhere");
         for changed in [0, PIECE - 1, PIECE, len - 1] {
             let mut other = bytes.clone();
             other[changed] ^= 1;
-            assert_ne!(compress(&other).map(|(fingerprint, _)| fingerprint), Some(at_first), "a byte at {changed} changed");
+            assert_ne!(compress(&other).expect("compressed").0, at_first, "a byte at {changed} changed");
         }
         assert!(compress(&bytes[..IN_PARALLEL_FROM - 1]).is_none(), "too short to share out");
+        // A compressible start over a body that is not: copied, not stored bigger.
+        let mut noisy = bytes.clone();
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        for byte in &mut noisy[1 << 20..] {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            *byte = (state >> 32) as u8;
+        }
+        assert!(compress(&noisy).is_none());
     }
 }

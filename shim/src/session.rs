@@ -167,21 +167,29 @@ extern "C" fn finish_at_exit() {
         let stopped = entry::stop_for_exit();
         let ours = |session: &Session| session.pid == std::process::id();
         let Some(api) = lock().as_ref().filter(|session| ours(session)).map(|session| session.api) else { return };
-        // A failure taking the final contents leaves them out, never the trace's index.
-        if stopped.is_none() {
+        // A failure taking the final contents marks the trace partial, and never costs its index
+        // (recording has stopped for exit, so the failure is said here, not by `stop_recording`).
+        let stopped = stopped.or_else(|| {
             // The API module takes its own lock before the session's (the lock order).
-            entry::guarded("exit", || match api {
+            let failed = entry::guarded("taking the final contents", || match api {
                 Api::OpenCl => crate::opencl::end_of_program(),
                 Api::Cuda => crate::cuda::end_of_program(),
                 Api::LevelZero => crate::level_zero::end_of_program(),
             });
-        }
+            if let Some(failure) = &failed {
+                crate::log::error!("{failure}; the trace is marked partial");
+            }
+            failed
+        });
         let mut session = lock();
         let Some(session) = session.as_mut().filter(|session| ours(session)) else { return };
-        entry::guarded("exit", || match stopped {
+        let ended = entry::guarded("ending the trace", || match &stopped {
             Some(why) => session.recorder.partial("shim", &format!("recording stopped early: {why}")),
             None => session.recorder.end_of_program(None),
         });
+        if let Some(failure) = ended {
+            crate::log::error!("{failure}; the trace is complete up to its last window");
+        }
         session.writer.finish();
         let (bytes, took) = crate::large_buffers::copied();
         let (buffers, fresh) = crate::large_buffers::taken();

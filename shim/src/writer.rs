@@ -379,4 +379,30 @@ mod tests {
             assert_eq!(&*read.blobs.get(blob).expect("stored"), &bytes[..]);
         }
     }
+
+    /// A blob compressed where it lay comes prepared: stored under its own id, its bytes in
+    /// flight counted out again, read back exactly.
+    #[test]
+    fn a_blob_compressed_in_pieces_is_stored_under_its_id_and_counted_out() {
+        let path = std::env::temp_dir().join(format!("reprise-writer-pieces-{}.trace", std::process::id()));
+        let mut sink = WriterSink::start(&path).expect("a trace file");
+        let header = Header { api: Api::Cuda, producer: "test".into(), command_line: vec![], process_id: 1, started_unix_s: 0 };
+        sink.record(Record::Header(header));
+        sink.record(Record::Memory(Memory { kind: MemKind::Buffer, size: 1, address: 0, flags: 0, device: None }));
+        let bytes: Vec<u8> = (0..(crate::in_pieces::IN_PARALLEL_FROM as u32 + 1000)).map(|at| (at / 4096) as u8).collect();
+        let (id, pieces) = crate::in_pieces::compress(&bytes).expect("compressible");
+        assert_eq!(sink.prepared_blob(PreparedBlob::in_pieces(id, bytes.len(), pieces)), id);
+        let segment = SegmentId(0);
+        sink.records(vec![
+            Record::SegmentBegin { ordinal: 0 },
+            Record::InitialState { segment, state: MemState { mem: MemId(0), blob: id } },
+            Record::SegmentEnd { segment, ended_by: "test".into(), expected: vec![] },
+        ]);
+        sink.finish();
+        assert_eq!(sink.in_flight.state.lock().expect("not poisoned").bytes, 0);
+        let read = trace_format::read_trace(&path).expect("a readable trace");
+        std::fs::remove_file(&path).expect("removed");
+        assert_eq!(read.trace.segments[0].initial[0].blob, id);
+        assert!(*read.blobs.get(id).expect("stored") == bytes[..]);
+    }
 }

@@ -41,7 +41,7 @@ id_type!(
 );
 
 /// A blob's name, from its contents: the xxh3-128 of its bytes (`of`), or of its compressed
-/// pieces' hashes where a writer compressed it in pieces (`PreparedBlob::in_pieces`); blobs are
+/// pieces' hashes where a writer compressed it in pieces (`of_compressed_pieces`); blobs are
 /// deduplicated by it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct BlobId(pub u128);
@@ -49,6 +49,15 @@ pub struct BlobId(pub u128);
 impl BlobId {
     pub fn of(bytes: &[u8]) -> BlobId {
         BlobId(xxhash_rust::xxh3::xxh3_128(bytes))
+    }
+
+    /// The id of `raw_len` bytes compressed in pieces whose stored forms hash (xxh3-128) to
+    /// `piece_hashes`, in order: seeded, so that it never equals the id `of` gives raw bytes that
+    /// happen to spell the same hashes.
+    pub fn of_compressed_pieces(raw_len: usize, piece_hashes: impl Iterator<Item = u128>) -> BlobId {
+        const SEED: u64 = 0x5eed_0f_c0_ffee;
+        let joined: Vec<u8> = (raw_len as u64).to_le_bytes().into_iter().chain(piece_hashes.flat_map(u128::to_le_bytes)).collect();
+        BlobId(xxhash_rust::xxh3::xxh3_128_with_seed(&joined, SEED))
     }
 }
 

@@ -203,8 +203,6 @@ fn a_trailer_pointing_past_the_file_falls_back_to_scanning() {
     assert_eq!(file.trace.nodes.len(), 5);
 }
 
-/// Blobs longer than a chunk, written by the writer or prepared on other threads, compressible
-/// or not, read back exactly and under their content hash.
 /// Bytes lz4 cannot shrink.
 fn noise(len: usize) -> Vec<u8> {
     let mut state = 0x2545_f491_4f6c_dd1du64;
@@ -218,6 +216,8 @@ fn noise(len: usize) -> Vec<u8> {
         .collect()
 }
 
+/// Blobs longer than a chunk, written by the writer or prepared on other threads, compressible
+/// or not, read back exactly and under their content hash.
 #[test]
 fn large_blobs_read_back_whichever_way_they_were_compressed() {
     let compressible: Vec<u8> = (0..3_000_000u32).flat_map(|i| (i / 5).to_le_bytes()).collect();

@@ -54,12 +54,14 @@ fn fatbin_cubins(image: &[u8]) -> Vec<Cow<'_, [u8]>> {
         let payload_start = at.saturating_add(entry_header_len as usize);
         let Some(payload_end) = usize::try_from(payload_len).ok().and_then(|len| payload_start.checked_add(len)).filter(|&payload_end| payload_end <= end) else { break };
         let payload = &image[payload_start..payload_end];
-        let compressed = u64_at(image, at + ENTRY_FLAGS).is_some_and(|flags| flags & ENTRY_ZSTD != 0);
-        let cubin = match compressed {
-            true => decompressed(image, at, payload).map(Cow::Owned),
-            false => Some(Cow::Borrowed(payload)),
+        let long_header = entry_header_len as usize >= ENTRY_RAW_LEN + 8;
+        let compressed = long_header && u64_at(image, at + ENTRY_FLAGS).is_some_and(|flags| flags & ENTRY_ZSTD != 0);
+        let cubin = match (kind == FATBIN_ENTRY_ELF, compressed) {
+            (false, _) => None,
+            (true, true) => decompressed(image, at, payload).map(Cow::Owned),
+            (true, false) => Some(Cow::Borrowed(payload)),
         };
-        if let Some(cubin) = cubin.filter(|cubin| kind == FATBIN_ENTRY_ELF && cubin.starts_with(ELF_MAGIC)) {
+        if let Some(cubin) = cubin.filter(|cubin| cubin.starts_with(ELF_MAGIC)) {
             cubins.push(cubin);
         }
         if entry_header_len == 0 || payload_end <= at {

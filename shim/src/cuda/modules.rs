@@ -39,7 +39,11 @@ unsafe fn loaded(call: &str, program: *mut c_void, image: *const c_void) -> Reco
             let unread = UnreadImage { kind: trace_kind(image.kind), address: image.bytes.as_ptr() as usize, len: image.bytes.len() };
             state.unread_images.insert(key(program), unread);
         }
-        Ok(image) => recorder.program_created(key(program), vec![(trace_kind(image.kind), image.bytes.to_vec())]),
+        Ok(image) => {
+            // A handle the driver hands out again names this image now, not one read later.
+            state.unread_images.remove(&key(program));
+            recorder.program_created(key(program), vec![(trace_kind(image.kind), image.bytes.to_vec())])
+        }
         Err(error) => recorder.partial(call, &format!("its module image could not be read: {error}")),
     })
 }
@@ -174,8 +178,8 @@ fn kernel_known(state: &mut State, recorder: &mut Recorder, function: Key, progr
 
 /// `cuModuleUnload` and `cuLibraryUnload`: the program's variables go as freed memory goes (what
 /// the capture wrote into them is read first), and its kernels' handles are forgotten, with
-/// their layouts: the driver may hand them out again for another program's kernels, which a
-/// launch then finds out anew (`identify`, or the lookup's hook).
+/// their layouts and its image if not read yet: the driver may hand them out again for another
+/// program's kernels, which a launch then finds out anew (`identify`, or the lookup's hook).
 pub unsafe fn unload(forward: &mut Forward<'_, CUresult>, call: &str, program: *mut c_void) -> Recorded {
     let program = key(program);
     let variables = with_state(|state| state.program_variables.get(&program).cloned().unwrap_or_default());
@@ -185,7 +189,11 @@ pub unsafe fn unload(forward: &mut Forward<'_, CUresult>, call: &str, program: *
     }
     forward.call();
     if succeeded(forward) {
-        with_state(|state| forget_kernels_of(state, program));
+        with_state(|state| {
+            forget_kernels_of(state, program);
+            // Its image may lie in an object unloaded with it: never read once the handle goes.
+            state.unread_images.remove(&program);
+        });
     }
     Ok(())
 }

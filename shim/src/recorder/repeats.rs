@@ -23,8 +23,8 @@ const KEPT: usize = 4096;
 
 #[derive(Default)]
 pub struct Repeats {
-    /// The blob each fingerprint (with its length) was kept in: of the contents, or of their
-    /// compressed form (`in_pieces::compress`).
+    /// The blob each fingerprint (with its length) was kept in: of the contents, or the id of
+    /// their compressed form (`in_pieces::compress`, seeded apart from fingerprints).
     blobs: HashMap<(usize, u128), BlobId>,
     /// How often in a row the contents at each place were new.
     misses: HashMap<(usize, usize), u8>,
@@ -60,7 +60,7 @@ impl Repeats {
     /// by `fingerprint` (of the contents) too, where known.
     fn kept_new(&mut self, bytes: &[u8], fingerprint: Option<u128>, sink: &mut dyn Sink) -> BlobId {
         let blob = match in_pieces::compress(bytes) {
-            Some((compressed, pieces)) => self.compressed(bytes.len(), compressed, pieces, sink),
+            Some((id, pieces)) => self.compressed(bytes.len(), id, pieces, sink),
             None => copied(bytes, sink),
         };
         if let Some(fingerprint) = fingerprint {
@@ -75,8 +75,8 @@ impl Repeats {
     /// compression on one preparing thread); others go to the preparing threads as they are.
     pub fn owned_blob(&mut self, bytes: Vec<u8>, sink: &mut dyn Sink) -> BlobId {
         match in_pieces::compress(&bytes) {
-            Some((compressed, pieces)) => {
-                let blob = self.compressed(bytes.len(), compressed, pieces, sink);
+            Some((id, pieces)) => {
+                let blob = self.compressed(bytes.len(), id, pieces, sink);
                 large_buffers::give_back(bytes);
                 blob
             }
@@ -84,14 +84,14 @@ impl Repeats {
         }
     }
 
-    /// The blob of `len` bytes compressed where they lay into `pieces`, whose compressed form
-    /// has the fingerprint `compressed`: one kept before, or a new one.
-    fn compressed(&mut self, len: usize, compressed: u128, pieces: Vec<Vec<u8>>, sink: &mut dyn Sink) -> BlobId {
-        if let Some(&blob) = self.blobs.get(&(len, compressed)) {
+    /// The blob of `len` bytes compressed where they lay into `pieces`, named `id` by their
+    /// compressed form: one kept before, or a new one.
+    fn compressed(&mut self, len: usize, id: BlobId, pieces: Vec<Vec<u8>>, sink: &mut dyn Sink) -> BlobId {
+        if let Some(&blob) = self.blobs.get(&(len, id.0)) {
             return blob;
         }
-        let blob = sink.prepared_blob(PreparedBlob::in_pieces(BlobId(compressed), len, pieces));
-        self.remember((len, compressed), blob);
+        let blob = sink.prepared_blob(PreparedBlob::in_pieces(id, len, pieces));
+        self.remember((len, id.0), blob);
         blob
     }
 
@@ -196,8 +196,11 @@ mod tests {
         assert_eq!(kept.prepared, [true; 5], "none copied");
         // Fingerprinted first (the first two steps) or not, contents come under the fingerprint
         // of their compressed form.
-        assert!(blobs.iter().zip(&steps).all(|(blob, bytes)| Some(blob.0) == in_pieces::compress(bytes).map(|(fingerprint, _)| fingerprint)));
-        // Contents compressed before, received elsewhere or at the place, are named by their blob.
+        assert!(blobs.iter().zip(&steps).all(|(blob, bytes)| Some(*blob) == in_pieces::compress(bytes).map(|(id, _)| id)));
+        // Contents compressed before, received elsewhere or at the place, are named by their blob:
+        // by their fingerprint where they were fingerprinted first (the first two steps), by the
+        // id of their compressed form otherwise.
+        assert_eq!(repeats.blob(0xa000, &steps[0], &mut kept), blobs[0]);
         assert_eq!(repeats.blob(0x9000, &steps[3], &mut kept), blobs[3]);
         assert_eq!(repeats.blob(0x1000, &steps[1], &mut kept), blobs[1]);
         assert_eq!(kept.blobs.len(), 5);

@@ -14,7 +14,7 @@ pub trait Sink: Send {
         Vec::new()
     }
     /// Contents of a blob; records sent later refer to it by the id returned, which the sink
-    /// may only resolve to the content hash (`BlobId::of`) on its own thread.
+    /// may only resolve to the blob's name (`BlobId::of`) on its own thread.
     fn blob(&mut self, bytes: Vec<u8>) -> BlobId;
     /// A blob hashed and compressed already, named by its own id.
     fn prepared_blob(&mut self, blob: PreparedBlob) -> BlobId;
