@@ -55,7 +55,7 @@ impl BlobId {
     /// `piece_hashes`, in order: seeded, so that it never equals the id `of` gives raw bytes that
     /// happen to spell the same hashes.
     pub fn of_compressed_pieces(raw_len: usize, piece_hashes: impl Iterator<Item = u128>) -> BlobId {
-        const SEED: u64 = 0x5eed_0f_c0_ffee;
+        const SEED: u64 = 0x5eed_0fc0_ffee;
         let joined: Vec<u8> = (raw_len as u64).to_le_bytes().into_iter().chain(piece_hashes.flat_map(u128::to_le_bytes)).collect();
         BlobId(xxhash_rust::xxh3::xxh3_128_with_seed(&joined, SEED))
     }
