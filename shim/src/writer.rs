@@ -335,15 +335,21 @@ mod tests {
         in_flight.enter(1);
     }
 
-    /// Large blobs are prepared on other threads, several at once; the trace still holds each
-    /// record after the blobs sent before it, naming each blob by its content.
-    #[test]
-    fn blobs_prepared_in_parallel_are_stored_in_order_under_their_content_ids() {
-        let path = std::env::temp_dir().join(format!("reprise-writer-{}.trace", std::process::id()));
+    /// A writer of a trace file named for `test`, which holds a header and one memory object.
+    fn started(test: &str) -> (std::path::PathBuf, WriterSink) {
+        let path = std::env::temp_dir().join(format!("reprise-writer-{test}-{}.trace", std::process::id()));
         let mut sink = WriterSink::start(&path).expect("a trace file");
         let header = Header { api: Api::Cuda, producer: "test".into(), command_line: vec![], process_id: 1, started_unix_s: 0 };
         sink.record(Record::Header(header));
         sink.record(Record::Memory(Memory { kind: MemKind::Buffer, size: 3 << 20, address: 0, flags: 0, device: None }));
+        (path, sink)
+    }
+
+    /// Large blobs are prepared on other threads, several at once; the trace still holds each
+    /// record after the blobs sent before it, naming each blob by its content.
+    #[test]
+    fn blobs_prepared_in_parallel_are_stored_in_order_under_their_content_ids() {
+        let (path, mut sink) = started("parallel");
         // Large (handed to preparing threads) and small blobs, compressible and not, alternating.
         let mut contents: Vec<Vec<u8>> = (0..24u32)
             .map(|index| match index % 3 {
@@ -384,11 +390,7 @@ mod tests {
     /// flight counted out again, read back exactly.
     #[test]
     fn a_blob_compressed_in_pieces_is_stored_under_its_id_and_counted_out() {
-        let path = std::env::temp_dir().join(format!("reprise-writer-pieces-{}.trace", std::process::id()));
-        let mut sink = WriterSink::start(&path).expect("a trace file");
-        let header = Header { api: Api::Cuda, producer: "test".into(), command_line: vec![], process_id: 1, started_unix_s: 0 };
-        sink.record(Record::Header(header));
-        sink.record(Record::Memory(Memory { kind: MemKind::Buffer, size: 1, address: 0, flags: 0, device: None }));
+        let (path, mut sink) = started("pieces");
         let bytes: Vec<u8> = (0..(crate::in_pieces::IN_PARALLEL_FROM as u32 + 1000)).map(|at| (at / 4096) as u8).collect();
         let (id, pieces) = crate::in_pieces::compress(&bytes).expect("compressible");
         assert_eq!(sink.prepared_blob(PreparedBlob::in_pieces(id, bytes.len(), pieces)), id);
