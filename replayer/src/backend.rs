@@ -216,9 +216,19 @@ pub trait Backend {
     /// Called with a segment's nodes (`ids[i]` is the id of `nodes[i]`) before it runs, outside
     /// the timed part: a backend checks them against its objects and the device, prepares what
     /// they need from the trace's blobs, and lets go of what earlier segments needed that nothing
-    /// built holds.
+    /// built holds, once they ran (see `stages_ahead`).
     fn stage(&mut self, _ids: &[NodeId], _nodes: &[Node], _blobs: &BlobStore) -> BackendResult<()> {
         Ok(())
+    }
+
+    /// Whether the replay may stage another segment before the ones staged so far have run. It
+    /// then submits them back to back and waits once, at the end (or where the host must look:
+    /// a comparison, a recorded fault, memory the host wrote), so the device never idles between
+    /// segments the recording separated only because the program's host looked. A backend that
+    /// says yes keeps each segment's staged data until a `finish` after it ran, and lets a
+    /// command buffer be updated while an earlier launch of it is pending.
+    fn stages_ahead(&self) -> bool {
+        false
     }
 
     /// Replace the contents of a memory object from `offset` on (its initial state and

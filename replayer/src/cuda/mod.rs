@@ -43,6 +43,10 @@ pub fn devices() -> BackendResult<Vec<crate::devices::Listed>> {
     Ok(driver::devices()?.into_iter().map(|(_, listed)| listed).collect())
 }
 
+/// The most pinned memory segments staged ahead hold (see `Backend::stages_ahead`): past it, the
+/// replay waits for them before staging more.
+const STAGED_AHEAD_LIMIT: usize = 256 << 20;
+
 fn not_loaded() -> BackendError {
     BackendError::Unsupported("the trace is not loaded yet".into())
 }
@@ -65,6 +69,9 @@ pub struct CudaBackend {
     received: Vec<(NodeId, Rc<HostBuffer>, Extent)>,
     /// Set by `finish`: the next submission starts a new run.
     finished: bool,
+    /// Pinned bytes staged for segments that have not run to a `finish` yet (`None`: no such
+    /// segment). Their data stays while more are staged ahead, up to `STAGED_AHEAD_LIMIT`.
+    staged_ahead: Option<usize>,
     /// Loaded at the first `flush_printed`.
     printf_flush: Option<printf_flush::PrintfFlush>,
     /// When each memory object is in use (by `MemId` index), where the trace reuses addresses.
@@ -89,6 +96,7 @@ impl CudaBackend {
             origin: None,
             received: Vec::new(),
             finished: false,
+            staged_ahead: None,
             printf_flush: None,
             spans: Vec::new(),
         })
@@ -202,11 +210,18 @@ impl Backend for CudaBackend {
         // could not go back to the pool: each segment freed and pinned them anew, inside the
         // timed run (eager replays without --compare: 4.5 ms per iteration instead of 0.7).
         self.received.clear();
+        let keep_earlier = self.staged_ahead.is_some();
         let objects = self.objects_mut()?;
         if let Some(node) = nodes.first() {
             objects.relocation.at_segment(node.segment.0);
         }
-        objects.stage(ids, nodes, blobs)
+        let pinned = objects.stage(ids, nodes, blobs, keep_earlier)?;
+        self.staged_ahead = Some(self.staged_ahead.unwrap_or(0) + pinned);
+        Ok(())
+    }
+
+    fn stages_ahead(&self) -> bool {
+        self.staged_ahead.is_none_or(|pinned| pinned < STAGED_AHEAD_LIMIT)
     }
 
     fn write_memory(&mut self, mem: MemId, offset: u64, data: &[u8]) -> BackendResult<()> {
@@ -336,6 +351,11 @@ impl Backend for CudaBackend {
         // variable, carried over between runs; `untracked_variables` puts it back.)
         // SAFETY: the backend's context is current.
         check(unsafe { sys::cuCtxSynchronize() }, "cuCtxSynchronize")?;
+        // The staged segments ran if something was submitted since the last `finish`; one between
+        // staging and submitting (writing initial states) leaves them staged.
+        if !self.finished {
+            self.staged_ahead = None;
+        }
         self.finished = true;
         self.eager_graphs.clear();
         if !self.options.profile {

@@ -29,12 +29,12 @@ pub struct Objects {
     /// Program variables whose recorded contents the replay has not written yet: the first
     /// write tells what in them is an address into a loaded module (`learn_module_words`).
     pub variables_unwritten: BTreeSet<MemId>,
-    /// Recorded host data of the current segment's copies to the device, pinned, by blob; a
+    /// Recorded host data of the staged segments' copies to the device, pinned, by blob; a
     /// graph holds on to those it copies from.
     pub sources: HashMap<BlobId, Rc<HostBuffer>>,
     /// Where copies to the host land whose data the trace does not keep.
     pub sink: HostBuffer,
-    /// Where each copy of the staged segment lands whose data the trace keeps (by node), to be
+    /// Where each copy of the staged segments lands whose data the trace keeps (by node), to be
     /// compared; a graph holds on to those its copies land in.
     pub landings: HashMap<NodeId, Rc<HostBuffer>>,
     /// Pinned buffers of landings, sources and restored contents no segment uses now, kept for the next.
@@ -132,10 +132,11 @@ impl Objects {
     }
 
     /// Pins the host data `nodes` copy to the device, and lets go of what earlier segments pinned
-    /// that no graph holds; grows the sink to what they copy to the host; creates the events
-    /// their event records and waits name.
-    pub fn stage(&mut self, ids: &[NodeId], nodes: &[Node], blobs: &BlobStore) -> BackendResult<()> {
-        self.stage_landings(ids, nodes)?;
+    /// that no graph holds, unless `keep_earlier` (segments staged before have not run yet); grows
+    /// the sink to what they copy to the host; creates the events their event records and waits
+    /// name. Returns the bytes it pinned for them.
+    pub fn stage(&mut self, ids: &[NodeId], nodes: &[Node], blobs: &BlobStore, keep_earlier: bool) -> BackendResult<usize> {
+        let mut pinned = self.stage_landings(ids, nodes, keep_earlier)?;
         let mut needed = BTreeSet::new();
         let mut sink_len = self.sink.len as u64;
         let events = &mut self.events;
@@ -162,13 +163,16 @@ impl Objects {
             }
             Ok(())
         })?;
-        for (_, unneeded) in self.sources.extract_if(|blob, _| !needed.contains(blob)) {
-            self.pinned.give(unneeded);
+        if !keep_earlier {
+            for (_, unneeded) in self.sources.extract_if(|blob, _| !needed.contains(blob)) {
+                self.pinned.give(unneeded);
+            }
         }
         for blob in needed {
             if let std::collections::hash_map::Entry::Vacant(entry) = self.sources.entry(blob) {
                 let mut bytes = blobs.get(blob).map_err(|e| BackendError::Unsupported(e.to_string()))?.into_owned();
                 self.relocation.to_replay(&mut bytes);
+                pinned += bytes.len();
                 entry.insert(self.pinned.take_with(&bytes)?);
             }
         }
@@ -176,25 +180,29 @@ impl Objects {
             let grown = HostBuffer::zeroed(sink_len as usize)?;
             self.outgrown_sinks.push(std::mem::replace(&mut self.sink, grown));
         }
-        Ok(())
+        Ok(pinned)
     }
 }
 
 impl Objects {
     /// A landing buffer for each copy among `nodes` whose received data the trace keeps, from
-    /// the pool.
-    fn stage_landings(&mut self, ids: &[NodeId], nodes: &[Node]) -> BackendResult<()> {
-        // The last segment's go back to the pool (`stage` dropped what its run received).
-        for (_, landing) in self.landings.drain() {
-            self.pinned.give(landing);
+    /// the pool; the bytes they hold.
+    fn stage_landings(&mut self, ids: &[NodeId], nodes: &[Node], keep_earlier: bool) -> BackendResult<usize> {
+        // The earlier segments' go back to the pool once they ran (`stage` dropped what they received).
+        if !keep_earlier {
+            for (_, landing) in self.landings.drain() {
+                self.pinned.give(landing);
+            }
         }
+        let mut pinned = 0;
         for (id, node) in ids.iter().zip(nodes) {
             let Command::Copy(copy @ trace_format::Copy { dst: Place::Host { data: Some(_) }, .. }) = &node.command else { continue };
             let span = crate::extent::span(&copy.extent, false) as usize;
             let landing = self.pinned.take(span)?;
+            pinned += landing.len;
             self.landings.insert(*id, landing);
         }
-        Ok(())
+        Ok(pinned)
     }
 
     /// The event standing for the trace's event number `event`.

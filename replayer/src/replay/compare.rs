@@ -10,7 +10,7 @@ use super::addresses::address_words;
 use super::printed::{Lines, PrintedRuns};
 use crate::memory_diff::{hex, ByteDifference};
 use serde::Serialize;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 use trace_format::{MemId, NodeId};
 
@@ -346,6 +346,8 @@ pub struct Checker {
     racy: HashMap<(u32, Subject), Vec<Range<usize>>>,
     /// What the first run of each segment printed where it differed from the recording.
     printed: HashMap<u32, PrintedRuns>,
+    /// The segments the first run differed in (memory, received data or what they printed).
+    watched: HashSet<u32>,
     pub comparison: Comparison,
 }
 
@@ -371,6 +373,11 @@ impl Checker {
         self.differed.contains_key(&(segment, subject))
     }
 
+    /// Whether a middle run of `segment` can tell anything about any of its subjects.
+    pub fn watches_segment(&self, segment: u32) -> bool {
+        self.watched.contains(&segment)
+    }
+
     pub fn check(&mut self, run: Run, segment: u32, subject: Subject, expected: &[u8], actual: Vec<u8>, rule: Rule) {
         if subject == Subject::Printed {
             return self.check_printed(run, segment, expected, &actual);
@@ -383,6 +390,7 @@ impl Checker {
         match run {
             Run::First => {
                 if !differences(expected, &actual, rule).is_empty() {
+                    self.watched.insert(segment);
                     self.differed.insert((segment, subject), Differed { first: actual, unstable: Vec::new() });
                 }
             }
@@ -430,6 +438,7 @@ impl Checker {
             // As with memory, only a first run that differed from the recording is kept.
             Run::First => {
                 if now != Lines::of(recorded) {
+                    self.watched.insert(segment);
                     self.printed.insert(segment, PrintedRuns::new(now));
                 }
             }

@@ -1,5 +1,6 @@
 //! The replay driver. It loads a validated trace's objects into a backend; then, for a warm-up
-//! iteration and each timed one, it streams the trace's segments, one at a time:
+//! run, each timed one, and (to compare or profile) a last one, it streams the trace's segments,
+//! one at a time:
 //!
 //! 1. read the segment (`TraceReader::segments`), apply the what-if patches (`Overrides`),
 //!    inline the program's own graphs (`Inliner`);
@@ -7,18 +8,23 @@
 //!    is kept as its base; the others get the patches that turn the base into them), plan the
 //!    family once (its base's partitions stand for every member's), and let the backend stage
 //!    the segment's host data (`Backend::stage`);
-//! 3. write the initial states the device does not hold (`RecordedContents`), untimed;
-//! 4. run it, timed: graph mode builds the family's command buffers at its first member and
-//!    patches them before each one (the patches made before the clock starts), running eager
-//!    partitions from the member's own nodes; eager mode submits the member's nodes partition by
-//!    partition; then wait;
-//! 5. with a comparison, compare what it left with the recording after each iteration (later
-//!    ones only where the first differed; `compare_segment`, see `compare`), and note the
-//!    segment's hazards in the first; with a profile, keep the last iteration's
-//!    device times; then drop the segment.
+//! 3. write the initial states the device does not hold (`RecordedContents`), untimed, once the
+//!    segments staged before have run;
+//! 4. run the staged segments, timed, back to back where the backend stages ahead
+//!    (`Backend::stages_ahead`): graph mode builds the family's command buffers at its first
+//!    member and patches them before each one (the patches made before the clock starts),
+//!    running eager partitions from the member's own nodes; eager mode submits the member's
+//!    nodes partition by partition; then wait. The recording's segments end where the program's
+//!    host looked; the replay's host waits only where it looks itself: a segment it compares,
+//!    profiles or expects to fail runs alone, and memory is written between segments;
+//! 5. with a comparison, compare what a segment left with the recording in the first run and
+//!    the last (in the runs between, only where the first differed; `compare_segment`, see
+//!    `compare`), and note the segment's hazards in the first; with a profile, keep the last
+//!    run's device times; then drop the segment.
 //!
 //! What stays in memory is the trace's objects, each family's base, plan, command buffers and
-//! varying slots, and what the device holds per memory object: never the whole trace.
+//! varying slots, what the device holds per memory object, and the segments staged ahead (at
+//! most `STAGED_SEGMENTS`): never the whole trace.
 
 pub(crate) mod addresses;
 mod compare;
@@ -47,7 +53,7 @@ use contents::RecordedContents;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::{Duration, Instant};
-use trace_format::{BlobId, Command, Copy, FormatError, MemId, Node, NodeId, Patch, Place, TraceReader};
+use trace_format::{BlobId, Command, Copy, FormatError, MemId, MemState, Node, NodeId, Patch, Place, TraceReader};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -60,7 +66,8 @@ pub enum Mode {
 
 pub struct RunOptions {
     pub mode: Mode,
-    /// Timed iterations; one warm-up iteration runs before them.
+    /// Timed iterations; one warm-up iteration runs before them, and one untimed after them to
+    /// compare or profile.
     pub iterations: usize,
     pub compare: bool,
     /// Collect per-node device times in the last iteration (`Backend::timings`).
@@ -86,7 +93,7 @@ pub struct RunReport {
     pub time_per_iteration_us: Option<TimeStats>,
     /// The part of each iteration the host spent submitting: patching and launching command
     /// buffers or enqueuing commands, and any wait those need (a rebuild waits for the buffer it
-    /// replaces); the rest is the wait for each segment's end.
+    /// replaces); the rest is waiting for the device.
     pub submitting_per_iteration_us: Option<TimeStats>,
     /// The timed iterations' times, in microseconds.
     #[serde(skip)]
@@ -138,6 +145,26 @@ pub enum ReplayError {
     Blob(#[from] FormatError),
     #[error("cannot capture what the device prints: {0}")]
     Printed(#[from] std::io::Error),
+}
+
+/// The most segments, and nodes, the replay stages ahead before it submits them (see
+/// `Backend::stages_ahead`): what it holds of them stays bounded.
+const STAGED_SEGMENTS: usize = 64;
+const STAGED_NODES: usize = 1 << 14;
+
+/// A segment staged, waiting to be submitted with those staged before it.
+struct Staged {
+    graph: SegmentGraph,
+    family: usize,
+    /// Graph mode: the patches that turn its family's command buffers into it, by partition.
+    patches: Vec<Vec<Patch>>,
+}
+
+/// The timed parts of a run: submitting and waiting, and the submitting alone.
+#[derive(Default)]
+struct Clock {
+    elapsed: Duration,
+    submitting: Duration,
 }
 
 /// A native command buffer and the patches it holds now.
@@ -210,7 +237,10 @@ impl<'r> Replayer<'r> {
     pub fn run(&mut self, options: &RunOptions, progress: &mut dyn FnMut(usize, usize)) -> Result<RunReport, ReplayError> {
         let mut counters = Counters::default();
         let replaced = self.first_initial_states(options.inputs.keys().copied().collect())?;
-        let total = options.iterations + 1;
+        // Comparisons and profiles end with a run of their own, untimed: it waits after each
+        // segment to read what the segment left, where the timed runs wait as little as they can.
+        let looks_last = options.compare || options.profile;
+        let total = options.iterations + 1 + usize::from(looks_last);
         let mut iteration_us = Vec::with_capacity(options.iterations);
         let mut submitting_us = Vec::with_capacity(options.iterations);
         let mut checker = options.compare.then(Checker::default);
@@ -236,7 +266,8 @@ impl<'r> Replayer<'r> {
             let mut inputs_written = HashSet::new();
             let mut contents = RecordedContents::default();
             let mut inliner = Inliner::new(self.reader.node_count());
-            let (mut elapsed, mut submitting) = (Duration::ZERO, Duration::ZERO);
+            let mut clock = Clock::default();
+            let mut staged: Vec<Staged> = Vec::new();
             partitions = 0;
             for segment in self.reader.segments() {
                 let mut segment = segment?;
@@ -251,8 +282,24 @@ impl<'r> Replayer<'r> {
                 let backend = &*self.backend;
                 let placement = self.families.place(&graph, &|command| backend.can_record(command));
                 partitions += self.plan(placement.family)?.plan.partitions.len();
+                // Where the host looks after the segment, it runs alone. What it prints is taken
+                // in every run that compares (else it would reach the replay's own output).
+                let looks = recorded_fault.is_some()
+                    || (last && options.profile)
+                    || match (&checker, compared_run) {
+                        (None, _) => false,
+                        (Some(_), Run::First | Run::Last) => true,
+                        (Some(checker), Run::Middle) => checker.watches_segment(graph.segment.0) || graph.recorded.printed.is_some(),
+                    };
+                let to_write: Vec<MemState> = contents.to_write(&graph.recorded).into_iter().cloned().collect();
+                let staged_nodes: usize = staged.iter().map(|staged| staged.graph.nodes.len()).sum();
+                let full = staged.len() >= STAGED_SEGMENTS || staged_nodes + graph.nodes.len() > STAGED_NODES;
+                // Memory is written once the segments staged before it ran.
+                if looks || full || !to_write.is_empty() || !graph.recorded.host_writes.is_empty() || !self.backend.stages_ahead() {
+                    self.run_staged(&mut staged, options.mode, &mut counters, &mut clock)?;
+                }
                 self.backend.stage(&graph.ids, &graph.nodes, self.reader.blobs())?;
-                for state in contents.to_write(&graph.recorded) {
+                for state in to_write {
                     let input = options.inputs.get(&state.mem).filter(|_| replaced.get(&state.mem) == Some(&state.blob) && inputs_written.insert(state.mem));
                     match input {
                         Some(data) => self.backend.write_memory(state.mem, 0, data)?,
@@ -263,26 +310,29 @@ impl<'r> Replayer<'r> {
                 for (mem, offset, bytes) in contents::joined_host_writes(&graph.recorded.host_writes, self.reader.blobs())? {
                     self.backend.write_memory(mem, offset, &bytes)?;
                 }
+                contents.segment_ran(&graph.recorded, &memory_used(&graph.nodes));
                 let patches = match options.mode {
                     Mode::Graph => self.patches_by_partition(&graph, placement.family),
                     Mode::Eager => Vec::new(),
                 };
+                let printed_recorded = graph.recorded.printed;
+                staged.push(Staged { graph, family: placement.family, patches });
+                if !looks {
+                    continue;
+                }
                 // What the device prints is compared where the recording kept what it printed.
-                let capture = match (&checker, graph.recorded.printed) {
+                let capture = match (&checker, printed_recorded) {
                     (Some(_), Some(_)) => Some(StdoutCapture::begin()?),
                     _ => None,
                 };
-                let started = Instant::now();
-                let ran = match options.mode {
-                    Mode::Graph => self.run_graph(&graph, placement.family, patches, &mut counters),
-                    Mode::Eager => self.run_eager(&graph, placement.family),
+                let (ran, looked) = match self.run_staged(&mut staged, options.mode, &mut counters, &mut clock) {
+                    Ok(looked) => (Ok(()), looked),
+                    Err(error) => (Err(error), None),
                 };
-                let submitted_here = started.elapsed();
-                let judged = judge(ran.and_then(|()| Ok(self.backend.finish()?)), recorded_fault, last);
-                let elapsed_here = started.elapsed();
+                let judged = judge(ran, recorded_fault, last);
                 let printed = match capture {
                     Some(capture) => {
-                        if let (Judged::AsRecorded, Some(recorded)) = (&judged, graph.recorded.printed) {
+                        if let (Judged::AsRecorded, Some(recorded)) = (&judged, printed_recorded) {
                             let expected = self.reader.blobs().get(recorded)?.len() as u64;
                             printed::flush_until(&capture, expected, &mut || Ok::<(), ReplayError>(self.backend.flush_printed()?))?;
                         }
@@ -307,23 +357,22 @@ impl<'r> Replayer<'r> {
                     }
                     Judged::Failed(error) => return Err(error),
                 }
-                elapsed += elapsed_here;
-                submitting += submitted_here;
-                contents.segment_ran(&graph.recorded, &memory_used(&graph.nodes));
+                let Some(Staged { graph, family, .. }) = looked else { continue };
                 if last && options.profile {
-                    self.keep_timings(&graph, placement.family, &mut timings)?;
+                    self.keep_timings(&graph, family, &mut timings)?;
                 }
                 if let Some(checker) = checker.as_mut() {
-                    self.compare_segment(&graph, placement.family, compared_run, &options.rules, checker)?;
-                    if let (Some(recorded), Some(printed)) = (graph.recorded.printed, printed) {
+                    self.compare_segment(&graph, family, compared_run, &options.rules, checker)?;
+                    if let (Some(recorded), Some(printed)) = (printed_recorded, printed) {
                         let expected = self.reader.blobs().get(recorded)?;
                         checker.check(compared_run, graph.segment.0, Subject::Printed, &expected, printed, Rule::Exact);
                     }
                 }
             }
-            if iteration > 0 {
-                iteration_us.push(elapsed.as_secs_f64() * 1e6);
-                submitting_us.push(submitting.as_secs_f64() * 1e6);
+            self.run_staged(&mut staged, options.mode, &mut counters, &mut clock)?;
+            if iteration > 0 && !(last && looks_last) {
+                iteration_us.push(clock.elapsed.as_secs_f64() * 1e6);
+                submitting_us.push(clock.submitting.as_secs_f64() * 1e6);
             }
             progress(iteration + 1, total);
         }
@@ -346,6 +395,32 @@ impl<'r> Replayer<'r> {
             timings,
             ended_as_recorded,
         })
+    }
+
+    /// Submits the `staged` segments back to back and waits for them, timed on `clock`; returns
+    /// the last of them (the one the host looks at, where it ran alone).
+    fn run_staged(&mut self, staged: &mut Vec<Staged>, mode: Mode, counters: &mut Counters, clock: &mut Clock) -> Result<Option<Staged>, ReplayError> {
+        if staged.is_empty() {
+            return Ok(None);
+        }
+        let started = Instant::now();
+        let mut ran = Ok(());
+        for segment in staged.iter_mut() {
+            ran = match mode {
+                Mode::Graph => self.run_graph(&segment.graph, segment.family, std::mem::take(&mut segment.patches), counters),
+                Mode::Eager => self.run_eager(&segment.graph, segment.family),
+            };
+            if ran.is_err() {
+                break;
+            }
+        }
+        let submitted = started.elapsed();
+        let ran = ran.and_then(|()| Ok(self.backend.finish()?));
+        clock.elapsed += started.elapsed();
+        clock.submitting += submitted;
+        let last = staged.pop();
+        staged.clear();
+        ran.map(|()| last)
     }
 
     /// What the recording first starts each of `replaced` (`--input`) memory with, which the
@@ -573,6 +648,9 @@ fn packed_rows(extent: &trace_format::Extent, host: &[u8]) -> Option<Vec<u8>> {
     }
     Some(packed)
 }
+
+#[cfg(test)]
+mod ahead_tests;
 
 #[cfg(test)]
 mod fault_tests {

@@ -183,12 +183,15 @@ fn kernel_known(state: &mut State, recorder: &mut Recorder, function: Key, progr
 pub unsafe fn unload(forward: &mut Forward<'_, CUresult>, call: &str, program: *mut c_void) -> Recorded {
     let program = key(program);
     let variables = with_state(|state| state.program_variables.get(&program).cloned().unwrap_or_default());
-    for variable in variables {
+    // Read while they exist; forgotten only once they are gone (a failed unload leaves them).
+    for &variable in &variables {
         super::memory::final_contents_before_free(call, variable)?;
-        super::memory::releasing(variable)?;
     }
     forward.call();
     if succeeded(forward) {
+        for variable in variables {
+            super::memory::releasing(variable)?;
+        }
         with_state(|state| {
             forget_kernels_of(state, program);
             // Its image may lie in an object unloaded with it: never read once the handle goes.
