@@ -91,6 +91,9 @@ enum Work {
     Hash,
     /// Compressed, and the compressed bytes hashed.
     Compress,
+    /// Panics: how a test makes work fail.
+    #[cfg(test)]
+    Panic,
 }
 
 /// `len` bytes at `from` to work on; borrowed by `work_through` until it returns.
@@ -141,6 +144,11 @@ impl Piece {
                 };
                 SCRATCH.try_with(|scratch| compress(&mut scratch.borrow_mut())).unwrap_or_else(|_| compress(&mut Vec::new()))
             }
+            #[cfg(test)]
+            Work::Panic => {
+                tests::PANICKED.fetch_add(1, Ordering::Relaxed);
+                panic!("a piece's work failed")
+            }
         }
     }
 }
@@ -158,6 +166,9 @@ struct Progress {
     unfinished: usize,
     /// What each piece's work gave, by place.
     results: Vec<Done>,
+    /// The first piece's work that panicked: raised again on the caller's thread once no thread
+    /// reads its memory any more (a helper that died with it would have left the caller waiting).
+    panicked: Option<Box<dyn std::any::Any + Send>>,
 }
 
 impl Job {
@@ -166,9 +177,14 @@ impl Job {
             let Some((place, piece)) = self.pieces.lock().unwrap_or_else(PoisonError::into_inner).pop() else { return };
             // SAFETY: disjoint pieces of `work_through`'s slices, which outlive every piece's
             // work (it waits for `unfinished` to reach zero).
-            let result = unsafe { piece.work() };
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| unsafe { piece.work() }));
             let mut progress = self.progress.lock().unwrap_or_else(PoisonError::into_inner);
-            progress.results[place] = result;
+            match result {
+                Ok(done) => progress.results[place] = done,
+                Err(payload) => {
+                    progress.panicked.get_or_insert(payload);
+                }
+            }
             progress.unfinished -= 1;
             if progress.unfinished == 0 {
                 self.finished.notify_all();
@@ -187,7 +203,7 @@ fn work_through(pieces: Vec<Piece>, len: usize) -> Vec<Done> {
     let count = pieces.len();
     let job = Arc::new(Job {
         pieces: Mutex::new(pieces.into_iter().enumerate().collect()),
-        progress: Mutex::new(Progress { unfinished: count, results: std::iter::repeat_with(Done::default).take(count).collect() }),
+        progress: Mutex::new(Progress { unfinished: count, results: std::iter::repeat_with(Done::default).take(count).collect(), panicked: None }),
         finished: Condvar::new(),
     });
     for helper in helpers() {
@@ -197,6 +213,10 @@ fn work_through(pieces: Vec<Piece>, len: usize) -> Vec<Done> {
     let mut progress = job.progress.lock().unwrap_or_else(PoisonError::into_inner);
     while progress.unfinished > 0 {
         progress = job.finished.wait(progress).unwrap_or_else(PoisonError::into_inner);
+    }
+    if let Some(payload) = progress.panicked.take() {
+        drop(progress);
+        std::panic::resume_unwind(payload);
     }
     std::mem::take(&mut progress.results)
 }
@@ -224,6 +244,9 @@ fn helpers() -> &'static [mpsc::Sender<Arc<Job>>] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Pieces whose work panicked (`Work::Panic`).
+    pub static PANICKED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
     fn patterned(len: usize, seed: u8) -> Vec<u8> {
         (0..len).map(|index| (index * 7 % 251) as u8 ^ seed).collect()
@@ -262,6 +285,20 @@ mod tests {
             let swapped = [&bytes[PIECE..2 * PIECE], &bytes[..PIECE], &bytes[2 * PIECE..]].concat();
             assert_ne!(fingerprint(&swapped), at_first);
         }
+    }
+
+    #[test]
+    fn a_piece_whose_work_panics_is_raised_on_the_caller_once_every_piece_is_done() {
+        let bytes = patterned(IN_PARALLEL_FROM + 3, 0);
+        // Every piece panics, on the helpers too: a helper that died with its piece would leave the
+        // caller waiting for it.
+        let pieces: Vec<Piece> = bytes.chunks(PIECE).map(|from| Piece { work: Work::Panic, from: from.as_ptr(), len: from.len() }).collect();
+        let count = pieces.len();
+        assert!(std::panic::catch_unwind(|| work_through(pieces, bytes.len())).is_err());
+        // Not raised before every piece was worked on: until then helpers read the memory.
+        assert_eq!(PANICKED.load(Ordering::Relaxed), count);
+        // The helpers live on.
+        assert_eq!(fingerprint(&bytes), fingerprint(&bytes.clone()));
     }
 
     #[test]
