@@ -494,6 +494,22 @@ fn a_reloaded_module_s_launches_are_decoded_with_its_own_parameters(unseen: bool
     }
 }
 
+/// The same, where the shim sees neither the lookup nor the second module's loading: the handle
+/// the driver hands out again is not taken for the unloaded kernel, and the trace says what it
+/// left out.
+#[test]
+fn a_kernel_handle_reused_by_a_module_the_shim_did_not_see_loaded_is_not_taken_for_the_unloaded_kernel() {
+    let mut program = TestProgram::build("reloaded_module_program");
+    program.env.push(("UNSEEN", PathBuf::from("1")));
+    program.env.push(("RELOAD_UNSEEN", PathBuf::from("1")));
+    let (output, file) = program.recorded();
+    assert_eq!(output, "same handle 1, words 6 6 3 3\n");
+    let trace = &file.trace;
+    let launches = trace.nodes.iter().filter(|node| matches!(node.command, Work::Kernel(_))).count();
+    assert_eq!(launches, 3, "only the first module's launches: {:?} {:?} {:?}", trace.kernels, trace.programs, trace.partial);
+    assert!(trace.partial.iter().any(|partial| partial.reason.contains("did not see loaded")), "{:?}", trace.partial);
+}
+
 /// `test_driver/device_printf_program.c`: what kernels print reaches the program's stdout as
 /// without the shim, and each window's lines are kept with its segment.
 #[test]

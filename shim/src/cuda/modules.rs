@@ -192,11 +192,12 @@ pub unsafe fn unload(forward: &mut Forward<'_, CUresult>, call: &str, program: *
         for variable in variables {
             super::memory::releasing(variable)?;
         }
-        with_state(|state| {
+        with_recorder(|state, recorder| {
             forget_kernels_of(state, program);
+            recorder.program_released(program);
             // Its image may lie in an object unloaded with it: never read once the handle goes.
             state.unread_images.remove(&program);
-        });
+        })?;
     }
     Ok(())
 }

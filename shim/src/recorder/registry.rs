@@ -126,6 +126,14 @@ impl Recorder {
         self.objects.programs.insert(key, ProgramEntry { images, ..ProgramEntry::default() });
     }
 
+    /// Program `key` and its kernels went (CUDA's unloading): handles the API hands out again
+    /// for a program or kernels the recorder is not told of are no longer taken for them.
+    pub fn program_released(&mut self, key: Key) {
+        self.objects_changed += 1;
+        self.objects.programs.remove(&key);
+        self.objects.kernels.retain(|_, kernel| kernel.program != key);
+    }
+
     /// The images a program was created from, as given to `program_created`.
     pub fn program_images(&self, key: Key) -> Option<&[(ImageKind, Vec<u8>)]> {
         self.objects.programs.get(&key).map(|program| program.images.as_slice())

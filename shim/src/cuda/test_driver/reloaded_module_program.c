@@ -5,7 +5,9 @@
 // with those, the last launch, whose structure differs from the one before past its first 8
 // bytes, would pass for a repeat of it). With UNSEEN set, the program finds its kernels through a
 // lookup the shim does not see (as the CUDA runtime may), so the shim asks the driver what each
-// launched handle is: the module's unloading must make it ask again.
+// launched handle is: the module's unloading must make it ask again. With RELOAD_UNSEEN set too,
+// the shim does not see the second module loaded either: its launches are not recorded as the
+// first module's kernel, whose handle they reuse.
 #include "driver.h"
 #include <stdlib.h>
 int main(void) {
@@ -23,6 +25,7 @@ int main(void) {
     for (int i = 0; i < 3; i++) add1(function, 0, data, 4);
     cuStreamSynchronize(0);
     cuModuleUnload(module);
+    if (getenv("RELOAD_UNSEEN")) cuModuleLoadData = (int (*)(void **, const void *))dlsym(cuda, "fakeModuleLoadDataUnseen");
     cuModuleLoadData(&module, "//wide\n.version 9.0\n.target sm_90\n.visible .entry add1() { ret; }\n");
     cuModuleGetFunction(&again, module, "add1");
     struct { CUdeviceptr data; long tag; } wide = {data, 7};
