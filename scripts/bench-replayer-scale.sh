@@ -6,7 +6,8 @@
 # 10,000 segments, to show the synthetic traces are alike. For each trace: what it holds, then the
 # wall time, CPU time and peak memory (maximum resident set size, as `/usr/bin/time -v` reports it)
 # of `replayer info`, `validate`, and `replay --iterations 1 --compare` as command buffers and
-# eagerly on PoCL (a warm-up iteration, then one timed; "per iteration" is the timed one).
+# eagerly on PoCL (a warm-up iteration, one timed, and an untimed one that compares; "per iteration" is
+# the timed one).
 # usage: scripts/bench-replayer-scale.sh [SEGMENTS...]   (default: 1000 10000 100000 1000000)
 #   REPRISE_BENCH_DIR: where the traces go (default: a temporary directory, removed at the end)
 #   REPRISE_BASELINE_REPLAYER: an older replayer binary to measure beside this one, where it can:

@@ -265,6 +265,20 @@ for updates in native rebuild; do
 done
 echo "jacobi, µs per iteration (median of 50) with patches applied natively: $(median "$out/logs/jacobi.native.json"), by rebuilding each graph: $(median "$out/logs/jacobi.rebuild.json")" >>"$table"
 
+# A profile is one timeline of the last run: every segment's nodes, each segment after the one before.
+for mode in graph eager; do
+  profile="$out/logs/jacobi.$mode.profile.json"
+  "$replayer" replay "$work/jacobi.trace" --mode $mode --iterations 3 --profile "$profile" >/dev/null 2>>"$out/logs/jacobi.profile.err"
+  summary=$(python3 -c 'import json, sys
+events = [e for e in json.load(open(sys.argv[1]))["traceEvents"] if e["ph"] == "X"]
+segments = sorted({e["args"]["segment"] for e in events})
+spans = [(min(e["ts"] for e in events if e["args"]["segment"] == s), max(e["ts"] + e["dur"] for e in events if e["args"]["segment"] == s)) for s in segments]
+in_order = all(later[0] >= earlier[1] for earlier, later in zip(spans, spans[1:]))
+print("%d events, %d segments, %s" % (len(events), len(segments), "one after another" if in_order else "OVERLAPPING"))
+sys.exit(0 if in_order and len(segments) > 1 else 1)' "$profile" 2>&1) && echo "jacobi profile ($mode): $summary" >>"$table" ||
+    { echo "jacobi profile ($mode): FAILED: ${summary:-no profile}" >>"$table"; failures=$((failures + 1)); }
+done
+
 cat "$table"
 
 # The regression runner (issue 6) over the same CUDA programs, eager and graph timed side by side in

@@ -11,26 +11,31 @@ use cudarc::driver::sys::{self, CUdeviceptr, CUevent, CUstream};
 use std::collections::{BTreeSet, HashMap};
 use trace_format::{Command, MemId};
 
+/// A new event, timed or not, which its caller destroys.
+pub fn create_event(timed: bool) -> BackendResult<CUevent> {
+    let flags = if timed { sys::CUevent_flags::CU_EVENT_DEFAULT } else { sys::CUevent_flags::CU_EVENT_DISABLE_TIMING };
+    let mut event = std::ptr::null_mut();
+    // SAFETY: valid out-pointer.
+    check(unsafe { sys::cuEventCreate(&mut event, flags as u32) }, "cuEventCreate")?;
+    Ok(event)
+}
+
 /// Events reused from run to run: re-recording an event does not disturb waits already issued.
 pub struct EventPool {
-    flags: u32,
+    timed: bool,
     events: Vec<CUevent>,
     next: usize,
 }
 
 impl EventPool {
     pub fn new(timed: bool) -> EventPool {
-        let flags = if timed { sys::CUevent_flags::CU_EVENT_DEFAULT } else { sys::CUevent_flags::CU_EVENT_DISABLE_TIMING };
-        EventPool { flags: flags as u32, events: Vec::new(), next: 0 }
+        EventPool { timed, events: Vec::new(), next: 0 }
     }
 
     /// An event to record; the pool hands each out once until `recycle`.
     pub fn take(&mut self) -> BackendResult<CUevent> {
         if self.next == self.events.len() {
-            let mut event = std::ptr::null_mut();
-            // SAFETY: valid out-pointer.
-            check(unsafe { sys::cuEventCreate(&mut event, self.flags) }, "cuEventCreate")?;
-            self.events.push(event);
+            self.events.push(create_event(self.timed)?);
         }
         self.next += 1;
         Ok(self.events[self.next - 1])

@@ -61,7 +61,8 @@ pub struct CudaBackend {
     /// `graph::needs_graph`), until `finish`.
     eager_graphs: Vec<BuiltGraph>,
     events: EventPool,
-    /// With profiling: what ran since the last `finish`, and the event every time is measured from.
+    /// With profiling: what ran since the last `finish`, and the event every time is measured
+    /// from, recorded as each run begins (one timeline per run, segment after segment).
     timed: Vec<(NodeId, usize, CUevent, CUevent)>,
     origin: Option<CUevent>,
     /// The copies to the host submitted since the run began whose data is compared: node, where
@@ -93,7 +94,7 @@ impl CudaBackend {
             eager_graphs: Vec::new(),
             events: EventPool::new(options.profile),
             timed: Vec::new(),
-            origin: None,
+            origin: if options.profile { Some(eager::create_event(true)?) } else { None },
             received: Vec::new(),
             finished: false,
             staged_ahead: None,
@@ -102,10 +103,13 @@ impl CudaBackend {
         })
     }
 
-    /// A submission after `finish` begins a new run: what the last one received is dropped.
+    /// A submission after `finish` begins a new run: what the last one received, and its times
+    /// where `timings` did not take them, are dropped.
     fn begin_submission(&mut self) {
         if std::mem::take(&mut self.finished) {
             self.received.clear();
+            self.timed.clear();
+            self.events.recycle();
         }
     }
 
@@ -126,17 +130,6 @@ impl CudaBackend {
         }
     }
 
-    /// With profiling, the event the run's times count from, recorded before its first submission.
-    fn mark_origin(&mut self) -> BackendResult<()> {
-        if self.options.profile && self.origin.is_none() {
-            let origin = self.events.take()?;
-            // SAFETY: an event and the stream of this backend.
-            check(unsafe { sys::cuEventRecord(origin, self.main) }, "cuEventRecord")?;
-            self.origin = Some(origin);
-        }
-        Ok(())
-    }
-
     fn record_on_main(&mut self) -> BackendResult<CUevent> {
         let event = self.events.take()?;
         // SAFETY: an event and the stream of this backend.
@@ -146,7 +139,6 @@ impl CudaBackend {
 
     /// Launches an instantiated graph on the backend's stream, timed on its partition's first node.
     fn launch_graph(&mut self, exec: sys::CUgraphExec, first: Option<(NodeId, usize)>) -> BackendResult<()> {
-        self.mark_origin()?;
         let began = if self.options.profile { Some(self.record_on_main()?) } else { None };
         // SAFETY: an instantiated graph and the backend's stream.
         check(unsafe { sys::cuGraphLaunch(exec, self.main) }, "cuGraphLaunch")?;
@@ -304,7 +296,6 @@ impl Backend for CudaBackend {
 
     fn run_eager(&mut self, part: &PartitionNodes<'_>, _blobs: &BlobStore) -> BackendResult<()> {
         self.begin_submission();
-        self.mark_origin()?;
         let objects = self.objects.as_ref().ok_or_else(not_loaded)?;
         self.received.extend(part.nodes.iter().filter_map(|(id, node)| match (&node.command, objects.landings.get(id)) {
             (Command::Copy(copy), Some(landing)) => Some((*id, landing.clone(), copy.extent.clone())),
@@ -366,6 +357,10 @@ impl Backend for CudaBackend {
 
     fn begin_run(&mut self) -> BackendResult<()> {
         let main = self.main;
+        if let Some(origin) = self.origin {
+            // SAFETY: an event and the stream of this backend.
+            check(unsafe { sys::cuEventRecord(origin, main) }, "cuEventRecord")?;
+        }
         self.objects()?.untracked_variables.restore(main)
     }
 
@@ -401,7 +396,7 @@ impl Backend for CudaBackend {
     }
 
     fn timings(&mut self) -> BackendResult<Vec<NodeTiming>> {
-        let Some(origin) = self.origin.take() else { return Ok(Vec::new()) };
+        let Some(origin) = self.origin else { return Ok(Vec::new()) };
         let since_origin = |event: CUevent| -> BackendResult<u64> {
             let mut ms = 0f32;
             // SAFETY: completed events of this backend (timings come after finish).
@@ -427,6 +422,9 @@ impl Drop for CudaBackend {
             self.graphs.clear();
             self.eager_graphs.clear();
             self.events = EventPool::new(false);
+            if let Some(origin) = self.origin {
+                sys::cuEventDestroy_v2(origin);
+            }
             self.objects = None;
             sys::cuStreamDestroy_v2(self.main);
             sys::cuDevicePrimaryCtxRelease_v2(self.device.device);

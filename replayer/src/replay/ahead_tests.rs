@@ -99,7 +99,7 @@ fn four_segments() -> TraceBuilder {
     trace
 }
 
-/// The calls of the last run (after the last `begin_run`'s writes), for `mode`.
+/// The calls of the last run, replaying in `mode` on a backend that stages `ahead` or not.
 fn calls(trace: &TraceBuilder, ahead: bool, mode: Mode, compare: bool) -> (Vec<String>, RunReport) {
     let reader = trace.reader();
     let log = Rc::new(RefCell::new(Vec::new()));
@@ -108,7 +108,7 @@ fn calls(trace: &TraceBuilder, ahead: bool, mode: Mode, compare: bool) -> (Vec<S
     let options = RunOptions { mode, iterations: 2, compare, profile: false, inputs: BTreeMap::new(), rules: HashMap::new() };
     let mut runs = Vec::new();
     let report = replayer
-        .run(&options, &mut |done, _| {
+        .run(&options, &mut |_, _| {
             runs.push(log.borrow().len());
         })
         .expect("the double runs anything");

@@ -295,7 +295,7 @@ impl<'r> Replayer<'r> {
                 let staged_nodes: usize = staged.iter().map(|staged| staged.graph.nodes.len()).sum();
                 let full = staged.len() >= STAGED_SEGMENTS || staged_nodes + graph.nodes.len() > STAGED_NODES;
                 // Memory is written once the segments staged before it ran.
-                if looks || full || !to_write.is_empty() || !graph.recorded.host_writes.is_empty() || !self.backend.stages_ahead() {
+                if looks || full || !to_write.is_empty() || !graph.recorded.host_writes.is_empty() {
                     self.run_staged(&mut staged, options.mode, &mut counters, &mut clock)?;
                 }
                 self.backend.stage(&graph.ids, &graph.nodes, self.reader.blobs())?;
@@ -318,6 +318,11 @@ impl<'r> Replayer<'r> {
                 let printed_recorded = graph.recorded.printed;
                 staged.push(Staged { graph, family: placement.family, patches });
                 if !looks {
+                    // Run before the next segment is read, where no more is staged: a CPU device
+                    // then finds the segment's data still in its caches.
+                    if !self.backend.stages_ahead() {
+                        self.run_staged(&mut staged, options.mode, &mut counters, &mut clock)?;
+                    }
                     continue;
                 }
                 // What the device prints is compared where the recording kept what it printed.
