@@ -321,7 +321,7 @@ fn plain_report(reports: &[RunReport]) -> String {
         if let Some(t) = report.time_per_iteration_us {
             text += &format!("  time per iteration: min {:.1} µs, median {:.1} µs, max {:.1} µs\n", t.min, t.median, t.max);
             if let Some(submitting) = report.submitting_per_iteration_us {
-                text += &format!("  of which submitting: median {:.1} µs (the rest waits for each segment's end)\n", submitting.median);
+                text += &format!("  of which submitting: median {:.1} µs (the rest waits for the device)\n", submitting.median);
             }
         }
         if let Some(fault) = &report.ended_as_recorded {
