@@ -510,6 +510,22 @@ fn a_kernel_handle_reused_by_a_module_the_shim_did_not_see_loaded_is_not_taken_f
     assert!(trace.partial.iter().any(|partial| partial.reason.contains("did not see loaded")), "{:?}", trace.partial);
 }
 
+/// `test_driver/failed_unload_program.c`: a module the driver refused to unload keeps its
+/// variable tracked, so a later launch names it as memory, as the one before did.
+#[test]
+fn a_module_whose_unloading_failed_keeps_its_variables() {
+    let mut program = TestProgram::build("failed_unload_program");
+    program.env.push(("FAIL_UNLOAD", PathBuf::from("1")));
+    let (output, file) = program.recorded();
+    assert_eq!(output, "unload refused 1, counter 2 2 0 0\n");
+    let trace = &file.trace;
+    assert!(trace.partial.is_empty(), "{:?}", trace.partial);
+    let first_args: Vec<&Arg> = trace.nodes.iter().filter_map(|node| match &node.command { Work::Kernel(launch) => Some(&launch.args[0]), _ => None }).collect();
+    let variable = trace.memories.iter().position(|memory| matches!(&memory.kind, MemKind::Global { name, .. } if name == "counter")).expect("the variable is tracked");
+    let named = Arg::Memory { mem: trace_format::MemId(variable as u32), offset: 0 };
+    assert_eq!(first_args, [&named, &named]);
+}
+
 /// `test_driver/device_printf_program.c`: what kernels print reaches the program's stdout as
 /// without the shim, and each window's lines are kept with its segment.
 #[test]
