@@ -222,11 +222,12 @@ pub trait Backend {
     }
 
     /// Whether the replay may stage another segment before the ones staged so far have run. It
-    /// then submits them back to back and waits once, at the end (or where the host must look:
-    /// a comparison, a recorded fault, memory the host wrote), so the device never idles between
-    /// segments the recording separated only because the program's host looked. A backend that
-    /// says yes keeps each segment's staged data until a `finish` after it ran, and lets a
-    /// command buffer be updated while an earlier launch of it is pending.
+    /// then submits them back to back and waits once, at the end, or earlier where the host must
+    /// look (a comparison, a profile, a recorded fault) or write memory (initial states the device
+    /// does not hold, what the host wrote): the device does not idle between segments the
+    /// recording separated only because the program's host looked. A backend that says yes keeps
+    /// each segment's staged data until a `finish` after it ran, and lets a command buffer be
+    /// updated while an earlier launch of it is pending.
     fn stages_ahead(&self) -> bool {
         false
     }
@@ -267,9 +268,9 @@ pub trait Backend {
         Ok(())
     }
 
-    /// Before each run of the trace (the warm-up and every timed iteration), outside the timed
-    /// part: put back device state the trace does not hold to what the recorded run began with
-    /// (CUDA: module variables the program never named).
+    /// Before each run of the trace (the warm-up, every timed one, the untimed last one), outside
+    /// the timed part: put back device state the trace does not hold to what the recorded run
+    /// began with (CUDA: module variables the program never named).
     fn begin_run(&mut self) -> BackendResult<()> {
         Ok(())
     }

@@ -49,7 +49,8 @@ pub struct ReplayArgs {
     trace: PathBuf,
     #[arg(long, value_enum, default_value_t = ModeArg::Graph)]
     mode: ModeArg,
-    /// Timed iterations (a warm-up iteration runs first and is not counted).
+    /// Timed iterations (a warm-up iteration runs first, and with `--compare` or `--profile` an
+    /// untimed one last; neither is counted).
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
     iterations: u32,
     /// With `--mode both`: alternate graph and eager runs this many times and pool each mode's

@@ -65,6 +65,9 @@ pub struct CudaBackend {
     /// from, recorded as each run begins (one timeline per run, segment after segment).
     timed: Vec<(NodeId, usize, CUevent, CUevent)>,
     origin: Option<CUevent>,
+    /// With profiling: recorded at the first submission after a `finish`, which its times count
+    /// from (see `timings`).
+    anchor: Option<CUevent>,
     /// The copies to the host submitted since the run began whose data is compared: node, where
     /// it lands, extent (see `take_received`).
     received: Vec<(NodeId, Rc<HostBuffer>, Extent)>,
@@ -95,6 +98,7 @@ impl CudaBackend {
             events: EventPool::new(options.profile),
             timed: Vec::new(),
             origin: if options.profile { Some(eager::create_event(true)?) } else { None },
+            anchor: None,
             received: Vec::new(),
             finished: false,
             staged_ahead: None,
@@ -105,12 +109,27 @@ impl CudaBackend {
 
     /// A submission after `finish` begins a new run: what the last one received, and its times
     /// where `timings` did not take them, are dropped.
-    fn begin_submission(&mut self) {
+    fn begin_submission(&mut self) -> BackendResult<()> {
         if std::mem::take(&mut self.finished) {
             self.received.clear();
             self.timed.clear();
             self.events.recycle();
+            if self.origin.is_some() {
+                self.anchor = Some(self.record_on_main()?);
+            }
         }
+        Ok(())
+    }
+
+    /// Waits until everything submitted has completed, without ending the submission (a rebuild
+    /// waits for the graph it replaces, in the middle of staged segments).
+    fn wait_idle(&self) -> BackendResult<()> {
+        // The whole context, not only the main stream every run ends on: grids that kernels
+        // launched from the device and what they print are done then. (cdpSimplePrint's replays
+        // that seemed to print nothing compared no stable line: its block counter, a module
+        // variable, carried over between runs; `untracked_variables` puts it back.)
+        // SAFETY: the backend's context is current.
+        check(unsafe { sys::cuCtxSynchronize() }, "cuCtxSynchronize")
     }
 
     fn objects(&self) -> BackendResult<&Objects> {
@@ -285,7 +304,7 @@ impl Backend for CudaBackend {
     }
 
     fn launch(&mut self, buffer: BufferHandle) -> BackendResult<()> {
-        self.begin_submission();
+        self.begin_submission()?;
         let (exec, first, received) = {
             let built = self.built(buffer)?;
             (built.exec, built.first, built.received.clone())
@@ -295,7 +314,7 @@ impl Backend for CudaBackend {
     }
 
     fn run_eager(&mut self, part: &PartitionNodes<'_>, _blobs: &BlobStore) -> BackendResult<()> {
-        self.begin_submission();
+        self.begin_submission()?;
         let objects = self.objects.as_ref().ok_or_else(not_loaded)?;
         self.received.extend(part.nodes.iter().filter_map(|(id, node)| match (&node.command, objects.landings.get(id)) {
             (Command::Copy(copy), Some(landing)) => Some((*id, landing.clone(), copy.extent.clone())),
@@ -320,7 +339,7 @@ impl Backend for CudaBackend {
     fn update(&mut self, buffer: BufferHandle, part: &PartitionNodes<'_>, patches: &[Patch]) -> BackendResult<UpdateKind> {
         if self.options.rebuild_updates {
             // The graph being replaced may still be running.
-            self.finish()?;
+            self.wait_idle()?;
         }
         let objects = self.objects.as_ref().ok_or_else(not_loaded)?;
         let built = self
@@ -336,14 +355,10 @@ impl Backend for CudaBackend {
     }
 
     fn finish(&mut self) -> BackendResult<()> {
-        // The whole context, not only the main stream every run ends on: grids that kernels
-        // launched from the device and what they print are done then. (cdpSimplePrint's replays
-        // that seemed to print nothing compared no stable line: its block counter, a module
-        // variable, carried over between runs; `untracked_variables` puts it back.)
-        // SAFETY: the backend's context is current.
-        check(unsafe { sys::cuCtxSynchronize() }, "cuCtxSynchronize")?;
-        // The staged segments ran if something was submitted since the last `finish`; one between
-        // staging and submitting (writing initial states) leaves them staged.
+        self.wait_idle()?;
+        // The staged segments ran if something was submitted since the last `finish` (the replay
+        // stages nothing while it submits); one between staging and submitting (writing initial
+        // states) leaves them staged.
         if !self.finished {
             self.staged_ahead = None;
         }
@@ -396,13 +411,17 @@ impl Backend for CudaBackend {
     }
 
     fn timings(&mut self) -> BackendResult<Vec<NodeTiming>> {
-        let Some(origin) = self.origin else { return Ok(Vec::new()) };
-        let since_origin = |event: CUevent| -> BackendResult<u64> {
+        let (Some(origin), Some(anchor)) = (self.origin, self.anchor) else { return Ok(Vec::new()) };
+        let elapsed_ns = |from: CUevent, to: CUevent| -> BackendResult<f64> {
             let mut ms = 0f32;
             // SAFETY: completed events of this backend (timings come after finish).
-            check(unsafe { sys::cuEventElapsedTime_v2(&mut ms, origin, event) }, "cuEventElapsedTime")?;
-            Ok((f64::from(ms) * 1e6) as u64)
+            check(unsafe { sys::cuEventElapsedTime_v2(&mut ms, from, to) }, "cuEventElapsedTime")?;
+            Ok(f64::from(ms) * 1e6)
         };
+        // Milliseconds in an f32 lose microseconds a minute into a run: the nodes' times are taken
+        // from the submission's anchor, and its offset in the run once.
+        let offset = elapsed_ns(origin, anchor)?;
+        let since_origin = |event: CUevent| -> BackendResult<u64> { Ok((offset + elapsed_ns(anchor, event)?).max(0.0) as u64) };
         let mut timings = Vec::with_capacity(self.timed.len());
         for &(node, queue, start, end) in &self.timed {
             timings.push(NodeTiming { node, queue, start_ns: since_origin(start)?, end_ns: since_origin(end)? });

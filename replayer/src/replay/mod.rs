@@ -282,13 +282,15 @@ impl<'r> Replayer<'r> {
                 let backend = &*self.backend;
                 let placement = self.families.place(&graph, &|command| backend.can_record(command));
                 partitions += self.plan(placement.family)?.plan.partitions.len();
-                // Where the host looks after the segment, it runs alone. What it prints is taken
-                // in every run that compares (else it would reach the replay's own output).
+                // Where the host looks after the segment, it runs alone; the others run back to
+                // back in the compared runs too, whose comparisons then check that. What a segment
+                // prints is taken in every run that compares (else it would reach the replay's own
+                // output).
                 let looks = recorded_fault.is_some()
                     || (last && options.profile)
                     || match (&checker, compared_run) {
                         (None, _) => false,
-                        (Some(_), Run::First | Run::Last) => true,
+                        (Some(_), Run::First | Run::Last) => leaves_results(&graph),
                         (Some(checker), Run::Middle) => checker.watches_segment(graph.segment.0) || graph.recorded.printed.is_some(),
                     };
                 let to_write: Vec<MemState> = contents.to_write(&graph.recorded).into_iter().cloned().collect();
@@ -589,6 +591,13 @@ impl<'r> Replayer<'r> {
         }
         Ok(())
     }
+}
+
+/// Whether `graph` leaves anything to compare: expected memory states, data its copies deliver
+/// to the host, what it printed.
+fn leaves_results(graph: &SegmentGraph) -> bool {
+    let delivers = |node: &Node| matches!(node.command, Command::Copy(Copy { dst: Place::Host { data: Some(_) }, .. }));
+    !graph.recorded.expected.is_empty() || graph.recorded.printed.is_some() || graph.nodes.iter().any(delivers)
 }
 
 /// Reports `hazard` of `segment`, and what its race leaves as a race's outcome: memory two
