@@ -175,6 +175,7 @@ mod tests {
         assert_eq!(kept.blobs.len(), 256);
         assert_eq!(repeats.blob(0x1000, &contents[0], &mut kept), BlobId(1));
     }
+
     /// Contents of at least `in_pieces::IN_PARALLEL_FROM`: compressible (a value per 4 bytes,
     /// as a kernel's results) or not (noise).
     fn large(seed: u32, compressible: bool) -> Vec<u8> {

@@ -210,15 +210,15 @@ impl PreparedBlob {
     pub fn to_raw(&self) -> Result<Vec<u8>, String> {
         let Some((codec, parts)) = &self.compressed else { return Ok(self.bytes.clone()) };
         let stored = parts.concat();
-        let mut out = vec![0; self.raw_len];
         match codec {
-            Codec::Raw => return Ok(stored),
-            Codec::Lz4 => {
-                lz4_flex::block::decompress_into(&stored, &mut out).map_err(|e| e.to_string())?;
+            Codec::Raw => Ok(stored),
+            Codec::Lz4 => lz4_flex::block::decompress(&stored, self.raw_len).map_err(|e| e.to_string()),
+            Codec::Lz4Chunks => {
+                let mut out = vec![0; self.raw_len];
+                chunks::decompress(&stored, &mut out)?;
+                Ok(out)
             }
-            Codec::Lz4Chunks => chunks::decompress(&stored, &mut out)?,
         }
-        Ok(out)
     }
 
     /// The raw bytes, once compressed: storing needs only the compressed form, so the caller
@@ -259,12 +259,25 @@ fn shrinks(input: &[u8], len: usize) -> bool {
     len < input.len() - input.len() / 8
 }
 
+/// `input` lz4-compressed into the start of `scratch` (grown to the worst case); its length.
+fn lz4_into(input: &[u8], scratch: &mut Vec<u8>) -> Option<usize> {
+    let needed = lz4_flex::block::get_maximum_output_size(input.len());
+    if scratch.len() < needed {
+        scratch.resize(needed, 0);
+    }
+    lz4_flex::block::compress_into(input, scratch).ok()
+}
+
+/// Whether lz4 shrinks the first `PROBE_LEN` bytes of `bytes` by an eighth.
+fn prefix_shrinks(bytes: &[u8], scratch: &mut Vec<u8>) -> bool {
+    let probe = &bytes[..bytes.len().min(PROBE_LEN)];
+    lz4_into(probe, scratch).is_some_and(|len| shrinks(probe, len))
+}
+
 /// Whether lz4 shrinks `bytes`, judged on a prefix as `TraceWriter` judges its blobs: for a
 /// caller compressing them elsewhere (`compress_piece`).
 pub fn worth_compressing(bytes: &[u8]) -> bool {
-    let probe = &bytes[..bytes.len().min(PROBE_LEN)];
-    let mut scratch = vec![0; lz4_flex::block::get_maximum_output_size(probe.len())];
-    bytes.len() >= MIN_COMPRESSED_LEN && lz4_flex::block::compress_into(probe, &mut scratch).is_ok_and(|len| shrinks(probe, len))
+    bytes.len() >= MIN_COMPRESSED_LEN && prefix_shrinks(bytes, &mut Vec::new())
 }
 
 /// Compresses `bytes` into the start of `scratch` when that shrinks them by at least an eighth and
@@ -273,22 +286,12 @@ pub fn worth_compressing(bytes: &[u8]) -> bool {
 /// (all of them, or none where the prefix judged the blob incompressible). `scratch` only grows:
 /// zeroing a 64 MB output buffer for every blob cost as much as compressing.
 fn compress(bytes: &[u8], scratch: &mut Vec<u8>, hashed: &mut dyn FnMut(&[u8])) -> Option<(Codec, usize)> {
-    if bytes.len() < MIN_COMPRESSED_LEN {
-        return None;
-    }
-    let mut compressed_len = |input: &[u8]| {
-        let needed = lz4_flex::block::get_maximum_output_size(input.len());
-        if scratch.len() < needed {
-            scratch.resize(needed, 0);
-        }
-        lz4_flex::block::compress_into(input, scratch).ok()
-    };
-    if bytes.len() > PROBE_LEN && !compressed_len(&bytes[..PROBE_LEN]).is_some_and(|len| shrinks(&bytes[..PROBE_LEN], len)) {
+    if bytes.len() < MIN_COMPRESSED_LEN || (bytes.len() > PROBE_LEN && !prefix_shrinks(bytes, scratch)) {
         return None;
     }
     let (codec, len) = match bytes.len() > chunks::CHUNK_LEN {
         true => (Codec::Lz4Chunks, chunks::compress(bytes, scratch, hashed)?),
-        false => (Codec::Lz4, compressed_len(bytes)?),
+        false => (Codec::Lz4, lz4_into(bytes, scratch)?),
     };
     shrinks(bytes, len).then_some((codec, len))
 }
