@@ -526,6 +526,22 @@ fn a_module_whose_unloading_failed_keeps_its_variables() {
     assert_eq!(first_args, [&named, &named]);
 }
 
+/// `test_driver/concurrent_reload_program.c`: a module loaded, and its kernel found, on one thread
+/// while another thread's unload of the module whose handle it reuses is under way, is recorded:
+/// the unload's clean-up comes before the new module's hooks, not after them.
+#[test]
+fn a_module_loaded_while_another_thread_unloads_its_handle_is_kept() {
+    let mut program = TestProgram::build("concurrent_reload_program");
+    program.env.push(("SLOW_UNLOAD", PathBuf::from("1")));
+    let (output, file) = program.recorded();
+    assert_eq!(output, "same handle 1, words 2 2 1 1\n");
+    let trace = &file.trace;
+    assert!(trace.partial.is_empty(), "{:?}", trace.partial);
+    let kernels: Vec<trace_format::KernelId> = trace.nodes.iter().filter_map(|node| match &node.command { Work::Kernel(launch) => Some(launch.kernel), _ => None }).collect();
+    assert_eq!(kernels.len(), 2);
+    assert_ne!(trace.kernels[kernels[0].index()].program, trace.kernels[kernels[1].index()].program, "the second module's kernel is its own");
+}
+
 /// `test_driver/device_printf_program.c`: what kernels print reaches the program's stdout as
 /// without the shim, and each window's lines are kept with its segment.
 #[test]

@@ -11,6 +11,7 @@ use super::{key, succeeded, CUdeviceptr, CUresult, CUDA_SUCCESS, Recorded};
 use crate::entry::Forward;
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
 use std::os::unix::ffi::OsStrExt;
+use std::sync::{Mutex, MutexGuard, PoisonError};
 use trace_format::ImageKind;
 
 fn trace_kind(kind: image::ImageKind) -> ImageKind {
@@ -29,9 +30,19 @@ fn in_loaded_object(address: *const u8) -> bool {
     unsafe { libc::dladdr(address.cast(), &mut info) != 0 }
 }
 
+/// Held around an unload, from before the driver's call to the end of its clean-up, and by the
+/// hooks that learn of a program, its kernels or its variables (taken before the CUDA state): the
+/// driver may hand the unloaded program's handle, kernel handles or variable addresses to another
+/// thread at once, whose hook then comes after the clean-up instead of being undone by it.
+fn programs_changing() -> MutexGuard<'static, ()> {
+    static CHANGING: Mutex<()> = Mutex::new(());
+    CHANGING.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
 /// After a successful load of `image` as `program` (a module or a library): its image is kept,
 /// at once if the program owns the buffer (it may free it), else when first needed.
 unsafe fn loaded(call: &str, program: *mut c_void, image: *const c_void) -> Recorded {
+    let _changing = programs_changing();
     // SAFETY: the driver accepted the image, so it is one `image_at` can read.
     let found = unsafe { image_at(image) };
     with_recorder(|state, recorder| match found {
@@ -157,6 +168,7 @@ pub unsafe fn get_function(
     if !succeeded(forward) {
         return Ok(());
     }
+    let _changing = programs_changing();
     // SAFETY: the call succeeded, so the name is a C string and the handle was written.
     let (function, name) = unsafe { (key(*function), CStr::from_ptr(name).to_string_lossy().into_owned()) };
     with_recorder(|state, recorder| kernel_known(state, recorder, function, key(program), name))
@@ -181,6 +193,7 @@ fn kernel_known(state: &mut State, recorder: &mut Recorder, function: Key, progr
 /// their layouts and its image if not read yet: the driver may hand them out again for another
 /// program's kernels, which a launch then finds out anew (`identify`, or the lookup's hook).
 pub unsafe fn unload(forward: &mut Forward<'_, CUresult>, call: &str, program: *mut c_void) -> Recorded {
+    let _changing = programs_changing();
     let program = key(program);
     let variables = with_state(|state| state.program_variables.get(&program).cloned().unwrap_or_default());
     // Read while they exist; forgotten only once they are gone (a failed unload leaves them).
@@ -225,6 +238,7 @@ pub unsafe fn kernel_function(forward: &mut Forward<'_, CUresult>, _call: &str, 
     if !succeeded(forward) {
         return Ok(());
     }
+    let _changing = programs_changing();
     let Some((program, name)) = with_state(|state| state.kernels.get(&key(kernel)).cloned()) else { return Ok(()) };
     // SAFETY: the call succeeded, so it wrote the function.
     let function = key(unsafe { *function });
@@ -239,6 +253,7 @@ type Lookup = unsafe fn(*mut CUdeviceptr, *mut usize, *mut c_void, *const c_char
 /// so that pointers to it relocate and its contents are kept. The program must be one the shim
 /// saw loaded; the same variable asked for again stays one memory object.
 fn variable(forward: &mut Forward<'_, CUresult>, program: *mut c_void, name: *const c_char, lookup: Lookup) -> Recorded {
+    let _changing = programs_changing();
     let (mut address, mut size) = (0, 0);
     // SAFETY: the program and name the driver just accepted; out-parameters of the right types.
     if !succeeded(forward) || unsafe { lookup(&mut address, &mut size, program, name) } != CUDA_SUCCESS {

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdint.h>
+#include <unistd.h>
 typedef int CUresult;
 typedef uint64_t CUdeviceptr;
 #define HOST_DEVICE_BIT (1ull << 62)
@@ -145,7 +146,10 @@ static CUresult load_data(void **m, const void *image) {
 CUresult cuModuleLoadData(void **m, const void *image) { return load_data(m, image); }
 // A load the program makes without the shim seeing it, as through a private copy of the driver's table.
 CUresult fakeModuleLoadDataUnseen(void **m, const void *image) { return load_data(m, image); }
-CUresult cuModuleUnload(void *m) { return getenv("FAIL_UNLOAD") ? 400 /* CUDA_ERROR_INVALID_HANDLE */ : 0; }
+CUresult cuModuleUnload(void *m) {
+    if (getenv("SLOW_UNLOAD")) usleep(300000);
+    return getenv("FAIL_UNLOAD") ? 400 /* CUDA_ERROR_INVALID_HANDLE */ : 0;
+}
 CUresult cuModuleLoad(void **m, const char *path) { *m = (void *)0xb00; return 0; }
 // Every function is add1(int *data, int n) but set_condition(int *data, condition handle), whose
 // second parameter has 8 bytes, and add1_in_struct(struct { int *data; long tag; }, int n).
