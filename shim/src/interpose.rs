@@ -126,7 +126,7 @@ fn real_dlsym_address() -> usize {
 
 /// The exported `dlsym`. `RTLD_NEXT` means "after the caller's library", which glibc finds from
 /// its return address, so those lookups jump straight into glibc's `dlsym` with the caller's
-/// frame untouched; all others go through `dlsym_on_handle`.
+/// frame untouched; all others go through `dlsym_on_handle`, which is told the return address.
 ///
 /// # Safety
 /// As for glibc's `dlsym`.
@@ -136,6 +136,7 @@ fn real_dlsym_address() -> usize {
 pub unsafe extern "C" fn dlsym(handle: *mut c_void, symbol: *const c_char) -> *mut c_void {
     std::arch::naked_asm!(
         "cmp rdi, -1",
+        "mov rdx, [rsp]",
         "jne {on_handle}",
         // Keep the arguments (and a 16-byte aligned stack) across the lookup of glibc's dlsym.
         "push rdi",
@@ -167,8 +168,12 @@ extern "C" fn glibc_dlsym() -> DlsymFn {
 }
 
 /// Looks `symbol` up in `handle` as glibc does; a function the shim hooks comes back as its
-/// hook, and the library's definition is remembered for forwarding.
-extern "C" fn dlsym_on_handle(handle: *mut c_void, symbol: *const c_char) -> *mut c_void {
+/// hook, and the library's definition is remembered for forwarding. A caller that defines the
+/// function itself is an implementation of the API (a loader resolving each of its drivers, a
+/// layer): it gets the definition it asked for, since one hook cannot stand for several drivers'
+/// functions of one name (an OpenCL loader with two ICDs would otherwise reach the first ICD's
+/// `clGetExtensionFunctionAddress` for both, and list its platform twice or once).
+extern "C" fn dlsym_on_handle(handle: *mut c_void, symbol: *const c_char, caller: *const c_void) -> *mut c_void {
     let found = real_dlsym(handle, symbol);
     if found.is_null() || symbol.is_null() {
         return found;
@@ -178,6 +183,9 @@ extern "C" fn dlsym_on_handle(handle: *mut c_void, symbol: *const c_char) -> *mu
     if hook.beside.is_some_and(|companion| real_dlsym(handle, companion.as_ptr()).is_null()) {
         return found;
     }
+    if library_defines(caller, symbol) {
+        return found;
+    }
     match hook.accept(found) {
         Some(real) => {
             hook.remember(real);
@@ -185,6 +193,29 @@ extern "C" fn dlsym_on_handle(handle: *mut c_void, symbol: *const c_char) -> *mu
         }
         None => found,
     }
+}
+
+/// Whether the library holding `address` defines `symbol` itself (not only through the
+/// libraries it depends on, which `dlsym` on its handle would search too).
+fn library_defines(address: *const c_void, symbol: *const c_char) -> bool {
+    let Some((base, name)) = library_of(address) else { return false };
+    // SAFETY: RTLD_NOLOAD only takes a new reference to the already loaded caller.
+    let handle = unsafe { libc::dlopen(name, libc::RTLD_NOLOAD | libc::RTLD_LAZY) };
+    if handle.is_null() {
+        return false;
+    }
+    let definition = real_dlsym(handle, symbol);
+    // SAFETY: balances the reference taken above.
+    unsafe { libc::dlclose(handle) };
+    !definition.is_null() && library_of(definition).is_some_and(|(defining, _)| defining == base)
+}
+
+/// The load address and file name of the library holding `address`.
+fn library_of(address: *const c_void) -> Option<(*mut c_void, *const c_char)> {
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    // SAFETY: dladdr only reads the loader's tables for any address.
+    let found = unsafe { libc::dladdr(address, &mut info) };
+    (found != 0 && !info.dli_fname.is_null()).then_some((info.dli_fbase, info.dli_fname))
 }
 
 /// File names of the libraries loaded in the process, except the program and the shim.
@@ -210,9 +241,6 @@ fn loaded_library_names() -> Vec<std::ffi::CString> {
 }
 
 fn own_library_name() -> Option<std::ffi::CString> {
-    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
-    // SAFETY: dladdr fills `info` for an address inside the shim.
-    let found = unsafe { libc::dladdr(real_dlsym as *const c_void, &mut info) };
-    // SAFETY: on success dli_fname is the loader's C string.
-    (found != 0 && !info.dli_fname.is_null()).then(|| unsafe { CStr::from_ptr(info.dli_fname) }.to_owned())
+    // SAFETY: dli_fname is the loader's C string.
+    library_of(real_dlsym as *const c_void).map(|(_, name)| unsafe { CStr::from_ptr(name) }.to_owned())
 }

@@ -74,6 +74,24 @@ impl Device {
         command.env("OCL_ICD_FILENAMES", libraries).env("OCL_ICD_VENDORS", vendors.path().join("none")).env_remove("REPRISE_TEST_PLATFORM");
     }
 
+    /// Sets up `command`'s environment as on a machine where the ICD files of PoCL and of Intel's
+    /// runtime (this device, which must be Intel's) are both registered, for whichever loader the
+    /// program finds: with `intel_loader`, the one Intel's wheels ship beside `libintelocl.so`
+    /// (first on `LD_LIBRARY_PATH`), else the system's (pyopencl brings its own either way).
+    pub fn configure_both_registered(&self, command: &mut Command, intel_loader: bool) {
+        let Device::Intel(IntelRuntime { library, vendors }) = self else { panic!("only Intel's runtime is registered beside PoCL") };
+        let both = vendors.path().join("both");
+        std::fs::create_dir_all(&both).expect("a vendors directory");
+        std::fs::write(both.join("intel.icd"), format!("{}\n", library.display())).expect("the ICD file is written");
+        std::fs::write(both.join("pocl.icd"), format!("{}\n", pocl_library())).expect("the ICD file is written");
+        command.env("OCL_ICD_VENDORS", &both).env_remove("OCL_ICD_FILENAMES").env_remove("REPRISE_TEST_PLATFORM");
+        if intel_loader {
+            command.env("LD_LIBRARY_PATH", library.parent().expect("a library lies in a directory"));
+        } else {
+            command.env_remove("LD_LIBRARY_PATH");
+        }
+    }
+
     /// Sets up `command`'s environment so that it sees this device and the programs choose it.
     pub fn configure(&self, command: &mut Command) {
         command.env("REPRISE_TEST_PLATFORM", self.selector());
