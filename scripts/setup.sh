@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One-time set-up of a fresh Debian machine with Rust: system packages (the Level Zero loader and
 # headers, clang-15 and llvm-spirv-15 for SPIR-V kernels among them), the OpenCL runtimes
-# (PoCL from Debian, Intel's CPU runtime from PyPI), pyopencl, and nvcc 13.0 from PyPI.
+# (PoCL from Debian, Intel's CPU runtime from PyPI), pyopencl, dpctl (Intel's SYCL runtime), and nvcc 13.0
+# from PyPI.
 # Idempotent: a second run only checks. Prints the environment to use, which scripts/env.sh also sets.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -17,16 +18,17 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -q "${missing[@]}"
 fi
 
-# A private virtual environment keeps the 800 MB Intel runtime and nvcc out of the system Python.
+# A private virtual environment keeps the 1.5 GB of Intel runtimes (OpenCL, SYCL under dpctl) and nvcc
+# out of the system Python.
 venv="$deps/venv"
 if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
 fi
-stamp="$venv/.reprise-setup-2"
+stamp="$venv/.reprise-setup-3"
 if [ ! -f "$stamp" ]; then
   echo "setup: installing Python packages into $venv"
   "$venv/bin/python" -m pip install -q --disable-pip-version-check \
-    intel-opencl-rt intel-cmplr-lib-rt pyopencl numpy mako \
+    intel-opencl-rt intel-cmplr-lib-rt pyopencl numpy mako dpctl \
     "nvidia-cuda-nvcc==13.0.*" "nvidia-cuda-runtime==13.0.*" "nvidia-cuda-crt==13.0.*" "nvidia-nvvm==13.0.*"
   touch "$stamp"
 fi

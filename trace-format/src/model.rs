@@ -129,6 +129,20 @@ pub enum MemKind {
     /// the trace keeps its contents packed (see `ImageLayout`) and copies name texels by their
     /// packed byte positions.
     Image(ImageLayout),
+    /// Unified shared memory of an API that has it beside its buffer objects (OpenCL's
+    /// `cl_intel_unified_shared_memory`, which SYCL runs on): addressed by pointer, as SVM is.
+    Unified(UnifiedKind),
+}
+
+/// Where unified shared memory lives and who may touch it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum UnifiedKind {
+    /// Host memory the device reaches (`clHostMemAllocINTEL`).
+    Host,
+    /// Device memory the host cannot touch (`clDeviceMemAllocINTEL`).
+    Device,
+    /// Memory that migrates between host and device (`clSharedMemAllocINTEL`).
+    Shared,
 }
 
 /// An image's texels packed: rows of `width` texels of `texel_bytes` bytes, `height` rows to a
@@ -252,6 +266,16 @@ pub struct ProgramHeader {
 pub struct ParamTypes {
     pub kernel: KernelId,
     pub types: Vec<String>,
+}
+
+/// An attribute the program set on a kernel's function (CUDA's `CU_FUNC_ATTRIBUTE_*`, by the
+/// API's number): a cluster size it allows, the dynamic shared memory it may take. The replay
+/// sets each before the kernel's first launch; one set again keeps its last value.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct KernelAttribute {
+    pub kernel: KernelId,
+    pub attribute: u32,
+    pub value: i64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -716,4 +740,6 @@ pub struct Trace {
     pub textures: Vec<Texture>,
     /// How linked programs were put together (`Record::ProgramLink`).
     pub program_links: Vec<ProgramLink>,
+    /// Attributes the program set on kernels (`Record::KernelAttribute`), in the order it set them.
+    pub kernel_attributes: Vec<KernelAttribute>,
 }

@@ -172,10 +172,13 @@ pub fn replay(args: &ReplayArgs) -> Result<ExitCode, Failure> {
                 rules: rules.clone(),
             };
             let mut progress = Progress::new(&format!("replay ({})", mode_name(mode)));
-            let report = replayer.run(&run, &mut |done, total| progress.update(done, total)).map_err(|error| match error {
+            let mut report = replayer.run(&run, &mut |done, total| progress.update(done, total)).map_err(|error| match error {
                 ReplayError::Blob(error) => unreadable(&args.trace, error),
                 other => other.into(),
             })?;
+            if let Some(comparison) = &mut report.comparison {
+                comparison.incomplete = trace.partial.iter().map(|partial| format!("recording stopped at {}: {}", partial.call, partial.reason)).collect();
+            }
             // The first round runs the modes in order, so each report's place is its mode's.
             match reports.get_mut(index) {
                 Some(earlier) => earlier.pool(report),
@@ -351,11 +354,19 @@ fn plain_report(reports: &[RunReport]) -> String {
             }
             if comparison.passed() {
                 text += &format!("  comparison: passed ({} results equal the recording{tolerated}{unstable})\n", comparison.compared);
+            } else if let Some(first) = comparison.incomplete.first().filter(|_| comparison.mismatches.is_empty() && comparison.outcomes_differ.is_empty()) {
+                text += &format!(
+                    "  comparison: INCOMPLETE ({} results equal the recording{tolerated}{unstable}, but the trace is partial: {first}; what it left out is not compared)\n",
+                    comparison.compared
+                );
             } else {
                 let differ = comparison.mismatches.len() + comparison.outcomes_differ.len();
                 text += &format!("  comparison: FAILED ({differ} of {} results differ{tolerated}{unstable})\n", comparison.compared);
                 for outcome in &comparison.outcomes_differ {
                     text += &format!("    {outcome}\n");
+                }
+                for reason in &comparison.incomplete {
+                    text += &format!("    the trace is partial: {reason}\n");
                 }
                 for m in &comparison.mismatches {
                     text += &format!(

@@ -81,6 +81,7 @@ macro_rules! paste_fn {
     (clCloneKernel) => { clCloneKernel_fn };
     (clSetKernelArg) => { clSetKernelArg_fn };
     (clSetKernelArgSVMPointer) => { clSetKernelArgSVMPointer_fn };
+    (clSetKernelExecInfo) => { clSetKernelExecInfo_fn };
     (clEnqueueNDRangeKernel) => { clEnqueueNDRangeKernel_fn };
     (clEnqueueCopyBuffer) => { clEnqueueCopyBuffer_fn };
     (clEnqueueCopyBufferRect) => { clEnqueueCopyBufferRect_fn };
@@ -140,6 +141,7 @@ entry_points!(
     clCloneKernel,
     clSetKernelArg,
     clSetKernelArgSVMPointer,
+    clSetKernelExecInfo,
     clEnqueueNDRangeKernel,
     clEnqueueCopyBuffer,
     clEnqueueCopyBufferRect,

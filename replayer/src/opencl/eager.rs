@@ -90,16 +90,14 @@ impl OpenClBackend {
                 };
                 (code, "clEnqueueCopyBufferRect")
             }
-            Resolved::SvmCopy { dst, src, bytes } => {
-                (unsafe { (api.clEnqueueSVMMemcpy)(queue, CL_FALSE, dst, src, bytes, count, list, &mut event) }, "clEnqueueSVMMemcpy")
-            }
+            Resolved::SvmCopy { dst, src, bytes, calls } => (unsafe { (calls.copy)(queue, CL_FALSE, dst, src, bytes, count, list, &mut event) }, calls.names[0]),
             Resolved::Fill { mem, offset, bytes, pattern } => (
                 unsafe { (api.clEnqueueFillBuffer)(queue, mem, pattern.as_ptr() as *const c_void, pattern.len(), offset, bytes, count, list, &mut event) },
                 "clEnqueueFillBuffer",
             ),
-            Resolved::SvmFill { pointer, bytes, pattern } => (
-                unsafe { (api.clEnqueueSVMMemFill)(queue, pointer, pattern.as_ptr() as *const c_void, pattern.len(), bytes, count, list, &mut event) },
-                "clEnqueueSVMMemFill",
+            Resolved::SvmFill { pointer, bytes, pattern, calls } => (
+                unsafe { (calls.fill)(queue, pointer, pattern.as_ptr() as *const c_void, pattern.len(), bytes, count, list, &mut event) },
+                calls.names[1],
             ),
             Resolved::CopyImage { src, dst, src_origin, dst_origin, region } => (
                 unsafe { (api.clEnqueueCopyImage)(queue, src, dst, src_origin.as_ptr(), dst_origin.as_ptr(), region.as_ptr(), count, list, &mut event) },
@@ -167,10 +165,10 @@ impl OpenClBackend {
             },
             (MemObject::Image { mem, image, .. }, Some(r)) => image_transfer(api, queue, mem, &image, r, host, write, (count, list), event),
             (MemObject::Image { .. }, None) => CL_INVALID_OPERATION,
-            (MemObject::Svm { pointer, .. }, _) => unsafe {
+            (MemObject::Svm { pointer, calls, .. }, _) => unsafe {
                 let device = (pointer as *mut u8).add(offset) as *mut c_void;
                 let (dst, src) = if write { (device, host as *const c_void) } else { (host, device as *const c_void) };
-                (api.clEnqueueSVMMemcpy)(queue, CL_TRUE, dst, src, bytes, count, list, event)
+                (calls.copy)(queue, CL_TRUE, dst, src, bytes, count, list, event)
             },
         }
     }

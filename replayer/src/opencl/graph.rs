@@ -259,9 +259,9 @@ impl Recorder<'_> {
             }
             Resolved::Copy { src, dst, src_offset, dst_offset, bytes } => command_buffers.copy(buffer, src, dst, src_offset, dst_offset, bytes, waits, &mut point)?,
             Resolved::CopyRect { src, dst, rect } => command_buffers.copy_rect(buffer, src, dst, &rect, waits, &mut point)?,
-            Resolved::SvmCopy { dst, src, bytes } => command_buffers.svm_memcpy(buffer, dst, src, bytes, waits, &mut point)?,
+            Resolved::SvmCopy { dst, src, bytes, .. } => command_buffers.svm_memcpy(buffer, dst, src, bytes, waits, &mut point)?,
             Resolved::Fill { mem, offset, bytes, pattern } => command_buffers.fill(buffer, mem, pattern, offset, bytes, waits, &mut point)?,
-            Resolved::SvmFill { pointer, bytes, pattern } => command_buffers.svm_fill(buffer, pointer, pattern, bytes, waits, &mut point)?,
+            Resolved::SvmFill { pointer, bytes, pattern, .. } => command_buffers.svm_fill(buffer, pointer, pattern, bytes, waits, &mut point)?,
             Resolved::CopyImage { src, dst, src_origin, dst_origin, region } => {
                 command_buffers.image_commands(node)?.copy(buffer, src, dst, src_origin, dst_origin, region, waits, &mut point)?
             }
@@ -297,7 +297,7 @@ impl NodeUpdate {
             match binding {
                 Binding::Bytes(bytes) => args.push(cl_mutable_dispatch_arg_khr { arg_index: *index, arg_size: bytes.len(), arg_value: bytes.as_ptr() as *const c_void }),
                 Binding::Local(size) => args.push(cl_mutable_dispatch_arg_khr { arg_index: *index, arg_size: *size, arg_value: ptr::null() }),
-                Binding::Svm(pointer) => svm_args.push(cl_mutable_dispatch_arg_khr { arg_index: *index, arg_size: 0, arg_value: *pointer }),
+                Binding::Svm { pointer, .. } => svm_args.push(cl_mutable_dispatch_arg_khr { arg_index: *index, arg_size: 0, arg_value: *pointer }),
             }
         }
         (args, svm_args)

@@ -17,6 +17,7 @@ mod extension_images;
 mod graph;
 mod images;
 mod objects;
+mod pointers;
 mod programs;
 mod resolve;
 
@@ -27,6 +28,7 @@ use crate::replay::memory_used;
 use api::{check, Api};
 use extension::CommandBufferApi;
 use objects::{MemObject, Objects};
+use pointers::UnifiedApi;
 use opencl_sys::*;
 use std::ffi::c_void;
 use std::ptr;
@@ -54,6 +56,8 @@ pub struct OpenClBackend {
     /// Patches rebuild command buffers even where the device updates them natively.
     rebuild_updates: bool,
     command_buffers: Option<CommandBufferApi>,
+    /// `cl_intel_unified_shared_memory`, where the device has it.
+    unified: Option<UnifiedApi>,
     objects: Option<Objects>,
     built: Vec<Option<graph::Built>>,
     /// Events the next submission waits for: the ends of the previous one.
@@ -93,6 +97,7 @@ impl OpenClBackend {
             profile: options.profile,
             rebuild_updates: options.rebuild_updates,
             command_buffers: CommandBufferApi::find(api, found.platform, found.device),
+            unified: UnifiedApi::find(api, found.platform, found.device),
             objects: None,
             built: Vec::new(),
             tail: Vec::new(),
@@ -205,11 +210,11 @@ impl OpenClBackend {
             MemObject::Buffer { mem, .. } => {
                 (unsafe { (api.clEnqueueReadBuffer)(queue, mem, CL_TRUE, offset, bytes, host, count, waits, &mut event) }, "clEnqueueReadBuffer")
             }
-            MemObject::Svm { pointer, .. } => {
+            MemObject::Svm { pointer, calls, .. } => {
                 // SAFETY: inside the allocation (checked above).
                 let pointer = unsafe { pointer.byte_add(offset) };
                 let (dst, src) = if write { (pointer, host as *const c_void) } else { (host, pointer as *const c_void) };
-                (unsafe { (api.clEnqueueSVMMemcpy)(queue, CL_TRUE, dst, src, bytes, count, waits, &mut event) }, "clEnqueueSVMMemcpy")
+                (unsafe { (calls.copy)(queue, CL_TRUE, dst, src, bytes, count, waits, &mut event) }, calls.names[0])
             }
             MemObject::Image { .. } if !whole => {
                 return Err(BackendError::Unsupported(format!("memory {mem} is an image: only its whole contents are copied")));
@@ -305,7 +310,7 @@ impl Backend for OpenClBackend {
         self.objects = None;
         let images = self.shared_images.as_ref();
         let deferred = |mem: usize| images.is_some_and(|images| images.slot_of.get(mem).copied().flatten().is_some());
-        self.objects = Some(Objects::create(self.api, self.context, self.device, &self.limits, trace, blobs, self.profile, self.shared.as_ref(), &deferred)?);
+        self.objects = Some(Objects::create(self.api, self.context, self.device, &self.limits, trace, blobs, self.profile, self.shared.as_ref(), &deferred, self.unified)?);
         Ok(())
     }
 

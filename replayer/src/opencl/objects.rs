@@ -1,7 +1,9 @@
 //! The OpenCL objects a trace needs: programs, memory, queues and one kernel object per kernel,
 //! whose arguments are set before each launch (eager) or on a clone per recorded command.
 
-use super::api::{check, Api};
+use super::api::{check, Api, Raw};
+use opencl_sys::cl_function_types::clSetKernelArgSVMPointer_fn;
+use super::pointers::{PointerCalls, UnifiedApi};
 use super::checks::{self, KernelFacts, Limits};
 use super::images;
 use super::programs::{build_program, link_program};
@@ -19,7 +21,8 @@ use trace_format::{Arg, BlobStore, KernelId, KernelLaunch, MemKind, NodeId, Prog
 #[derive(Clone, Copy)]
 pub enum MemObject {
     Buffer { mem: cl_mem, size: u64 },
-    Svm { pointer: *mut c_void, size: u64 },
+    /// SVM or unified shared memory, with the functions of its kind.
+    Svm { pointer: *mut c_void, size: u64, calls: PointerCalls },
     /// An image; `size` is its packed size.
     Image { mem: cl_mem, size: u64, image: ClImage },
 }
@@ -38,14 +41,17 @@ pub enum Binding {
     Bytes(Vec<u8>),
     /// Local memory of this many bytes.
     Local(usize),
-    /// `clSetKernelArgSVMPointer`.
-    Svm(*const c_void),
+    /// `clSetKernelArgSVMPointer`, or its counterpart for unified shared memory.
+    Svm { pointer: *const c_void, set_arg: Raw<clSetKernelArgSVMPointer_fn> },
 }
 
 /// Everything `load` created, released in reverse order on drop.
 pub struct Objects {
     pub api: &'static Api,
     context: cl_context,
+    device: cl_device_id,
+    /// The device's unified shared memory, where it has the extension.
+    unified: Option<UnifiedApi>,
     pub programs: Vec<cl_program>,
     pub memories: Vec<MemObject>,
     /// One per recorded texture object (OpenCL has only samplers).
@@ -91,11 +97,14 @@ impl Objects {
         profile: bool,
         shared: Option<&SharedStorage>,
         deferred: &dyn Fn(usize) -> bool,
+        unified: Option<UnifiedApi>,
     ) -> BackendResult<Objects> {
         let main_queue = create_queue(api, context, device, true, profile)?;
         let mut objects = Objects {
             api,
             context,
+            device,
+            unified,
             programs: Vec::new(),
             memories: Vec::new(),
             samplers: Vec::new(),
@@ -137,12 +146,16 @@ impl Objects {
             };
             objects.programs.push(built.map_err(|e| e.about(&format!("program {index}")))?);
         }
+        let has_unified = trace.memories.iter().any(|memory| matches!(memory.kind, MemKind::Unified(_)));
         for (index, recorded) in trace.kernels.iter().enumerate() {
             let context = |e: BackendError| e.about(&format!("kernel {index} ({})", recorded.name));
             let (Some(&program), Some(built_from)) = (objects.programs.get(recorded.program.index()), trace.programs.get(recorded.program.index())) else {
                 return Err(context(BackendError::Invalid(format!("it names program {} that the trace does not define", recorded.program))));
             };
             let kernel = create_kernel(api, program, &recorded.name).map_err(context)?;
+            if let Some(unified) = unified.filter(|_| has_unified) {
+                unified.allow_indirect_access(kernel).map_err(context)?;
+            }
             // A linked program's language version is its compilations'.
             let compiled_with = links.get(&recorded.program.index()).and_then(|link| link.units.first()).map_or(&built_from.build_options, |unit| &unit.options);
             let facts = KernelFacts::of(api, kernel, device, compiled_with);
@@ -225,7 +238,16 @@ impl Objects {
                 if pointer.is_null() {
                     return Err(BackendError::Api { call: "clSVMAlloc".into(), detail: format!("memory {index}: {size} bytes could not be allocated") });
                 }
-                Ok(MemObject::Svm { pointer, size })
+                Ok(MemObject::Svm { pointer, size, calls: PointerCalls::svm(api) })
+            }
+            MemKind::Unified(kind) => {
+                let Some(unified) = &self.unified else {
+                    return Err(BackendError::Unsupported(format!(
+                        "memory {index} is unified shared memory, and this device lacks cl_intel_unified_shared_memory"
+                    )));
+                };
+                let pointer = unified.allocate(self.context, self.device, kind, size, index)?;
+                Ok(MemObject::Svm { pointer, size, calls: unified.calls })
             }
             _ => {
                 let mem = unsafe { (api.clCreateBuffer)(self.context, flags, size as usize, ptr::null_mut(), &mut code) };
@@ -241,7 +263,7 @@ impl Objects {
         let code = match self.binding(index, arg)? {
             Binding::Bytes(bytes) => unsafe { (api.clSetKernelArg)(kernel, index, bytes.len(), bytes.as_ptr() as *const c_void) },
             Binding::Local(size) => unsafe { (api.clSetKernelArg)(kernel, index, size, ptr::null()) },
-            Binding::Svm(pointer) => unsafe { (api.clSetKernelArgSVMPointer)(kernel, index, pointer) },
+            Binding::Svm { pointer, set_arg } => unsafe { set_arg(kernel, index, pointer) },
         };
         check(code, &format!("clSetKernelArg({index})"))
     }
@@ -268,7 +290,9 @@ impl Objects {
                 MemObject::Buffer { .. } => {
                     return Err(BackendError::Unsupported(format!("argument {index} points {offset} bytes into buffer {mem}; OpenCL buffers bind whole")))
                 }
-                MemObject::Svm { pointer, size } if *offset < size => Binding::Svm(unsafe { (pointer as *const u8).add(*offset as usize) } as *const c_void),
+                MemObject::Svm { pointer, size, calls } if *offset < size => {
+                    Binding::Svm { pointer: unsafe { (pointer as *const u8).add(*offset as usize) } as *const c_void, set_arg: calls.set_arg }
+                }
                 MemObject::Svm { size, .. } => {
                     return Err(BackendError::Unsupported(format!("argument {index} points {offset} bytes into SVM allocation {mem} of {size} bytes")))
                 }
@@ -349,8 +373,11 @@ impl Drop for Objects {
                 match *memory {
                     MemObject::Image { mem, .. } if mem.is_null() => CL_SUCCESS,
                     MemObject::Buffer { mem, .. } | MemObject::Image { mem, .. } => (api.clReleaseMemObject)(mem),
-                    MemObject::Svm { pointer, .. } => {
-                        (api.clSVMFree)(self.context, pointer);
+                    MemObject::Svm { pointer, calls, .. } => {
+                        match &self.unified {
+                            Some(unified) if calls.unified => unified.free(self.context, pointer),
+                            _ => (api.clSVMFree)(self.context, pointer),
+                        }
                         CL_SUCCESS
                     }
                 };

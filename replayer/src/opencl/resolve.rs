@@ -5,6 +5,7 @@ use super::extension::Rect;
 use super::extension_images::Texels;
 use super::images::{fill_region, packed_offset, texels};
 use super::objects::{MemObject, Objects};
+use super::pointers::PointerCalls;
 use crate::backend::{BackendError, BackendResult};
 use opencl_sys::{cl_kernel, cl_mem};
 use std::ffi::c_void;
@@ -16,9 +17,9 @@ pub enum Resolved<'n> {
     Kernel { kernel: cl_kernel, args: &'n [Arg], range: NdRange },
     Copy { src: cl_mem, dst: cl_mem, src_offset: usize, dst_offset: usize, bytes: usize },
     CopyRect { src: cl_mem, dst: cl_mem, rect: Rect },
-    SvmCopy { dst: *mut c_void, src: *const c_void, bytes: usize },
+    SvmCopy { dst: *mut c_void, src: *const c_void, bytes: usize, calls: PointerCalls },
     Fill { mem: cl_mem, offset: usize, bytes: usize, pattern: &'n [u8] },
-    SvmFill { pointer: *mut c_void, bytes: usize, pattern: &'n [u8] },
+    SvmFill { pointer: *mut c_void, bytes: usize, pattern: &'n [u8], calls: PointerCalls },
     /// Image copies and fills, in texels.
     CopyImage { src: cl_mem, dst: cl_mem, src_origin: Texels, dst_origin: Texels, region: Texels },
     CopyImageToBuffer { src: cl_mem, dst: cl_mem, src_origin: Texels, region: Texels, dst_offset: usize },
@@ -117,11 +118,11 @@ fn resolve_copy<'n>(objects: &Objects, copy: &'n Copy) -> BackendResult<Resolved
                     within(*dst, target, *dst_offset, *bytes)?;
                     Ok(Resolved::Copy { src: s, dst: d, src_offset: *src_offset as usize, dst_offset: *dst_offset as usize, bytes: *bytes as usize })
                 }
-                (Extent::Linear { bytes }, MemObject::Svm { pointer: s, .. }, MemObject::Svm { pointer: d, .. }) => {
+                (Extent::Linear { bytes }, MemObject::Svm { pointer: s, calls: from, .. }, MemObject::Svm { pointer: d, calls: to, .. }) => {
                     within(*src, source, *src_offset, *bytes)?;
                     within(*dst, target, *dst_offset, *bytes)?;
                     let (src, dst) = unsafe { ((s as *const u8).add(*src_offset as usize) as *const c_void, (d as *mut u8).add(*dst_offset as usize) as *mut c_void) };
-                    Ok(Resolved::SvmCopy { dst, src, bytes: *bytes as usize })
+                    Ok(Resolved::SvmCopy { dst, src, bytes: *bytes as usize, calls: from.with(to) })
                 }
                 (extent @ Extent::Rect { .. }, MemObject::Buffer { mem: s, .. }, MemObject::Buffer { mem: d, .. }) => {
                     let rect = rect_of(extent)?;
@@ -298,7 +299,9 @@ fn resolve_fill<'n>(objects: &Objects, fill: &'n Fill) -> BackendResult<Resolved
     within(fill.mem, object, fill.offset, fill.bytes)?;
     let (offset, bytes) = (fill.offset as usize, fill.bytes as usize);
     Ok(match object {
-        MemObject::Svm { pointer, .. } => Resolved::SvmFill { pointer: unsafe { (pointer as *mut u8).add(offset) as *mut c_void }, bytes, pattern },
+        MemObject::Svm { pointer, calls, .. } => {
+            Resolved::SvmFill { pointer: unsafe { (pointer as *mut u8).add(offset) as *mut c_void }, bytes, pattern, calls }
+        }
         MemObject::Buffer { mem, .. } | MemObject::Image { mem, .. } => Resolved::Fill { mem, offset, bytes, pattern },
     })
 }

@@ -276,6 +276,9 @@ pub struct Comparison {
     /// Segments whose synchronization failed in the recording (a device fault) but not in the
     /// replay, in words.
     pub outcomes_differ: Vec<String>,
+    /// Why the trace does not hold all of the program's work (its partial reasons, in words):
+    /// equal results then say nothing of what it left out, so the comparison does not pass.
+    pub incomplete: Vec<String>,
 }
 
 /// How many hazards a comparison keeps in words.
@@ -283,7 +286,7 @@ pub const HAZARDS_KEPT: usize = 100;
 
 impl Comparison {
     pub fn passed(&self) -> bool {
-        self.mismatches.is_empty() && self.outcomes_differ.is_empty()
+        self.mismatches.is_empty() && self.outcomes_differ.is_empty() && self.incomplete.is_empty()
     }
 
     pub fn hazard(&mut self, hazard: &impl std::fmt::Display) {
@@ -297,7 +300,7 @@ impl Comparison {
 impl Serialize for Comparison {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
-        let mut fields = serializer.serialize_struct("Comparison", 10)?;
+        let mut fields = serializer.serialize_struct("Comparison", 11)?;
         fields.serialize_field("passed", &self.passed())?;
         fields.serialize_field("compared", &self.compared)?;
         fields.serialize_field("unstable_bytes", &self.unstable_bytes)?;
@@ -308,6 +311,7 @@ impl Serialize for Comparison {
         fields.serialize_field("hazard_count", &self.hazard_count)?;
         fields.serialize_field("hazards", &self.hazards)?;
         fields.serialize_field("outcomes_differ", &self.outcomes_differ)?;
+        fields.serialize_field("incomplete", &self.incomplete)?;
         fields.end()
     }
 }

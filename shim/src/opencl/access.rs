@@ -3,7 +3,8 @@
 
 use super::dispatch::call;
 use super::key;
-use super::state::{MemObject, Memories};
+use super::state::{Addressing, MemObject, Memories};
+use super::unified_memory;
 use crate::recorder::{Key, MemoryAccess};
 use opencl_sys::{
     cl_command_queue, cl_context, cl_int, cl_mem, CL_MEM_HOST_NO_ACCESS, CL_MEM_HOST_WRITE_ONLY, CL_MEM_READ_WRITE,
@@ -78,7 +79,9 @@ impl MemoryAccess for DeviceAccess<'_> {
         let queue = self.queue(object.context)?;
         let mut contents = crate::large_buffers::of_len(usize::try_from(size).ok()?);
         let (length, into) = (contents.len(), contents.as_mut_ptr().cast::<c_void>());
-        let status = if object.svm {
+        let status = if let Addressing::Unified { platform, .. } = object.addressing {
+            unified_memory::read(platform, queue, into, mem as usize as *const c_void, length)
+        } else if object.addressing == Addressing::Svm {
             call!(clEnqueueSVMMemcpy(queue, CL_TRUE, into, mem as usize as *const c_void, length, 0, null(), null_mut()))
         } else if object.flags & (CL_MEM_HOST_NO_ACCESS | CL_MEM_HOST_WRITE_ONLY) != 0 {
             self.read_through_copy(queue, object, mem as usize as cl_mem, &mut contents)

@@ -1,8 +1,7 @@
 //! Extension functions reach programs through `clGetExtensionFunctionAddress(ForPlatform)`:
 //! those the shim records come back as its wrappers.
 
-use super::command_buffers::wrapper;
-use super::{hooks, Recorded};
+use super::{command_buffers, hooks, unified_memory, Recorded};
 use crate::entry::Forward;
 use opencl_sys::{cl_platform_id, cl_uint, CL_SUCCESS};
 use std::ffi::{c_char, c_void, CStr};
@@ -18,7 +17,7 @@ pub unsafe fn function_address_for_platform(
         return Ok(());
     }
     // SAFETY: the driver found a function under this name, so it is a C string.
-    unsafe { substitute(forward, platform, CStr::from_ptr(name)) }
+    unsafe { substitute(forward, platform, CStr::from_ptr(name), found) }
 }
 
 pub unsafe fn function_address(forward: &mut Forward<'_, *mut c_void>, name: *const c_char) -> Recorded {
@@ -29,7 +28,7 @@ pub unsafe fn function_address(forward: &mut Forward<'_, *mut c_void>, name: *co
     // SAFETY: as above.
     let name = unsafe { CStr::from_ptr(name) };
     match unsafe { platform_providing(name, found) } {
-        Some(platform) => unsafe { substitute(forward, platform, name) },
+        Some(platform) => unsafe { substitute(forward, platform, name, found) },
         None => Ok(()),
     }
 }
@@ -48,8 +47,10 @@ unsafe fn platform_providing(name: &CStr, address: *mut c_void) -> Option<cl_pla
     })
 }
 
-unsafe fn substitute(forward: &mut Forward<'_, *mut c_void>, platform: cl_platform_id, name: &CStr) -> Recorded {
-    if let Some(wrapper) = wrapper(name, platform) {
+/// Hands out the shim's wrapper for `name` instead of `found`, the platform's own.
+unsafe fn substitute(forward: &mut Forward<'_, *mut c_void>, platform: cl_platform_id, name: &CStr, found: *mut c_void) -> Recorded {
+    let wrapper = command_buffers::wrapper(name, platform).or_else(|| unified_memory::wrapper(name, platform, found));
+    if let Some(wrapper) = wrapper {
         forward.substitute(wrapper);
     }
     Ok(())

@@ -4,7 +4,7 @@
 
 use super::dispatch::call;
 use super::memory::memory_created;
-use super::state::{with_recorder, MemObject};
+use super::state::{with_recorder, Addressing, MemObject};
 use super::{created, info, key, Recorded};
 use crate::entry::Forward;
 use crate::recorder::MemShape;
@@ -110,6 +110,6 @@ fn image_created(
         return with_recorder(|_, recorder| recorder.partial(call, "an image whose type or texel size the shim cannot tell"));
     };
     let size = layout.bytes();
-    let object = MemObject { context, flags, svm: false, image: Some(described) };
+    let object = MemObject { context, flags, addressing: Addressing::Handle, image: Some(described) };
     memory_created(key(image), object, MemShape::Whole(MemKind::Image(layout)), size)
 }

@@ -1,7 +1,7 @@
 //! Buffers, sub-buffers and SVM allocations.
 
 use super::dispatch::call;
-use super::state::{with_recorder, with_state, MemObject};
+use super::state::{with_recorder, with_state, Addressing, MemObject};
 use super::{created, info, key, succeeded, Recorded};
 use crate::entry::Forward;
 use super::access::DeviceAccess;
@@ -9,7 +9,7 @@ use crate::recorder::{HostWrites, Key, MemDesc, MemShape, SyncScope};
 use libc::size_t;
 use opencl_sys::*;
 use std::ffi::c_void;
-use trace_format::MemKind;
+use trace_format::{MemKind, UnifiedKind};
 
 pub unsafe fn create_buffer(
     forward: &mut Forward<'_, cl_mem>,
@@ -20,7 +20,7 @@ pub unsafe fn create_buffer(
     errcode_ret: *mut cl_int,
 ) -> Recorded {
     let Some(buffer) = (unsafe { created(forward, errcode_ret) }) else { return Ok(()) };
-    let object = MemObject { context, flags, svm: false, image: None };
+    let object = MemObject { context, flags, addressing: Addressing::Handle, image: None };
     memory_created(key(buffer), object, MemShape::Whole(MemKind::Buffer), size as u64)
 }
 
@@ -53,7 +53,7 @@ pub unsafe fn create_sub_buffer(
     let context: Option<cl_context> =
         info::value(|size, value, size_ret| call!(clGetMemObjectInfo(buffer, CL_MEM_CONTEXT, size, value, size_ret)));
     let shape = MemShape::Within { parent: key(buffer), offset: region.origin as u64 };
-    let object = MemObject { context: context.unwrap_or(std::ptr::null_mut()), flags, svm: false, image: None };
+    let object = MemObject { context: context.unwrap_or(std::ptr::null_mut()), flags, addressing: Addressing::Handle, image: None };
     memory_created(key(sub_buffer), object, shape, region.size as u64)
 }
 
@@ -68,20 +68,26 @@ pub unsafe fn svm_alloc(
     if pointer.is_null() {
         return Ok(());
     }
-    let object = MemObject { context, flags, svm: true, image: None };
+    let object = MemObject { context, flags, addressing: Addressing::Svm, image: None };
     memory_created(key(pointer), object, MemShape::Whole(MemKind::Shared), size as u64)
 }
 
 /// Registers memory `mem` (buffer, sub-buffer, image or SVM allocation) of `size` bytes.
 pub(super) fn memory_created(mem: Key, object: MemObject, shape: MemShape, size: u64) -> Recorded {
     with_recorder(|state, recorder| {
-        let (svm, flags) = (object.svm, object.flags);
+        let (addressing, flags) = (object.addressing, object.flags);
         state.memories.objects.insert(mem, object);
         state.references.created(mem);
-        // SVM and memory over the program's own host memory: the host writes it directly.
-        // Unseen: on a CPU device the device's own writes would look like the host's.
-        let host_writes = if svm || flags & CL_MEM_USE_HOST_PTR != 0 { HostWrites::Unseen } else { HostWrites::None };
-        let desc = MemDesc { shape, size, address: mem, flags, device: None, addressable: svm, host_writes };
+        // SVM, host and shared unified memory, and memory over the program's own host memory:
+        // the host writes it directly. Unseen: on a CPU device the device's own writes would
+        // look like the host's.
+        let host_writes = match addressing {
+            Addressing::Unified { kind: UnifiedKind::Device, .. } => HostWrites::None,
+            Addressing::Svm | Addressing::Unified { .. } => HostWrites::Unseen,
+            Addressing::Handle if flags & CL_MEM_USE_HOST_PTR != 0 => HostWrites::Unseen,
+            Addressing::Handle => HostWrites::None,
+        };
+        let desc = MemDesc { shape, size, address: mem, flags, device: None, addressable: addressing.by_pointer(), host_writes };
         recorder.memory_created(mem, desc);
     })
 }
@@ -110,11 +116,17 @@ pub unsafe fn release(forward: &mut Forward<'_, cl_int>, mem: cl_mem) -> Recorde
 }
 
 pub unsafe fn svm_free(forward: &mut Forward<'_, ()>, _context: cl_context, pointer: *mut c_void) -> Recorded {
+    pointer_freeing("clSVMFree", pointer)?;
+    forward.call();
+    Ok(())
+}
+
+/// Memory the program names by pointer (SVM, unified shared memory) is about to be freed.
+pub(super) fn pointer_freeing(call: &str, pointer: *mut c_void) -> Recorded {
     if !pointer.is_null() {
-        final_contents_before_release("clSVMFree", key(pointer))?;
+        final_contents_before_release(call, key(pointer))?;
         released(key(pointer))?;
     }
-    forward.call();
     Ok(())
 }
 

@@ -24,6 +24,7 @@ mod samplers;
 mod signature;
 mod state;
 mod sync;
+mod unified_memory;
 
 pub use sync::end_of_program;
 

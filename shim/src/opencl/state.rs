@@ -10,15 +10,33 @@ use crate::{entry, session};
 use opencl_sys::{cl_command_queue, cl_context, cl_device_id, cl_mem, cl_mem_flags, cl_sync_point_khr};
 use crate::fast_hash::{HashMap, HashSet};
 use std::sync::{Mutex, PoisonError, TryLockError};
-use trace_format::{Api, Edge, EdgeKind, Extent, Graph, Launch, Node, NodeId};
+use trace_format::{Api, Edge, EdgeKind, Extent, Graph, Launch, Node, NodeId, UnifiedKind};
 
-/// A memory object as the shim reads it: a `cl_mem` buffer or image, or an SVM allocation.
+/// A memory object as the shim reads it: a `cl_mem` buffer or image, an SVM allocation or
+/// unified shared memory.
 pub struct MemObject {
     pub context: cl_context,
     pub flags: cl_mem_flags,
-    pub svm: bool,
+    pub addressing: Addressing,
     /// What an image is, for reading it packed and placing its texels.
     pub image: Option<ClImage>,
+}
+
+/// How the program names a memory object.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Addressing {
+    /// A `cl_mem` handle.
+    Handle,
+    /// A pointer from `clSVMAlloc`.
+    Svm,
+    /// A pointer from `cl_intel_unified_shared_memory` of `platform`, whose functions read it.
+    Unified { platform: Key, kind: UnifiedKind },
+}
+
+impl Addressing {
+    pub fn by_pointer(self) -> bool {
+        self != Addressing::Handle
+    }
 }
 
 /// What reading memory back needs: each memory object's context, and a device of each context;

@@ -43,5 +43,6 @@ pub use write::{worth_compressing, write_trace, write_trace_to, PreparedBlob, Tr
 /// `Record::RacyRead` (data read while commands the program left unordered with the read still
 /// wrote its memory), version 11 `Record::HostWrote` (bytes the host stored into pinned or
 /// managed memory without an API call), version 12 `Record::ProgramLink` (a program linked from
-/// separately compiled ones), version 13 `Codec::Lz4Chunks` (large blobs compressed in chunks).
-pub const FORMAT_VERSION: u32 = 13;
+/// separately compiled ones), version 13 `Codec::Lz4Chunks` (large blobs compressed in chunks), version 14
+/// `MemKind::Unified` (OpenCL's unified shared memory) and `Record::KernelAttribute`.
+pub const FORMAT_VERSION: u32 = 14;

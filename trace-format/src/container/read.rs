@@ -230,6 +230,7 @@ impl TraceReader {
                     Record::ParamTypes(types) => trace.param_types.push(types),
                     Record::Texture(texture) => trace.textures.push(texture),
                     Record::ProgramLink(link) => trace.program_links.push(link),
+                    Record::KernelAttribute(attribute) => trace.kernel_attributes.push(attribute),
                     _ => return Err(malformed("holds a record of a segment where an object was expected".into())),
                 }
             }
@@ -322,7 +323,7 @@ impl Segments<'_> {
             Record::DevicePrinted { segment, text } => self.segment_mut(segment)?.printed = Some(text),
             Record::RacyRead { segment, node } => self.segment_mut(segment)?.racy_reads.push(node),
             Record::HostWrote { segment, write } => self.segment_mut(segment)?.host_writes.push(write),
-            Record::Header(_) | Record::Device(_) | Record::Memory(_) | Record::Program(_) | Record::Kernel(_) | Record::Queue(_) | Record::Partial(_) | Record::ParamTypes(_) | Record::Texture(_) | Record::ProgramLink(_) => {}
+            Record::Header(_) | Record::Device(_) | Record::Memory(_) | Record::Program(_) | Record::Kernel(_) | Record::Queue(_) | Record::Partial(_) | Record::ParamTypes(_) | Record::Texture(_) | Record::ProgramLink(_) | Record::KernelAttribute(_) => {}
         }
         Ok(None)
     }

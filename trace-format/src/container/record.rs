@@ -41,6 +41,8 @@ pub enum Record {
     HostWrote { segment: SegmentId, write: HostWrite },
     /// Program `link.program` was linked from the compilations `link.units`.
     ProgramLink(ProgramLink),
+    /// The program set an attribute of a kernel.
+    KernelAttribute(KernelAttribute),
 }
 
 impl CompiledUnit {
@@ -73,7 +75,8 @@ impl Record {
             | Record::Edge(_)
             | Record::Partial(_)
             | Record::ParamTypes(_)
-            | Record::Texture(_) => {}
+            | Record::Texture(_)
+            | Record::KernelAttribute(_) => {}
         }
     }
 }
@@ -94,7 +97,7 @@ pub(super) enum RecordKind {
 /// variant index first, as a varint, which is one byte below 128. `None` for no known variant.
 pub(super) fn record_kind(payload: &[u8]) -> Option<RecordKind> {
     Some(match payload.first()? {
-        0..=5 | 11 | 13 | 14 | 19 => RecordKind::Object,
+        0..=5 | 11 | 13 | 14 | 19 | 20 => RecordKind::Object,
         6 => RecordKind::SegmentBegin,
         7 => RecordKind::Node,
         8 => RecordKind::Edge,
@@ -137,6 +140,7 @@ mod tests {
             (Record::RacyRead { segment: SegmentId(0), node: NodeId(3) }, RecordKind::OfSegment),
             (Record::HostWrote { segment: SegmentId(0), write: HostWrite { mem: MemId(0), offset: 4096, blob: BlobId(1), while_running: true } }, RecordKind::OfSegment),
             (Record::ProgramLink(ProgramLink { program: ProgramId(0), units: Vec::new() }), RecordKind::Object),
+            (Record::KernelAttribute(KernelAttribute { kernel: KernelId(0), attribute: 16, value: 1 }), RecordKind::Object),
         ];
         for (record, kind) in cases {
             let payload = postcard::to_allocvec(&record).expect("encodes");

@@ -314,6 +314,7 @@ pub fn write_trace_to<W: Write>(mut writer: TraceWriter<W>, trace: &Trace, blobs
         .chain(trace.program_links.iter().cloned().map(Record::ProgramLink))
         .chain(trace.kernels.iter().cloned().map(Record::Kernel))
         .chain(trace.param_types.iter().cloned().map(Record::ParamTypes))
+        .chain(trace.kernel_attributes.iter().cloned().map(Record::KernelAttribute))
         .chain(trace.textures.iter().cloned().map(Record::Texture))
         .chain(trace.queues.iter().cloned().map(Record::Queue));
     for record in objects {

@@ -34,6 +34,7 @@ fn mem_kind() -> impl Strategy<Value = MemKind> {
         (any::<u32>(), text()).prop_map(|(p, name)| MemKind::Global { program: ProgramId(p), name }),
         (triple(), any::<u32>(), vec(any::<u64>(), 0..6))
             .prop_map(|([width, height, depth], texel_bytes, format)| MemKind::Image(ImageLayout { width, height, depth, texel_bytes, format })),
+        prop_oneof![Just(UnifiedKind::Host), Just(UnifiedKind::Device), Just(UnifiedKind::Shared)].prop_map(MemKind::Unified),
     ]
 }
 
@@ -200,9 +201,9 @@ pub fn trace() -> impl Strategy<Value = Trace> {
         vec(segment(), 0..3),
         vec((text(), text()).prop_map(|(call, reason)| PartialReason { call, reason }), 0..2),
         vec((any::<u32>(), vec(text(), 0..3)).prop_map(|(kernel, types)| ParamTypes { kernel: KernelId(kernel), types }), 0..2),
-        (vec(texture(), 0..2), vec(program_link(), 0..2)),
+        (vec(texture(), 0..2), vec(program_link(), 0..2), vec(kernel_attribute(), 0..3)),
     )
-        .prop_map(|(header, devices, memories, programs, kernels, queues, mut nodes, mut edges, segments, partial, param_types, (textures, program_links))| {
+        .prop_map(|(header, devices, memories, programs, kernels, queues, mut nodes, mut edges, segments, partial, param_types, (textures, program_links, kernel_attributes))| {
             if segments.is_empty() {
                 nodes.clear();
                 edges.clear();
@@ -213,8 +214,12 @@ pub fn trace() -> impl Strategy<Value = Trace> {
             nodes.sort_by_key(|node| node.segment);
             let segment_of = |id: NodeId| nodes.get(id.index()).map(|node| node.segment.0);
             edges.sort_by_key(|edge| segment_of(edge.to).or_else(|| segment_of(edge.from)).unwrap_or(u32::MAX));
-            Trace { header, devices, memories, programs, kernels, queues, nodes, edges, segments, partial, param_types, textures, program_links }
+            Trace { header, devices, memories, programs, kernels, queues, nodes, edges, segments, partial, param_types, textures, program_links, kernel_attributes }
         })
+}
+
+fn kernel_attribute() -> impl Strategy<Value = KernelAttribute> {
+    (any::<u32>(), any::<u32>(), any::<i64>()).prop_map(|(kernel, attribute, value)| KernelAttribute { kernel: KernelId(kernel), attribute, value })
 }
 
 /// Blob contents: small and large, repetitive (compressible) and random.

@@ -33,7 +33,7 @@ fn decode<'a>(state: &State, recorder: &Recorder, value: &'a ArgValue) -> Decode
         ArgValue::Bytes(bytes) => {
             let handle = <[u8; 8]>::try_from(bytes.as_slice()).map(u64::from_ne_bytes);
             match handle {
-                Ok(handle) if state.memories.objects.get(&handle).is_some_and(|object| !object.svm) => Decoded::Memory(handle, 0),
+                Ok(handle) if state.memories.objects.get(&handle).is_some_and(|object| !object.addressing.by_pointer()) => Decoded::Memory(handle, 0),
                 Ok(handle) if recorder.texture(handle).is_some() => Decoded::Texture(handle),
                 _ => Decoded::Value(Cow::Borrowed(bytes)),
             }

@@ -74,6 +74,19 @@ pub unsafe fn migrate_mem_objects(
     unsafe { ordering(forward, enqueued) }
 }
 
+/// A unified shared memory command that only moves or advises (`clEnqueueMigrateMemINTEL`,
+/// `clEnqueueMemAdviseINTEL`).
+pub unsafe fn unified_hint(
+    call: &'static str,
+    forward: &mut Forward<'_, cl_int>,
+    queue: cl_command_queue,
+    wait_count: cl_uint,
+    waits: *const cl_event,
+    event: *mut cl_event,
+) -> Recorded {
+    unsafe { ordering(forward, Enqueued::new(call, queue, wait_count, waits, event)) }
+}
+
 pub unsafe fn svm_migrate_mem(
     forward: &mut Forward<'_, cl_int>,
     queue: cl_command_queue,
