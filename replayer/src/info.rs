@@ -26,6 +26,9 @@ pub struct TraceInfo {
     /// Families if every command is recorded (a backend that runs some eagerly may merge
     /// more); `None` when the trace has problems that make families meaningless.
     pub families: Option<Vec<FamilyInfo>>,
+    pub kernels: usize,
+    /// Attributes the program set on its kernels (`Record::KernelAttribute`).
+    pub kernel_attributes: usize,
     pub memories: usize,
     /// Bytes of all memory objects, sub-buffers not counted twice.
     pub memory_bytes: u64,
@@ -157,6 +160,8 @@ pub fn trace_info(reader: &TraceReader) -> Result<TraceInfo, FormatError> {
         edges_by_kind,
         segments: reader.segment_count(),
         families,
+        kernels: trace.kernels.len(),
+        kernel_attributes: trace.kernel_attributes.len(),
         memories: trace.memories.len(),
         memory_bytes: trace
             .memories
@@ -299,6 +304,10 @@ impl fmt::Display for TraceInfo {
             }
             None => writeln!(f, "families:   not computed (the trace has problems)")?,
         }
+        match self.kernel_attributes {
+            0 => writeln!(f, "kernels:    {}", self.kernels)?,
+            set => writeln!(f, "kernels:    {} ({set} attributes the program set on them)", self.kernels)?,
+        }
         writeln!(f, "memory:     {} objects, {} bytes", self.memories, self.memory_bytes)?;
         writeln!(
             f,
@@ -356,6 +365,7 @@ mod tests {
             b.initial(segment, buffer, vec![7; 64]);
         }
         b.trace.partial.push(trace_format::PartialReason { call: "clFoo".to_string(), reason: "not supported".to_string() });
+        b.trace.kernel_attributes.push(trace_format::KernelAttribute { kernel: k, attribute: 14, value: 1 });
         let info = trace_info(&b.reader()).expect("the trace reads");
         assert_eq!(info.api.as_deref(), Some("OpenCL"));
         assert_eq!(info.nodes_by_kind, BTreeMap::from([("host_task", 2), ("kernel", 2)]));
@@ -367,6 +377,7 @@ mod tests {
         assert!(!info.complete);
         let text = info.to_string();
         assert!(text.contains("nodes:      4 (2 host_task, 2 kernel)"), "{text}");
+        assert!(text.contains("kernels:    1 (1 attributes the program set on them)"), "{text}");
         assert!(text.contains("  base 0: segments 0-1 (0 patches each)"), "{text}");
         assert!(text.contains("partial:    recording stopped at clFoo: not supported"), "{text}");
     }

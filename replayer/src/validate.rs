@@ -205,6 +205,9 @@ impl<'a> Validator<'a> {
         for (id, kernel) in trace.kernels.iter().enumerate() {
             self.resolves(&|| format!("kernel {id} ({})", kernel.name), "program", kernel.program.index(), trace.programs.len());
         }
+        for set in &trace.kernel_attributes {
+            self.resolves(&|| format!("attribute {} of a kernel", set.attribute), "kernel", set.kernel.index(), trace.kernels.len());
+        }
         for (id, queue) in trace.queues.iter().enumerate() {
             if let Some(device) = queue.device {
                 self.resolves(&|| format!("queue {id}"), "device", device.index(), trace.devices.len());
@@ -557,6 +560,15 @@ mod tests {
                 "node 1 source: memory 7 does not exist (the trace has 1)",
             ]
         );
+    }
+
+    #[test]
+    fn a_kernel_attribute_names_a_kernel_of_the_trace() {
+        let mut b = valid();
+        b.trace.kernel_attributes.push(trace_format::KernelAttribute { kernel: KernelId(0), attribute: 14, value: 1 });
+        assert_eq!(problems(&b), Vec::<String>::new());
+        b.trace.kernel_attributes.push(trace_format::KernelAttribute { kernel: KernelId(3), attribute: 8, value: 98_304 });
+        assert_eq!(problems(&b), vec!["attribute 8 of a kernel: kernel 3 does not exist (the trace has 1)"]);
     }
 
     #[test]

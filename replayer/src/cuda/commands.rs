@@ -96,15 +96,18 @@ pub struct KernelCall {
     pub params: sys::CUDA_KERNEL_NODE_PARAMS,
     /// Cluster shape and cooperative launch, as launch attributes.
     pub attributes: Vec<sys::CUlaunchAttribute>,
+    /// The kernel, its name and its launch's shape, for errors.
+    launch_described: String,
 }
 
 impl KernelCall {
     pub fn new(objects: &Objects, addresses: Addresses<'_>, launch: &KernelLaunch) -> BackendResult<KernelCall> {
-        let (function, params) = objects
+        let loaded = objects
             .functions
             .get(launch.kernel.index())
             .ok_or_else(|| BackendError::Unsupported(format!("kernel {} is not in the trace", launch.kernel)))?;
-        let mut values = pack_args(params, &launch.args, addresses).map_err(|error| match error {
+        let function = &loaded.function;
+        let mut values = pack_args(&loaded.params, &launch.args, addresses).map_err(|error| match error {
             BackendError::Unsupported(detail) => BackendError::Unsupported(format!("kernel {}: {detail}", launch.kernel)),
             other => other,
         })?;
@@ -115,7 +118,8 @@ impl KernelCall {
             // The program opted its own function handle in (cuBLAS kernels do); this one must too.
             let attribute = sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
             // SAFETY: a function of a loaded module.
-            check(unsafe { sys::cuFuncSetAttribute(*function, attribute, shared_bytes as i32) }, "cuFuncSetAttribute")?;
+            check(unsafe { sys::cuFuncSetAttribute(*function, attribute, shared_bytes as i32) }, "cuFuncSetAttribute")
+                .map_err(|error| BackendError::Unsupported(format!("kernel {} ({}) with {shared_bytes} bytes of dynamic shared memory: {error}", launch.kernel, loaded.name)))?;
         }
         let mut pointers: Vec<*mut c_void> = values.iter_mut().map(|v| v.as_mut_ptr().cast()).collect();
         let params = sys::CUDA_KERNEL_NODE_PARAMS {
@@ -133,7 +137,17 @@ impl KernelCall {
             kern: std::ptr::null_mut(),
             ctx: std::ptr::null_mut(),
         };
-        Ok(KernelCall { _values: values, pointers, params, attributes: launch_attributes(cluster, cooperative) })
+        let shape = match cluster {
+            Some(cluster) => format!("grid {grid:?}, block {block:?}, cluster {cluster:?}"),
+            None => format!("grid {grid:?}, block {block:?}"),
+        };
+        let launch_described = format!("kernel {} ({}) with {shape}, {shared_bytes} bytes of shared memory{}", launch.kernel, loaded.name, if cooperative { ", cooperative" } else { "" });
+        Ok(KernelCall { _values: values, pointers, params, attributes: launch_attributes(cluster, cooperative), launch_described })
+    }
+
+    /// Names the launch in a driver's refusal of it (`call`), which alone says only what was wrong.
+    pub fn refused(&self, call: &str, error: BackendError) -> BackendError {
+        BackendError::Unsupported(format!("{call} of {}: {error}", self.launch_described))
     }
 
     /// The parameters with `kernelParams` pointing at this call's own storage.

@@ -161,6 +161,7 @@ impl Eager<'_> {
                     numAttrs: call.attributes.len() as u32,
                 };
                 check(sys::cuLaunchKernelEx(&config, params.func, params.kernelParams, std::ptr::null_mut()), "cuLaunchKernelEx")
+                    .map_err(|error| call.refused("cuLaunchKernelEx", error))
             }
             Command::Copy(copy) => check(sys::cuMemcpy3DAsync_v2(&copy_params(self.objects, addresses, copy)?, stream), "cuMemcpy3DAsync"),
             Command::Fill(fill) => {

@@ -280,9 +280,11 @@ fn add_node(objects: &Objects, scope: &Scope, context: CUcontext, graph: CUgraph
             Command::Kernel(launch) => {
                 let mut call = KernelCall::new(objects, addresses, launch)?;
                 let params = call.node_params();
-                check(sys::cuGraphAddKernelNode_v2(&mut node, graph, none, 0, &params), "cuGraphAddKernelNode")?;
+                check(sys::cuGraphAddKernelNode_v2(&mut node, graph, none, 0, &params), "cuGraphAddKernelNode")
+                    .map_err(|error| call.refused("cuGraphAddKernelNode", error))?;
                 for attribute in &call.attributes {
-                    check(sys::cuGraphKernelNodeSetAttribute(node, attribute.id, &attribute.value), "cuGraphKernelNodeSetAttribute")?;
+                    check(sys::cuGraphKernelNodeSetAttribute(node, attribute.id, &attribute.value), "cuGraphKernelNodeSetAttribute")
+                        .map_err(|error| call.refused(&format!("cuGraphKernelNodeSetAttribute({:?})", attribute.id), error))?;
                 }
             }
             Command::Copy(copy) => {

@@ -7,6 +7,7 @@
 //! Timings: eager commands are timed one by one with events; a graph gets one pair of events,
 //! reported on the first node of its partition.
 
+mod attributes;
 mod commands;
 mod driver;
 mod eager;

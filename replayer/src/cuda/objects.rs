@@ -15,12 +15,19 @@ use std::ffi::CString;
 use std::rc::Rc;
 use trace_format::{BlobId, BlobStore, Command, ImageKind, MemId, MemKind, Node, NodeId, Param, Place, Program, ProgramId, Trace};
 
+/// A recorded kernel's function in the replay's module.
+pub struct LoadedFunction {
+    pub function: CUfunction,
+    pub params: Vec<Param>,
+    pub name: String,
+}
+
 pub struct Objects {
     pub device: CUdevice,
     /// By `ProgramId` index; `None` for programs no recorded kernel comes from.
     modules: Vec<Option<CUmodule>>,
     /// By `KernelId` index: the function and its parameter layout.
-    pub functions: Vec<(CUfunction, Vec<Param>)>,
+    pub functions: Vec<LoadedFunction>,
     /// By `QueueId` index.
     pub streams: Vec<CUstream>,
     pub memories: Memories,
@@ -120,8 +127,9 @@ impl Objects {
             let mut function = std::ptr::null_mut();
             // SAFETY: a loaded module and a valid C string.
             check(unsafe { sys::cuModuleGetFunction(&mut function, module, name.as_ptr()) }, &format!("cuModuleGetFunction({})", kernel.name))?;
-            objects.functions.push((function, kernel.params.clone()));
+            objects.functions.push(LoadedFunction { function, params: kernel.params.clone(), name: kernel.name.clone() });
         }
+        super::attributes::apply(&trace.kernel_attributes, &objects.functions)?;
         for _ in &trace.queues {
             let mut stream = std::ptr::null_mut();
             // Non-blocking: replay orders by events only, never through the legacy default stream.

@@ -172,6 +172,8 @@ hooks! {
     cuLibraryGetKernel(kernel: *mut *mut c_void, library: *mut c_void, name: *const c_char)
         => modules::get_function;
     cuKernelGetFunction(function: *mut *mut c_void, kernel: *mut c_void) => modules::kernel_function;
+    cuFuncSetAttribute(function: *mut c_void, attribute: c_int, value: c_int) => modules::function_attribute;
+    cuKernelSetAttribute(attribute: c_int, value: c_int, kernel: *mut c_void, device: c_int) => modules::kernel_attribute;
     cuModuleUnload(module: *mut c_void) => modules::unload;
     cuLibraryUnload(library: *mut c_void) => modules::unload;
     cuModuleGetGlobal_v2(pointer: *mut CUdeviceptr, bytes: *mut usize, module: *mut c_void, name: *const c_char)

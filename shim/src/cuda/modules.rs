@@ -245,6 +245,25 @@ pub unsafe fn kernel_function(forward: &mut Forward<'_, CUresult>, _call: &str, 
     with_recorder(|state, recorder| kernel_known(state, recorder, function, program, name))
 }
 
+/// The program set an attribute of a function (a cluster size it allows, its dynamic shared
+/// memory): the replay sets it too.
+pub unsafe fn function_attribute(forward: &mut Forward<'_, CUresult>, _call: &str, function: *mut c_void, attribute: c_int, value: c_int) -> Recorded {
+    if !succeeded(forward) {
+        return Ok(());
+    }
+    let _changing = programs_changing();
+    with_recorder(|state, recorder| {
+        identify(state, recorder, function);
+        recorder.kernel_attribute_set(key(function), attribute as u32, value.into());
+    })
+}
+
+/// `cuKernelSetAttribute`, the runtime's `cudaFuncSetAttribute` on a library kernel, which it
+/// launches as a function: recorded as `function_attribute`. The device is the replay's own.
+pub unsafe fn kernel_attribute(forward: &mut Forward<'_, CUresult>, call: &str, attribute: c_int, value: c_int, kernel: *mut c_void, _device: c_int) -> Recorded {
+    unsafe { function_attribute(forward, call, kernel, attribute, value) }
+}
+
 /// How the driver finds a variable: `cuModuleGetGlobal`, `cuLibraryGetGlobal`, `cuLibraryGetManaged`.
 type Lookup = unsafe fn(*mut CUdeviceptr, *mut usize, *mut c_void, *const c_char) -> CUresult;
 

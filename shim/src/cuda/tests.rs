@@ -132,6 +132,32 @@ fn parameters_decode_with_pointers_relocated_into_their_allocation() {
     assert_eq!(values, vec![Value::Memory { mem: Y, offset: SIZE }, Value::Bytes(0x1234u64.to_ne_bytes().to_vec())]);
 }
 
+/// The kernel attributes the recording wrote, as (kernel, attribute, value).
+fn kernel_attributes(sink: &CollectingSink) -> Vec<(u32, u32, i64)> {
+    let records = &sink.0.lock().unwrap().0;
+    records.iter().filter_map(|record| match record { Record::KernelAttribute(set) => Some((set.kernel.0, set.attribute, set.value)), _ => None }).collect()
+}
+
+#[test]
+fn attributes_set_on_a_function_are_recorded_for_its_kernel_before_and_after_its_first_launch() {
+    let sink = CollectingSink::default();
+    let mut recorder = recorder(&sink);
+    // Non-portable cluster sizes allowed, and a scheduling policy, before the first launch.
+    recorder.kernel_attribute_set(FUNCTION, 14, 1);
+    recorder.kernel_attribute_set(FUNCTION, 15, 1);
+    assert_eq!(kernel_attributes(&sink), [], "no trace kernel yet");
+    let decoded = decoded(&recorder, X, 5);
+    kernel_command(&mut recorder, FUNCTION, decoded, GRID).unwrap();
+    assert_eq!(kernel_attributes(&sink), [(0, 14, 1), (0, 15, 1)]);
+    // Set again to the same value: nothing new; to another: written at once.
+    recorder.kernel_attribute_set(FUNCTION, 14, 1);
+    recorder.kernel_attribute_set(FUNCTION, 8, 98_304);
+    assert_eq!(kernel_attributes(&sink), [(0, 14, 1), (0, 15, 1), (0, 8, 98_304)]);
+    // A function the recorder does not know is not recorded.
+    recorder.kernel_attribute_set(FUNCTION + 8, 14, 1);
+    assert_eq!(kernel_attributes(&sink).len(), 3);
+}
+
 #[test]
 fn addresses_inside_a_structure_passed_by_value_are_relocated_too() {
     let sink = CollectingSink::default();

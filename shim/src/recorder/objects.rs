@@ -59,6 +59,8 @@ pub(super) struct KernelEntry {
     pub param_types: Vec<String>,
     /// One trace kernel per parameter list the kernel was launched with.
     pub ids: Vec<(Vec<Param>, KernelId)>,
+    /// The attributes the program set on it (by the API's number), each with its last value.
+    pub attributes: Vec<(u32, i64)>,
 }
 
 /// A texture, surface or sampler object as the API created it.

@@ -6,7 +6,7 @@ use super::objects::{Compiled, KernelEntry, ProgramEntry, QueueDesc, TextureDesc
 use super::{Key, MemoryAccess, Recorder, SyncScope};
 use crate::log;
 use trace_format::{
-    BlobId, CompiledUnit, Device, MemState, DeviceId, ImageKind, KernelId, MemId, MemKind, Memory, Param, ParamTypes, PartialReason, Program,
+    BlobId, CompiledUnit, KernelAttribute, Device, MemState, DeviceId, ImageKind, KernelId, MemId, MemKind, Memory, Param, ParamTypes, PartialReason, Program,
     ProgramHeader, ProgramId, ProgramImage, ProgramLink, QueueId, Record, Texture, TextureId, TextureResource,
 };
 
@@ -182,7 +182,21 @@ impl Recorder {
     /// A kernel `key` of `program`; `param_types` as its API spells them, where it says them.
     pub fn kernel_created(&mut self, key: Key, program: Key, name: &str, param_types: Vec<String>) {
         self.objects_changed += 1;
-        self.objects.kernels.insert(key, KernelEntry { program, name: name.to_string(), param_types, ids: Vec::new() });
+        self.objects.kernels.insert(key, KernelEntry { program, name: name.to_string(), param_types, ids: Vec::new(), attributes: Vec::new() });
+    }
+
+    /// The program set `attribute` of kernel `key` to `value`: written for each trace kernel it
+    /// has, and for those it gets later. A kernel the recorder does not know is not recorded.
+    pub fn kernel_attribute_set(&mut self, key: Key, attribute: u32, value: i64) {
+        let Some(kernel) = self.objects.kernels.get_mut(&key) else { return };
+        match kernel.attributes.iter_mut().find(|(known, _)| *known == attribute) {
+            Some(held) if held.1 == value => return,
+            Some(held) => held.1 = value,
+            None => kernel.attributes.push((attribute, value)),
+        }
+        for &(_, id) in &kernel.ids {
+            self.sink.record(Record::KernelAttribute(KernelAttribute { kernel: id, attribute, value }));
+        }
     }
 
     /// The source-level type of parameter `index` of kernel `key`, where its API says it.
@@ -277,13 +291,16 @@ impl Recorder {
             return Some(*id);
         }
         let params: Vec<Param> = params.collect();
-        let (program, name, types) = (kernel.program, kernel.name.clone(), kernel.param_types.clone());
+        let (program, name, types, attributes) = (kernel.program, kernel.name.clone(), kernel.param_types.clone(), kernel.attributes.clone());
         let program = self.program_id(program)?;
         self.sink.record(Record::Kernel(trace_format::Kernel { program, name, params: params.clone() }));
         let id = KernelId(self.counts.kernels);
         self.counts.kernels += 1;
         if !types.is_empty() {
             self.sink.record(Record::ParamTypes(ParamTypes { kernel: id, types }));
+        }
+        for (attribute, value) in attributes {
+            self.sink.record(Record::KernelAttribute(KernelAttribute { kernel: id, attribute, value }));
         }
         self.objects.kernels.get_mut(&key)?.ids.push((params, id));
         Some(id)
