@@ -156,6 +156,13 @@ on_each_device!(svm, |device: &Device| {
     record_and_replay(&program, device);
 });
 
+on_each_device!(buffer_over_svm, |device: &Device| {
+    let program = Program::opencl_c("buffer_over_svm");
+    let native = program.run_native(device);
+    assert!(native.stdout.starts_with("buffer over svm: x[0] = 68"), "SVM did not run on {}: {native:?}", device.name());
+    record_and_replay(&program, device);
+});
+
 on_each_device!(segments, |device: &Device| {
     let program = Program::opencl_c("segments");
     let trace = program.record(device);

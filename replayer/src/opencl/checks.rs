@@ -64,7 +64,8 @@ impl Limits {
         let MemKind::SubBuffer { parent: parent_id, offset } = memory.kind else { return Ok(()) };
         match parent.map(|p| &p.kind) {
             Some(MemKind::SubBuffer { .. }) => unsupported(format!("a sub-buffer of sub-buffer {parent_id} (OpenCL sub-buffers do not nest)")),
-            Some(MemKind::Shared) => unsupported(format!("a sub-buffer of SVM allocation {parent_id}")),
+            // A buffer over memory named by pointer (`CL_MEM_USE_HOST_PTR`) starts anywhere in it.
+            Some(MemKind::Shared | MemKind::Unified(_)) => Ok(()),
             _ if !offset.is_multiple_of(self.base_align) => unsupported(format!(
                 "a sub-buffer at byte {offset} of memory {parent_id}; this device starts sub-buffers only at multiples of {} bytes (CL_DEVICE_MEM_BASE_ADDR_ALIGN)",
                 self.base_align

@@ -215,22 +215,32 @@ impl Objects {
         let flags = memory.flags & !HOST_POINTER_FLAGS;
         let mut code = CL_SUCCESS;
         match memory.kind {
-            MemKind::SubBuffer { parent, offset } => {
-                let Some(MemObject::Buffer { mem: parent_mem, size: parent_size }) = self.memories.get(parent.index()).copied() else {
-                    return Err(BackendError::Unsupported(format!("sub-buffer {index} has parent {parent}, which is not an earlier buffer")));
-                };
-                if offset.checked_add(size).is_none_or(|end| end > parent_size) {
-                    return Err(BackendError::Unsupported(format!("sub-buffer {index} ({size} bytes at {offset}) overruns its parent ({parent_size} bytes)")));
+            MemKind::SubBuffer { parent, offset } => match self.memories.get(parent.index()).copied() {
+                Some(MemObject::Svm { pointer, size: parent_size, .. }) => {
+                    if offset.checked_add(size).is_none_or(|end| end > parent_size) {
+                        return Err(BackendError::Unsupported(format!("buffer {index} ({size} bytes at {offset}) overruns memory {parent} ({parent_size} bytes)")));
+                    }
+                    // The program's buffer over SVM or unified memory: one memory, as it was.
+                    let host = unsafe { pointer.byte_add(offset as usize) };
+                    let mem = unsafe { (api.clCreateBuffer)(self.context, flags | CL_MEM_USE_HOST_PTR, size as usize, host, &mut code) };
+                    check(code, "clCreateBuffer(CL_MEM_USE_HOST_PTR)").map_err(|e| e.about(&format!("memory {index}, over memory {parent}")))?;
+                    Ok(MemObject::Buffer { mem, size })
                 }
-                let region = cl_buffer_region { origin: offset as usize, size: size as usize };
-                // Access flags only: a sub-buffer inherits the rest from its parent.
-                let access = flags & (CL_MEM_READ_WRITE | CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY);
-                let mem = unsafe {
-                    (api.clCreateSubBuffer)(parent_mem, access, CL_BUFFER_CREATE_TYPE_REGION, &region as *const _ as *const c_void, &mut code)
-                };
-                check(code, "clCreateSubBuffer").map_err(|e| e.about(&format!("memory {index}")))?;
-                Ok(MemObject::Buffer { mem, size })
-            }
+                Some(MemObject::Buffer { mem: parent_mem, size: parent_size }) => {
+                    if offset.checked_add(size).is_none_or(|end| end > parent_size) {
+                        return Err(BackendError::Unsupported(format!("sub-buffer {index} ({size} bytes at {offset}) overruns its parent ({parent_size} bytes)")));
+                    }
+                    let region = cl_buffer_region { origin: offset as usize, size: size as usize };
+                    // Access flags only: a sub-buffer inherits the rest from its parent.
+                    let access = flags & (CL_MEM_READ_WRITE | CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY);
+                    let mem = unsafe {
+                        (api.clCreateSubBuffer)(parent_mem, access, CL_BUFFER_CREATE_TYPE_REGION, &region as *const _ as *const c_void, &mut code)
+                    };
+                    check(code, "clCreateSubBuffer").map_err(|e| e.about(&format!("memory {index}")))?;
+                    Ok(MemObject::Buffer { mem, size })
+                }
+                _ => Err(BackendError::Unsupported(format!("sub-buffer {index} has parent {parent}, which is not an earlier buffer"))),
+            },
             MemKind::Image(ref layout) => images::create_image(api, self.context, index, layout, flags),
             MemKind::Shared => {
                 let svm_flags = flags & (CL_MEM_READ_WRITE | CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY | CL_MEM_SVM_FINE_GRAIN_BUFFER | CL_MEM_SVM_ATOMICS);

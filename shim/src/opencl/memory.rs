@@ -16,12 +16,25 @@ pub unsafe fn create_buffer(
     context: cl_context,
     flags: cl_mem_flags,
     size: size_t,
-    _host_ptr: *mut c_void,
+    host_ptr: *mut c_void,
     errcode_ret: *mut cl_int,
 ) -> Recorded {
     let Some(buffer) = (unsafe { created(forward, errcode_ret) }) else { return Ok(()) };
     let object = MemObject { context, flags, addressing: Addressing::Handle, image: None };
-    memory_created(key(buffer), object, MemShape::Whole(MemKind::Buffer), size as u64)
+    // A buffer over SVM or unified memory (`CL_MEM_USE_HOST_PTR` with a pointer into it, as
+    // pyopencl's `SVMAllocation.as_buffer` makes) is that memory: a view of it, as a sub-buffer is.
+    let over = match flags & CL_MEM_USE_HOST_PTR {
+        0 => None,
+        _ => with_recorder(|_, recorder| {
+            let inside = recorder.locate(host_ptr as usize as u64);
+            inside.filter(|&(parent, offset)| recorder.memory_size(parent).is_some_and(|held| offset + size as u64 <= held))
+        })?,
+    };
+    let shape = match over {
+        Some((parent, offset)) => MemShape::Within { parent, offset },
+        None => MemShape::Whole(MemKind::Buffer),
+    };
+    memory_created(key(buffer), object, shape, size as u64)
 }
 
 pub unsafe fn create_buffer_with_properties(
