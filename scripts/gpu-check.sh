@@ -159,6 +159,8 @@ chosen pytorch_ops && check pytorch_ops python3 tests/cuda/pytorch_ops.py
 chosen pytorch_training && check pytorch_training python3 tests/cuda/pytorch_training.py 50
 # cuDNN's Hopper kernels: thread-block clusters and the function attributes they need.
 chosen cudnn_resnet && check cudnn_resnet python3 tests/cuda/cudnn_resnet.py
+# The caching allocator's expandable segments: tensors spanning memory mapped piece by piece.
+chosen pytorch_expandable && check pytorch_expandable python3 tests/cuda/pytorch_expandable.py
 # With BASELINE_BIN (a directory with another build's libshim.so and replayer): the checked programs'
 # traces replayed by its replayer beside this build's, graph and eager, alternating.
 compare_baseline() {

@@ -37,10 +37,14 @@ fn slot_of(platform: Key) -> Option<usize> {
     })
 }
 
-/// A wrapper's body: the recorder gets a `Forward`, or (`observed`) only the real result.
+/// A wrapper's body: the recorder gets a `Forward`, or (`observed`) only the real result, or
+/// (`named`) the function's name before the `Forward`, as SVM's recorders shared with it take.
 macro_rules! body {
     (, $name:ident, $real:ident, $record:path, $($arg:ident),*) => {
         crate::entry::intercept(stringify!($name), &$real, |forward| unsafe { $record(forward, $($arg),*) })
+    };
+    (named, $name:ident, $real:ident, $record:path, $($arg:ident),*) => {
+        crate::entry::intercept(stringify!($name), &$real, |forward| unsafe { $record(stringify!($name), forward, $($arg),*) })
     };
     (observed, $name:ident, $real:ident, $record:path, $($arg:ident),*) => {
         crate::entry::observe(stringify!($name), $real, |result| unsafe { $record(result, $($arg),*) })
@@ -103,12 +107,14 @@ unified_functions! {
     #[observed]
     clSetKernelArgMemPointerINTEL(kernel: cl_kernel, arg_index: cl_uint, arg_value: *const c_void) -> cl_int
         => programs::set_arg_svm_pointer;
+    #[named]
     clEnqueueMemcpyINTEL(command_queue: cl_command_queue, blocking: cl_bool, dst_ptr: *mut c_void, src_ptr: *const c_void,
         size: size_t, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int
-        => memcpy;
+        => svm::copy_by_pointer;
+    #[named]
     clEnqueueMemFillINTEL(command_queue: cl_command_queue, dst_ptr: *mut c_void, pattern: *const c_void, pattern_size: size_t,
         size: size_t, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int
-        => fill;
+        => svm::fill_by_pointer;
     clEnqueueMemsetINTEL(command_queue: cl_command_queue, dst_ptr: *mut c_void, value: cl_int, size: size_t,
         num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int => memset;
     clEnqueueMigrateMemINTEL(command_queue: cl_command_queue, ptr: *const c_void, size: size_t, flags: cl_mem_migration_flags,
@@ -196,34 +202,6 @@ unsafe fn blocking_free(forward: &mut Forward<'_, cl_int>, _context: cl_context,
     pointer_freeing("clMemBlockingFreeINTEL", pointer)?;
     forward.call();
     Ok(())
-}
-
-unsafe fn memcpy(
-    forward: &mut Forward<'_, cl_int>,
-    queue: cl_command_queue,
-    blocking: cl_bool,
-    dst: *mut c_void,
-    src: *const c_void,
-    size: size_t,
-    wait_count: cl_uint,
-    waits: *const cl_event,
-    event: *mut cl_event,
-) -> Recorded {
-    unsafe { svm::copy_by_pointer("clEnqueueMemcpyINTEL", forward, queue, blocking, dst, src, size, wait_count, waits, event) }
-}
-
-unsafe fn fill(
-    forward: &mut Forward<'_, cl_int>,
-    queue: cl_command_queue,
-    dst: *mut c_void,
-    pattern: *const c_void,
-    pattern_size: size_t,
-    size: size_t,
-    wait_count: cl_uint,
-    waits: *const cl_event,
-    event: *mut cl_event,
-) -> Recorded {
-    unsafe { svm::fill_by_pointer("clEnqueueMemFillINTEL", forward, queue, dst, pattern, pattern_size, size, wait_count, waits, event) }
 }
 
 /// `clEnqueueMemsetINTEL` fills with the low byte of `value`.
