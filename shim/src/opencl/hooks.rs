@@ -8,14 +8,13 @@
 #![allow(non_snake_case, clippy::too_many_arguments)]
 
 use super::commands::pass_when_uncaptured;
-use super::{commands, extensions, images, memory, programs, queues, samplers, sync, unsupported, ContextNotify, EventNotify, NotFound, ProgramNotify};
+use super::{commands, extensions, images, memory, programs, queues, samplers, sync, unsupported, ContextNotify, EventNotify, NotFound, ProgramNotify, SvmFreeNotify};
 use crate::interpose::Hook;
 use libc::size_t;
 use opencl_sys::*;
 use std::ffi::{c_char, c_uchar, c_void};
 
 type NativeKernel = Option<unsafe extern "C" fn(*mut c_void)>;
-type SvmFreeNotify = Option<unsafe extern "C" fn(cl_command_queue, cl_uint, *mut *mut c_void, *mut c_void)>;
 
 /// The real function's address through the dispatch table, typed as the hook is: a table entry
 /// of another type does not compile, which checks the signatures against cl_icd.h.
@@ -333,7 +332,7 @@ hooks! {
     clEnqueueSVMFree(command_queue: cl_command_queue, num_svm_pointers: cl_uint, svm_pointers: *mut *mut c_void,
         pfn_free_func: SvmFreeNotify, user_data: *mut c_void, num_events_in_wait_list: cl_uint,
         event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int,
-        object(command_queue) => unsupported;
+        object(command_queue) => memory::enqueue_svm_free;
     clEnqueueMigrateMemObjects(command_queue: cl_command_queue, num_mem_objects: cl_uint,
         mem_objects: *const cl_mem, flags: cl_mem_migration_flags, num_events_in_wait_list: cl_uint,
         event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int,

@@ -2,7 +2,7 @@
 
 use super::dispatch::call;
 use super::state::{with_recorder, with_state, Addressing, MemObject};
-use super::{created, info, key, succeeded, Recorded};
+use super::{created, info, key, succeeded, Recorded, SvmFreeNotify};
 use crate::entry::Forward;
 use super::access::DeviceAccess;
 use crate::recorder::{HostWrites, Key, MemDesc, MemShape, SyncScope};
@@ -132,6 +132,28 @@ pub unsafe fn svm_free(forward: &mut Forward<'_, ()>, _context: cl_context, poin
     pointer_freeing("clSVMFree", pointer)?;
     forward.call();
     Ok(())
+}
+
+/// `clEnqueueSVMFree`: the allocations go once the command runs (pyopencl frees its SVM so), so
+/// their final contents are read first, as `clSVMFree`'s are; the command only orders.
+pub unsafe fn enqueue_svm_free(
+    forward: &mut Forward<'_, cl_int>,
+    queue: cl_command_queue,
+    count: cl_uint,
+    pointers: *mut *mut c_void,
+    _notify: SvmFreeNotify,
+    _user_data: *mut c_void,
+    wait_count: cl_uint,
+    waits: *const cl_event,
+    event: *mut cl_event,
+) -> Recorded {
+    if !pointers.is_null() {
+        // SAFETY: the program passes `count` pointers there.
+        for &pointer in unsafe { std::slice::from_raw_parts(pointers, count as usize) } {
+            pointer_freeing("clEnqueueSVMFree", pointer)?;
+        }
+    }
+    unsafe { super::commands::ordering::order_only("clEnqueueSVMFree", forward, queue, wait_count, waits, event) }
 }
 
 /// Memory the program names by pointer (SVM, unified shared memory) is about to be freed.

@@ -38,6 +38,7 @@ use crate::failure::{Failure, Recorded};
 type ContextNotify = Option<unsafe extern "C" fn(*const std::ffi::c_char, *const std::ffi::c_void, usize, *mut std::ffi::c_void)>;
 type ProgramNotify = Option<unsafe extern "C" fn(opencl_sys::cl_program, *mut std::ffi::c_void)>;
 type EventNotify = Option<unsafe extern "C" fn(opencl_sys::cl_event, cl_int, *mut std::ffi::c_void)>;
+type SvmFreeNotify = Option<unsafe extern "C" fn(opencl_sys::cl_command_queue, opencl_sys::cl_uint, *mut *mut std::ffi::c_void, *mut std::ffi::c_void)>;
 
 /// What a hook returns when no real function exists anywhere in the process (a program that
 /// links OpenCL always has one, so this only guards against a broken installation).

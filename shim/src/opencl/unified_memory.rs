@@ -229,7 +229,7 @@ unsafe fn migrate(
     waits: *const cl_event,
     event: *mut cl_event,
 ) -> Recorded {
-    unsafe { ordering::unified_hint("clEnqueueMigrateMemINTEL", forward, queue, wait_count, waits, event) }
+    unsafe { ordering::order_only("clEnqueueMigrateMemINTEL", forward, queue, wait_count, waits, event) }
 }
 
 unsafe fn advise(
@@ -242,5 +242,5 @@ unsafe fn advise(
     waits: *const cl_event,
     event: *mut cl_event,
 ) -> Recorded {
-    unsafe { ordering::unified_hint("clEnqueueMemAdviseINTEL", forward, queue, wait_count, waits, event) }
+    unsafe { ordering::order_only("clEnqueueMemAdviseINTEL", forward, queue, wait_count, waits, event) }
 }

@@ -74,9 +74,9 @@ pub unsafe fn migrate_mem_objects(
     unsafe { ordering(forward, enqueued) }
 }
 
-/// A unified shared memory command that only moves or advises (`clEnqueueMigrateMemINTEL`,
-/// `clEnqueueMemAdviseINTEL`).
-pub unsafe fn unified_hint(
+/// A command that moves no data the program sees, recorded under its own name (unified shared
+/// memory's migrations and advice, an SVM free).
+pub unsafe fn order_only(
     call: &'static str,
     forward: &mut Forward<'_, cl_int>,
     queue: cl_command_queue,
