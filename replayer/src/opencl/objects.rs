@@ -2,15 +2,15 @@
 //! whose arguments are set before each launch (eager) or on a clone per recorded command.
 
 use super::api::{check, Api, Raw};
-use opencl_sys::cl_function_types::clSetKernelArgSVMPointer_fn;
-use super::pointers::{PointerCalls, UnifiedApi};
 use super::checks::{self, KernelFacts, Limits};
 use super::images;
+use super::pointers::{PointerCalls, UnifiedApi};
 use super::programs::{build_program, link_program};
 use super::resolve::{nd_range, runs_nothing};
 use crate::backend::{BackendError, BackendResult};
 use crate::lifetimes::SharedStorage;
 use cl_images::ClImage;
+use opencl_sys::cl_function_types::clSetKernelArgSVMPointer_fn;
 use opencl_sys::*;
 use std::collections::HashMap;
 use std::ffi::{c_void, CString};
