@@ -2,7 +2,7 @@
 # One-time set-up of a fresh Debian machine with Rust: system packages (the Level Zero loader and
 # headers, clang-15 and llvm-spirv-15 for SPIR-V kernels among them), the OpenCL runtimes
 # (PoCL from Debian, Intel's CPU runtime from PyPI), pyopencl, dpctl (Intel's SYCL runtime), and nvcc 13.0
-# from PyPI.
+# from PyPI with the CUDA C++ core libraries' headers (cooperative groups need them).
 # Idempotent: a second run only checks. Prints the environment to use, which scripts/env.sh also sets.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -24,12 +24,13 @@ venv="$deps/venv"
 if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
 fi
-stamp="$venv/.reprise-setup-3"
+stamp="$venv/.reprise-setup-4"
 if [ ! -f "$stamp" ]; then
   echo "setup: installing Python packages into $venv"
   "$venv/bin/python" -m pip install -q --disable-pip-version-check \
     intel-opencl-rt intel-cmplr-lib-rt pyopencl numpy mako dpctl \
-    "nvidia-cuda-nvcc==13.0.*" "nvidia-cuda-runtime==13.0.*" "nvidia-cuda-crt==13.0.*" "nvidia-nvvm==13.0.*"
+    "nvidia-cuda-nvcc==13.0.*" "nvidia-cuda-runtime==13.0.*" "nvidia-cuda-crt==13.0.*" "nvidia-nvvm==13.0.*" \
+    "nvidia-cuda-cccl==13.0.*"
   touch "$stamp"
 fi
 
