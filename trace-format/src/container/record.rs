@@ -146,7 +146,7 @@ mod tests {
             let payload = postcard::to_allocvec(&record).expect("encodes");
             assert_eq!(record_kind(&payload), Some(kind), "{record:?}");
         }
-        assert_eq!(record_kind(&[20]), None);
+        assert_eq!(record_kind(&[21]), None);
         assert_eq!(record_kind(&[]), None);
     }
 }
