@@ -1,7 +1,8 @@
 /* Unified shared memory (cl_intel_unified_shared_memory), as Intel's SYCL runtime uses it on OpenCL:
  * host, device and shared allocations reached through the extension's functions; copies, a memset,
  * a fill, migration and advice; kernel arguments by pointer, one pointing into an allocation; host
- * writes into shared and host memory between launches; blocking frees. Needs a device with the
+ * writes into shared and host memory between launches; a structure by value holding a USM address;
+ * blocking frees. Needs a device with the
  * extension (Intel's CPU runtime). */
 #include "common.h"
 #include <CL/cl_ext.h>
@@ -11,7 +12,20 @@ static const char *source =
     "__kernel void axpy(__global float *y, __global const float *x, float a) {\n"
     "    size_t i = get_global_id(0); y[i] = a * x[i] + y[i]; }\n"
     "__kernel void add_into(__global float *out, __global const float *a, __global const float *b) {\n"
-    "    size_t i = get_global_id(0); out[i] = a[i] + b[i]; }\n";
+    "    size_t i = get_global_id(0); out[i] = a[i] + b[i]; }\n"
+    "typedef struct { ulong scale; ulong data; uint count; uint step; } strided;\n"
+    "__kernel void gather(strided in, __global float *out) {\n"
+    "    size_t i = get_global_id(0); __global const float *data = (__global const float *)in.data;\n"
+    "    out[i] = (float)in.scale * data[(i * in.step) % in.count]; }\n";
+
+/* A structure passed by value that holds a USM address, as SYCL's kernels take dpnp's strided
+ * indexers: the replay must write its own allocation's address there. */
+typedef struct {
+    cl_ulong scale;
+    cl_ulong data;
+    cl_uint count;
+    cl_uint step;
+} strided;
 
 #define EXTENSION(type, name) type name = (type)lookup(env.platform, #name)
 
@@ -78,7 +92,22 @@ int main(void) {
             return 1;
         }
     }
-    printf("unified memory: shared sum after axpy = %.1f, sum of results = %.1f\n", shared_sum, float_sum(got, N));
+    /* Every third element of the device allocation x, through an address inside a structure. */
+    cl_kernel gather = make_kernel(program, "gather");
+    strided in = {3, (cl_ulong)(uintptr_t)x, N, 3};
+    CHECK(clSetKernelArg(gather, 0, sizeof in, &in));
+    CHECK(clSetKernelArgMemPointerINTEL(gather, 1, y));
+    CHECK(clEnqueueNDRangeKernel(queue, gather, 1, NULL, &global, NULL, 0, NULL, NULL));
+    float gathered[N];
+    CHECK(clEnqueueMemcpyINTEL(queue, CL_TRUE, gathered, y, bytes, 0, NULL, NULL));
+    for (int i = 0; i < N; i++) {
+        float want = 3.0f * (float)((i * 3) % N);
+        if (gathered[i] != want) {
+            fprintf(stderr, "gathered[%d] = %f, want %f\n", i, gathered[i], want);
+            return 1;
+        }
+    }
+    printf("unified memory: shared sum after axpy = %.1f, sum of results = %.1f, gathered %.1f\n", shared_sum, float_sum(got, N), float_sum(gathered, N));
     CHECK(clMemBlockingFreeINTEL(env.context, x));
     CHECK(clMemBlockingFreeINTEL(env.context, y));
     CHECK(clFinish(queue));

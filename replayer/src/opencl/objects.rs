@@ -282,8 +282,19 @@ impl Objects {
     pub fn binding(&self, index: u32, arg: &Arg) -> BackendResult<Binding> {
         Ok(match arg {
             Arg::Value(bytes) => Binding::Bytes(bytes.clone()),
-            Arg::ValueWithPointers { .. } => {
-                return Err(BackendError::Unsupported(format!("argument {index} is a structure holding device addresses, which OpenCL kernels cannot take")))
+            Arg::ValueWithPointers { bytes, pointers } => {
+                let mut bytes = bytes.clone();
+                for embedded in pointers {
+                    let MemObject::Svm { pointer, size, .. } = self.memory(embedded.mem)? else {
+                        return Err(BackendError::Unsupported(format!("argument {index} holds an address of memory {}, which OpenCL names by handle", embedded.mem)));
+                    };
+                    let at = embedded.at as usize;
+                    let word = bytes.get_mut(at..at + 8).filter(|_| embedded.offset < size).ok_or_else(|| {
+                        BackendError::Invalid(format!("argument {index}: the address at byte {at} (memory {} + {}) does not fit", embedded.mem, embedded.offset))
+                    })?;
+                    word.copy_from_slice(&(pointer as u64 + embedded.offset).to_ne_bytes());
+                }
+                Binding::Bytes(bytes)
             }
             Arg::Condition(_) => return Err(BackendError::Unsupported(format!("argument {index} is a graph condition, which OpenCL has not"))),
             Arg::Texture(texture) => match self.samplers.get(texture.index()) {

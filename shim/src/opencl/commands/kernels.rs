@@ -9,7 +9,7 @@ use crate::recorder::{Access, Key, Recorder};
 use libc::size_t;
 use opencl_sys::*;
 use std::borrow::Cow;
-use trace_format::{Arg, Command, KernelLaunch, Launch, Param, ParamKind};
+use trace_format::{Arg, Command, EmbeddedPointer, KernelLaunch, Launch, Param, ParamKind};
 
 /// A kernel argument as the trace binds it.
 enum Decoded<'a> {
@@ -18,6 +18,9 @@ enum Decoded<'a> {
     Local(u64),
     /// Bytes passed by value, borrowed from the argument where it holds them.
     Value(Cow<'a, [u8]>),
+    /// Bytes passed by value that hold pointers into memory named by pointer (a SYCL kernel's
+    /// structure of USM pointers, such as dpnp's strided indexers): (byte, memory, offset) each.
+    ValueWithPointers(&'a [u8], Vec<(u32, Key, u64)>),
     /// A sampler.
     Texture(Key),
 }
@@ -35,10 +38,26 @@ fn decode<'a>(state: &State, recorder: &Recorder, value: &'a ArgValue) -> Decode
             match handle {
                 Ok(handle) if state.memories.objects.get(&handle).is_some_and(|object| !object.addressing.by_pointer()) => Decoded::Memory(handle, 0),
                 Ok(handle) if recorder.texture(handle).is_some() => Decoded::Texture(handle),
-                _ => Decoded::Value(Cow::Borrowed(bytes)),
+                _ => match embedded_pointers(recorder, bytes) {
+                    pointers if pointers.is_empty() => Decoded::Value(Cow::Borrowed(bytes)),
+                    pointers => Decoded::ValueWithPointers(bytes, pointers),
+                },
             }
         }
     }
+}
+
+/// The aligned words of a value that point inside memory named by pointer (SVM, USM), which the
+/// kernel then reaches through them. Only such memory has addresses: a value cannot name a buffer.
+fn embedded_pointers(recorder: &Recorder, bytes: &[u8]) -> Vec<(u32, Key, u64)> {
+    let words = bytes.chunks_exact(8).enumerate().map(|(index, word)| (index * 8, u64::from_ne_bytes(word.try_into().unwrap_or_default())));
+    words
+        .filter(|&(_, word)| word != 0)
+        .filter_map(|(at, word)| {
+            let (mem, offset) = recorder.locate(word)?;
+            (recorder.memory_size(mem) > Some(offset)).then_some((at as u32, mem, offset))
+        })
+        .collect()
 }
 
 /// Every memory argument, read and written (what a kernel does with it is not known).
@@ -52,10 +71,12 @@ pub(in crate::opencl) fn argument_accesses(state: &State, recorder: &Recorder, a
     arguments
         .iter()
         .flatten()
-        .filter_map(|value| match decode(state, recorder, value) {
-            Decoded::Memory(mem, _) => Some(Access { mem, write: true, overwrites: false }),
-            _ => None,
+        .flat_map(|value| match decode(state, recorder, value) {
+            Decoded::Memory(mem, _) => vec![mem],
+            Decoded::ValueWithPointers(_, pointers) => pointers.into_iter().map(|(_, mem, _)| mem).collect(),
+            _ => Vec::new(),
         })
+        .map(|mem| Access { mem, write: true, overwrites: false })
         .collect()
 }
 
@@ -85,6 +106,11 @@ pub(in crate::opencl) fn launch_command(
             Decoded::Null => (ParamKind::Memory, size_of::<cl_mem>(), Arg::NullMemory),
             Decoded::Local(size) => (ParamKind::Local, size as usize, Arg::Local(size)),
             Decoded::Value(bytes) => (ParamKind::Value, bytes.len(), Arg::Value(bytes.into_owned())),
+            Decoded::ValueWithPointers(bytes, pointers) => {
+                let relocated = |&(at, mem, offset): &(u32, Key, u64)| Some(EmbeddedPointer { at, mem: recorder.mem_id(mem)?, offset });
+                let pointers = pointers.iter().map(relocated).collect::<Option<Vec<_>>>().ok_or(UNKNOWN_MEMORY)?;
+                (ParamKind::Value, bytes.len(), Arg::ValueWithPointers { bytes: bytes.to_vec(), pointers })
+            }
             Decoded::Texture(sampler) => {
                 let texture = recorder.texture_id(sampler).ok_or("it names a sampler the shim did not see created")?;
                 (ParamKind::Handle, size_of::<cl_sampler>(), Arg::Texture(texture))
