@@ -21,6 +21,7 @@ pub mod opencl;
 pub mod overrides;
 pub mod plan;
 pub mod profile;
+pub mod relocation;
 pub mod replay;
 pub mod segments;
 pub mod validate;

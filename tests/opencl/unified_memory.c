@@ -2,7 +2,7 @@
  * host, device and shared allocations reached through the extension's functions; copies, a memset,
  * a fill, migration and advice; kernel arguments by pointer, one pointing into an allocation; host
  * writes into shared and host memory between launches; a structure by value holding a USM address;
- * blocking frees. Needs a device with the
+ * a table of USM addresses in host USM that a kernel reads them from; blocking frees. Needs a device with the
  * extension (Intel's CPU runtime). */
 #include "common.h"
 #include <CL/cl_ext.h>
@@ -16,7 +16,9 @@ static const char *source =
     "typedef struct { ulong scale; ulong data; uint count; uint step; } strided;\n"
     "__kernel void gather(strided in, __global float *out) {\n"
     "    size_t i = get_global_id(0); __global const float *data = (__global const float *)in.data;\n"
-    "    out[i] = (float)in.scale * data[(i * in.step) % in.count]; }\n";
+    "    out[i] = (float)in.scale * data[(i * in.step) % in.count]; }\n"
+    "__kernel void through_table(__global const ulong *table, __global float *out) {\n"
+    "    size_t i = get_global_id(0); out[i] = ((__global const float *)table[i % 2])[i] + 1.0f; }\n";
 
 /* A structure passed by value that holds a USM address, as SYCL's kernels take dpnp's strided
  * indexers: the replay must write its own allocation's address there. */
@@ -107,7 +109,26 @@ int main(void) {
             return 1;
         }
     }
-    printf("unified memory: shared sum after axpy = %.1f, sum of results = %.1f, gathered %.1f\n", shared_sum, float_sum(got, N), float_sum(gathered, N));
+    /* Addresses in data: a table of USM pointers the host writes into host USM. */
+    cl_kernel through_table = make_kernel(program, "through_table");
+    cl_ulong *table = CHECKED(clHostMemAllocINTEL(env.context, NULL, 2 * sizeof(cl_ulong), 0, ERR));
+    table[0] = (cl_ulong)(uintptr_t)x;
+    table[1] = (cl_ulong)(uintptr_t)h;
+    CHECK(clSetKernelArgMemPointerINTEL(through_table, 0, table));
+    CHECK(clSetKernelArgMemPointerINTEL(through_table, 1, y));
+    CHECK(clEnqueueNDRangeKernel(queue, through_table, 1, NULL, &global, NULL, 0, NULL, NULL));
+    float through[N];
+    CHECK(clEnqueueMemcpyINTEL(queue, CL_TRUE, through, y, bytes, 0, NULL, NULL));
+    for (int i = 0; i < N; i++) {
+        float want = (i % 2 == 0 ? (float)i : got[i]) + 1.0f;
+        if (through[i] != want) {
+            fprintf(stderr, "through[%d] = %f, want %f\n", i, through[i], want);
+            return 1;
+        }
+    }
+    CHECK(clMemBlockingFreeINTEL(env.context, table));
+    printf("unified memory: shared sum after axpy = %.1f, sum of results = %.1f, gathered %.1f, through a table %.1f\n", shared_sum,
+           float_sum(got, N), float_sum(gathered, N), float_sum(through, N));
     CHECK(clMemBlockingFreeINTEL(env.context, x));
     CHECK(clMemBlockingFreeINTEL(env.context, y));
     CHECK(clFinish(queue));

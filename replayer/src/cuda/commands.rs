@@ -5,7 +5,7 @@ use super::driver::check;
 use super::images::{Array, TextureObject};
 use super::memory::HostBuffer;
 use super::objects::Objects;
-use super::relocation::Relocation;
+use crate::relocation::Relocation;
 use crate::extent::span as host_span;
 use crate::backend::{BackendError, BackendResult};
 use cudarc::driver::sys::{self, CUdeviceptr, CUgraphConditionalHandle, CUmemorytype, CUDA_MEMCPY3D, CUDA_MEMSET_NODE_PARAMS};

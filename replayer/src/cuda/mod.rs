@@ -18,7 +18,6 @@ mod images;
 mod memory;
 mod objects;
 mod printf_flush;
-mod relocation;
 mod untracked_variables;
 
 use crate::lifetimes::Lifetimes;
@@ -210,7 +209,7 @@ impl Backend for CudaBackend {
     }
 
     fn reuses_addresses(&self, trace: &Trace) -> bool {
-        relocation::addresses_reused(&trace.memories)
+        crate::relocation::addresses_reused(&trace.memories)
     }
 
     fn note_lifetimes(&mut self, lifetimes: &Lifetimes) {

@@ -6,7 +6,7 @@ use super::driver::check;
 use super::host_copies::HostCopier;
 use super::images::TextureObject;
 use super::memory::{HostBuffer, Memories, PinnedPool};
-use super::relocation::Relocation;
+use crate::relocation::Relocation;
 use super::untracked_variables::UntrackedVariables;
 use crate::backend::{BackendError, BackendResult, HostCopies};
 use cudarc::driver::sys::{self, CUdevice, CUdeviceptr, CUevent, CUfunction, CUmodule, CUstream};

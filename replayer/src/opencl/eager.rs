@@ -116,8 +116,9 @@ impl OpenClBackend {
                 "clEnqueueFillImage",
             ),
             Resolved::Write { target, offset, bytes, data, rect } => {
-                let data = blobs.get(data).map_err(|e| BackendError::Unsupported(format!("node {node}: {e}")))?;
+                let mut data = blobs.get(data).map_err(|e| BackendError::Unsupported(format!("node {node}: {e}")))?.to_vec();
                 write_fits(node, data.len(), bytes, rect.as_ref())?;
+                objects.relocation.to_replay(&mut data);
                 // Blocking: the blob's bytes need not outlive this call.
                 let host = data.as_ptr() as *mut c_void;
                 (self.host_transfer(queue, target, offset, bytes, rect.as_ref(), host, true, waits, &mut event), "clEnqueueWrite*")

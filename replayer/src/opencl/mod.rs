@@ -333,7 +333,9 @@ impl Backend for OpenClBackend {
 
     fn write_memory(&mut self, mem: MemId, offset: u64, data: &[u8]) -> BackendResult<()> {
         self.hold(mem)?;
-        self.transfer(mem, offset, data.as_ptr() as *mut c_void, data.len(), true)
+        let mut data = data.to_vec();
+        self.objects()?.relocation.to_replay(&mut data);
+        self.transfer(mem, offset, data.as_mut_ptr() as *mut c_void, data.len(), true)
     }
 
     fn read_memory(&mut self, mem: MemId) -> BackendResult<Vec<u8>> {
@@ -346,6 +348,7 @@ impl Backend for OpenClBackend {
         let size = self.objects()?.memory(mem)?.size() as usize;
         let mut data = vec![0u8; size];
         self.transfer(mem, 0, data.as_mut_ptr() as *mut c_void, size, false)?;
+        self.objects()?.relocation.to_recorded(&mut data);
         Ok(data)
     }
 
@@ -390,7 +393,10 @@ impl Backend for OpenClBackend {
     }
 
     fn take_received(&mut self) -> BackendResult<Vec<(NodeId, Vec<u8>)>> {
-        Ok(std::mem::take(&mut self.received))
+        let mut received = std::mem::take(&mut self.received);
+        let relocation = &self.objects()?.relocation;
+        received.iter_mut().for_each(|(_, data)| relocation.to_recorded(data));
+        Ok(received)
     }
 
     fn timings(&mut self) -> BackendResult<Vec<NodeTiming>> {

@@ -9,6 +9,7 @@ use super::programs::{build_program, link_program};
 use super::resolve::{nd_range, runs_nothing};
 use crate::backend::{BackendError, BackendResult};
 use crate::lifetimes::SharedStorage;
+use crate::relocation::Relocation;
 use cl_images::ClImage;
 use opencl_sys::cl_function_types::clSetKernelArgSVMPointer_fn;
 use opencl_sys::*;
@@ -68,6 +69,9 @@ pub struct Objects {
     /// Per memory object, how many times it was created (an image that shares storage is
     /// created again at each use after another's): what a command buffer built with it names.
     pub generations: Vec<u32>,
+    /// Addresses of memory named by pointer inside data, moved between the recording's
+    /// allocations and the replay's.
+    pub relocation: Relocation,
 }
 
 /// A recorded kernel as replay created it.
@@ -113,6 +117,7 @@ impl Objects {
             kernels: Vec::new(),
             deferred_images: HashMap::new(),
             generations: vec![1; trace.memories.len()],
+            relocation: Relocation::new(&[], &[], &[]),
         };
         for queue in &trace.queues {
             objects.queues.push(create_queue(api, context, device, queue.in_order, profile)?);
@@ -135,6 +140,12 @@ impl Objects {
             };
             objects.memories.push(object);
         }
+        // Only pointers have addresses data can hold: a buffer's recorded "address" is its handle.
+        let placed: Vec<u64> = objects.memories.iter().map(|object| match object {
+            MemObject::Svm { pointer, .. } => *pointer as u64,
+            _ => 0,
+        }).collect();
+        objects.relocation = Relocation::new(&trace.memories, &placed, &[]);
         for (index, texture) in trace.textures.iter().enumerate() {
             objects.samplers.push(images::create_sampler(api, context, index, texture)?);
         }

@@ -1,5 +1,6 @@
-//! Device addresses stored inside memory contents and host data: the pointer arrays of batched
-//! cuBLAS calls, cuFFT's plans, cuRAND's generator states, linked structures a program builds.
+//! Device addresses stored inside memory contents and host data (CUDA's device memory, OpenCL's SVM
+//! and unified shared memory): the pointer arrays of batched cuBLAS calls, cuFFT's plans, cuRAND's
+//! generator states, the pointer tables of SYCL libraries, linked structures a program builds.
 //! Kernel arguments are relocated where they are recorded (`Arg::ValueWithPointers`); addresses in
 //! data are found when the data reaches the device: an 8-byte-aligned word that lies inside a
 //! recorded allocation (its end included, as end pointers do) is taken for an address into it and
