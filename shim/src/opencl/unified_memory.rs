@@ -98,12 +98,16 @@ macro_rules! unified_functions {
 unified_functions! {
     clHostMemAllocINTEL(context: cl_context, properties: *const cl_mem_properties_intel, size: size_t, alignment: cl_uint,
         errcode_ret: *mut cl_int) -> *mut c_void => host_alloc;
+    #[named]
     clDeviceMemAllocINTEL(context: cl_context, device: cl_device_id, properties: *const cl_mem_properties_intel, size: size_t,
-        alignment: cl_uint, errcode_ret: *mut cl_int) -> *mut c_void => device_alloc;
+        alignment: cl_uint, errcode_ret: *mut cl_int) -> *mut c_void => device_side_alloc;
+    #[named]
     clSharedMemAllocINTEL(context: cl_context, device: cl_device_id, properties: *const cl_mem_properties_intel, size: size_t,
-        alignment: cl_uint, errcode_ret: *mut cl_int) -> *mut c_void => shared_alloc;
+        alignment: cl_uint, errcode_ret: *mut cl_int) -> *mut c_void => device_side_alloc;
+    #[named]
     clMemFreeINTEL(context: cl_context, ptr: *mut c_void) -> cl_int => free;
-    clMemBlockingFreeINTEL(context: cl_context, ptr: *mut c_void) -> cl_int => blocking_free;
+    #[named]
+    clMemBlockingFreeINTEL(context: cl_context, ptr: *mut c_void) -> cl_int => free;
     #[observed]
     clSetKernelArgMemPointerINTEL(kernel: cl_kernel, arg_index: cl_uint, arg_value: *const c_void) -> cl_int
         => programs::set_arg_svm_pointer;
@@ -168,7 +172,9 @@ unsafe fn host_alloc(
     allocated(forward, context, size, UnifiedKind::Host)
 }
 
-unsafe fn device_alloc(
+/// `clDeviceMemAllocINTEL` and `clSharedMemAllocINTEL`, which take the same arguments.
+unsafe fn device_side_alloc(
+    call: &str,
     forward: &mut Forward<'_, *mut c_void>,
     context: cl_context,
     _device: cl_device_id,
@@ -177,29 +183,13 @@ unsafe fn device_alloc(
     _alignment: cl_uint,
     _errcode_ret: *mut cl_int,
 ) -> Recorded {
-    allocated(forward, context, size, UnifiedKind::Device)
+    let kind = if call == "clSharedMemAllocINTEL" { UnifiedKind::Shared } else { UnifiedKind::Device };
+    allocated(forward, context, size, kind)
 }
 
-unsafe fn shared_alloc(
-    forward: &mut Forward<'_, *mut c_void>,
-    context: cl_context,
-    _device: cl_device_id,
-    _properties: *const cl_mem_properties_intel,
-    size: size_t,
-    _alignment: cl_uint,
-    _errcode_ret: *mut cl_int,
-) -> Recorded {
-    allocated(forward, context, size, UnifiedKind::Shared)
-}
-
-unsafe fn free(forward: &mut Forward<'_, cl_int>, _context: cl_context, pointer: *mut c_void) -> Recorded {
-    pointer_freeing("clMemFreeINTEL", pointer)?;
-    forward.call();
-    Ok(())
-}
-
-unsafe fn blocking_free(forward: &mut Forward<'_, cl_int>, _context: cl_context, pointer: *mut c_void) -> Recorded {
-    pointer_freeing("clMemBlockingFreeINTEL", pointer)?;
+/// `clMemFreeINTEL` and `clMemBlockingFreeINTEL`.
+unsafe fn free(call: &str, forward: &mut Forward<'_, cl_int>, _context: cl_context, pointer: *mut c_void) -> Recorded {
+    pointer_freeing(call, pointer)?;
     forward.call();
     Ok(())
 }
