@@ -161,6 +161,10 @@ chosen pytorch_training && check pytorch_training python3 tests/cuda/pytorch_tra
 chosen cudnn_resnet && check cudnn_resnet python3 tests/cuda/cudnn_resnet.py
 # The caching allocator's expandable segments: tensors spanning memory mapped piece by piece.
 chosen pytorch_expandable && check pytorch_expandable python3 tests/cuda/pytorch_expandable.py
+# Frameworks as their users write them, with their default settings.
+for framework in cupy_pool numba_kernels triton_kernels transformers_gpt2; do
+  chosen $framework && check $framework python3 tests/cuda/$framework.py
+done
 # With BASELINE_BIN (a directory with another build's libshim.so and replayer): the checked programs'
 # traces replayed by its replayer beside this build's, graph and eager, alternating.
 compare_baseline() {
