@@ -45,7 +45,8 @@ macro_rules! record {
 }
 
 /// A hook's body, by the kind its entry names: none (the recorder gets a `Forward` and runs the
-/// real function when it wants), `pass_when_uncaptured` (a command that never blocks: outside the
+/// real function when it wants), `named` (the same, the function's name first: recorders shared
+/// by functions of the same arguments, such as SVM's and unified memory's), `pass_when_uncaptured` (a command that never blocks: outside the
 /// capture it is passed through before the hook's entry, see `commands::pass_when_uncaptured`) or
 /// `observed` (the recorder only notes the real function's result: `entry::observe`, for calls
 /// as frequent as setting an argument).
@@ -53,6 +54,10 @@ macro_rules! hook_body {
     (, $name:ident, ($($arg:ident: $ty:ty),*) -> $ret:ty, $($record:ident)::+) => {{
         let real = || unsafe { real::$name($($arg),*) };
         crate::entry::intercept(stringify!($name), &real, |forward| record!($($record)::+, $name, forward, $($arg),*))
+    }};
+    (named, $name:ident, ($($arg:ident: $ty:ty),*) -> $ret:ty, $($record:ident)::+) => {{
+        let real = || unsafe { real::$name($($arg),*) };
+        crate::entry::intercept(stringify!($name), &real, |forward| unsafe { $($record)::+(stringify!($name), forward, $($arg),*) })
     }};
     (pass_when_uncaptured, $name:ident, ($($arg:ident: $ty:ty),*) -> $ret:ty, $($record:ident)::+) => {{
         // Apart, so that the fast path's registers are not spilled for the entry's closures.
@@ -314,14 +319,16 @@ hooks! {
     clEnqueueUnmapMemObject(command_queue: cl_command_queue, memobj: cl_mem, mapped_ptr: *mut c_void,
         num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int,
         object(command_queue) => commands::maps::unmap;
+    #[named]
     clEnqueueSVMMemcpy(command_queue: cl_command_queue, blocking_copy: cl_bool, dst_ptr: *mut c_void,
         src_ptr: *const c_void, size: size_t, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event,
         event: *mut cl_event) -> cl_int,
-        object(command_queue) => commands::svm::svm_memcpy;
+        object(command_queue) => commands::svm::copy_by_pointer;
+    #[named]
     clEnqueueSVMMemFill(command_queue: cl_command_queue, svm_ptr: *mut c_void, pattern: *const c_void,
         pattern_size: size_t, size: size_t, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event,
         event: *mut cl_event) -> cl_int,
-        object(command_queue) => commands::svm::svm_mem_fill;
+        object(command_queue) => commands::svm::fill_by_pointer;
     clEnqueueSVMMap(command_queue: cl_command_queue, blocking_map: cl_bool, flags: cl_map_flags,
         svm_ptr: *mut c_void, size: size_t, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event,
         event: *mut cl_event) -> cl_int,

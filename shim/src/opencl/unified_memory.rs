@@ -119,12 +119,15 @@ unified_functions! {
     clEnqueueMemFillINTEL(command_queue: cl_command_queue, dst_ptr: *mut c_void, pattern: *const c_void, pattern_size: size_t,
         size: size_t, num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int
         => svm::fill_by_pointer;
+    #[named]
     clEnqueueMemsetINTEL(command_queue: cl_command_queue, dst_ptr: *mut c_void, value: cl_int, size: size_t,
         num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int => memset;
+    #[named]
     clEnqueueMigrateMemINTEL(command_queue: cl_command_queue, ptr: *const c_void, size: size_t, flags: cl_mem_migration_flags,
-        num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int => migrate;
+        num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int => hint;
+    #[named]
     clEnqueueMemAdviseINTEL(command_queue: cl_command_queue, ptr: *const c_void, size: size_t, advice: cl_mem_advice_intel,
-        num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int => advise;
+        num_events_in_wait_list: cl_uint, event_wait_list: *const cl_event, event: *mut cl_event) -> cl_int => hint;
 }
 
 /// Reads `length` bytes of unified shared memory at `source` into `into` on the shim's `queue`.
@@ -196,6 +199,7 @@ unsafe fn free(call: &str, forward: &mut Forward<'_, cl_int>, _context: cl_conte
 
 /// `clEnqueueMemsetINTEL` fills with the low byte of `value`.
 unsafe fn memset(
+    call: &'static str,
     forward: &mut Forward<'_, cl_int>,
     queue: cl_command_queue,
     dst: *mut c_void,
@@ -206,31 +210,21 @@ unsafe fn memset(
     event: *mut cl_event,
 ) -> Recorded {
     let pattern = value as u8;
-    unsafe { svm::fill_by_pointer("clEnqueueMemsetINTEL", forward, queue, dst, (&raw const pattern).cast(), 1, size, wait_count, waits, event) }
+    unsafe { svm::fill_by_pointer(call, forward, queue, dst, (&raw const pattern).cast(), 1, size, wait_count, waits, event) }
 }
 
-unsafe fn migrate(
+/// `clEnqueueMigrateMemINTEL` and `clEnqueueMemAdviseINTEL` (whose `how` is migration flags or
+/// advice): they only order.
+unsafe fn hint<How>(
+    call: &'static str,
     forward: &mut Forward<'_, cl_int>,
     queue: cl_command_queue,
     _pointer: *const c_void,
     _size: size_t,
-    _flags: cl_mem_migration_flags,
+    _how: How,
     wait_count: cl_uint,
     waits: *const cl_event,
     event: *mut cl_event,
 ) -> Recorded {
-    unsafe { ordering::order_only("clEnqueueMigrateMemINTEL", forward, queue, wait_count, waits, event) }
-}
-
-unsafe fn advise(
-    forward: &mut Forward<'_, cl_int>,
-    queue: cl_command_queue,
-    _pointer: *const c_void,
-    _size: size_t,
-    _advice: cl_mem_advice_intel,
-    wait_count: cl_uint,
-    waits: *const cl_event,
-    event: *mut cl_event,
-) -> Recorded {
-    unsafe { ordering::order_only("clEnqueueMemAdviseINTEL", forward, queue, wait_count, waits, event) }
+    unsafe { ordering::order_only(call, forward, queue, wait_count, waits, event) }
 }

@@ -68,16 +68,16 @@ pub(in crate::opencl) fn kernel_accesses(state: &State, recorder: &Recorder, ker
 
 /// The memory `arguments` bind, as `kernel_accesses`.
 pub(in crate::opencl) fn argument_accesses(state: &State, recorder: &Recorder, arguments: &[Option<ArgValue>]) -> Vec<Access> {
-    arguments
-        .iter()
-        .flatten()
-        .flat_map(|value| match decode(state, recorder, value) {
-            Decoded::Memory(mem, _) => vec![mem],
-            Decoded::ValueWithPointers(_, pointers) => pointers.into_iter().map(|(_, mem, _)| mem).collect(),
-            _ => Vec::new(),
-        })
-        .map(|mem| Access { mem, write: true, overwrites: false })
-        .collect()
+    let mut accesses = Vec::new();
+    let access = |mem| Access { mem, write: true, overwrites: false };
+    for value in arguments.iter().flatten() {
+        match decode(state, recorder, value) {
+            Decoded::Memory(mem, _) => accesses.push(access(mem)),
+            Decoded::ValueWithPointers(_, pointers) => accesses.extend(pointers.into_iter().map(|(_, mem, _)| access(mem))),
+            _ => {}
+        }
+    }
+    accesses
 }
 
 /// A launch of `kernel` with its arguments as the program last set them.

@@ -11,20 +11,6 @@ use opencl_sys::*;
 use std::ffi::c_void;
 use trace_format::{Command, Copy, Extent, Fill, Place};
 
-pub unsafe fn svm_memcpy(
-    forward: &mut Forward<'_, cl_int>,
-    queue: cl_command_queue,
-    blocking: cl_bool,
-    dst: *mut c_void,
-    src: *const c_void,
-    size: size_t,
-    wait_count: cl_uint,
-    waits: *const cl_event,
-    event: *mut cl_event,
-) -> Recorded {
-    unsafe { copy_by_pointer("clEnqueueSVMMemcpy", forward, queue, blocking, dst, src, size, wait_count, waits, event) }
-}
-
 pub unsafe fn copy_by_pointer(
     call: &'static str,
     forward: &mut Forward<'_, cl_int>,
@@ -60,20 +46,6 @@ pub unsafe fn copy_by_pointer(
             Ok(Command::Copy(Copy { src, dst, extent: Extent::Linear { bytes: size as u64 } }))
         })
     }
-}
-
-pub unsafe fn svm_mem_fill(
-    forward: &mut Forward<'_, cl_int>,
-    queue: cl_command_queue,
-    svm_ptr: *mut c_void,
-    pattern: *const c_void,
-    pattern_size: size_t,
-    size: size_t,
-    wait_count: cl_uint,
-    waits: *const cl_event,
-    event: *mut cl_event,
-) -> Recorded {
-    unsafe { fill_by_pointer("clEnqueueSVMMemFill", forward, queue, svm_ptr, pattern, pattern_size, size, wait_count, waits, event) }
 }
 
 pub unsafe fn fill_by_pointer(
